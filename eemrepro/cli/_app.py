@@ -1,0 +1,39 @@
+from typing import Annotated, Optional
+
+import typer
+
+from .. import __version__
+
+app = typer.Typer(
+    name="eemrepro",
+    help=(
+        "Reproduce the Extreme Entropy Machines experiments (Czarnecki & Tabor 2017) "
+        "and benchmark classifiers under the same protocol."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _print_version(value: bool):
+    if value:
+        typer.echo(f"eemrepro {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        Optional[bool],
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
+):
+    """Reproduce the EEM paper's experiments."""
+
+
+@app.command("models")
+def _models():
+    """List the classifiers and their parameters."""
+    from .models import list_models
+
+    list_models()

@@ -1,0 +1,118 @@
+"""Shared plumbing of the binary classifiers: labels, balance weights, chunks."""
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+# Rows per chunk are chosen so one chunk of features holds about this many
+# values (32 MiB in float64): large enough for BLAS to run at full speed,
+# small enough that memory stays O(h^2 + chunk * h) whatever N is.
+_CHUNK_VALUES = 1 << 22
+
+
+def _chunk_rows(n_columns):
+    """Rows per chunk for a feature block with ``n_columns`` columns."""
+    return max(64, _CHUNK_VALUES // max(1, n_columns))
+
+
+def _iter_slices(n_rows, rows_per_chunk):
+    for start in range(0, n_rows, rows_per_chunk):
+        yield slice(start, min(start + rows_per_chunk, n_rows))
+
+
+def _balance_weights(t):
+    """Per-sample balance weights w_i = |larger class| / |class of x_i|.
+
+    With these weights sum_i w_i t_i = 0 (EEM paper, section 7).
+    """
+    n_pos = np.count_nonzero(t > 0)
+    n_neg = t.shape[0] - n_pos
+    n_max = max(n_pos, n_neg)
+    return np.where(t > 0, n_max / n_pos, n_max / n_neg)
+
+
+class _BinaryClassifierMixin:
+    """Label handling common to the five estimators.
+
+    Any two labels are accepted. Internally the minority class is the positive
+    one (t = +1), as in the paper; ties go to ``classes_[1]``. Public outputs
+    follow scikit-learn: ``decision_function`` is positive for ``classes_[1]``
+    and ``predict_proba`` columns are in ``classes_`` order.
+    """
+
+    def _validate_training_data(self, X, y, dtype=np.float64):
+        X, y = validate_data(self, X, y, dtype=dtype, y_numeric=False)
+        check_classification_targets(y)
+        classes, counts = np.unique(y, return_counts=True)
+        name = type(self).__name__
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{name} needs samples of 2 classes to train, but the data "
+                f"contains only one class: {classes[0]!r}."
+            )
+        if classes.shape[0] > 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the "
+                f"target is multiclass: {name} got {classes.shape[0]} classes "
+                f"{classes.tolist()!r}; reduce the problem to two classes "
+                "(one-vs-rest) first."
+            )
+        self.classes_ = classes
+        pos_index = 0 if counts[0] < counts[1] else 1
+        self.pos_label_ = classes[pos_index]
+        t = np.where(y == self.pos_label_, 1.0, -1.0)
+        return X, t
+
+    def _validate_prediction_data(self, X, dtype=np.float64):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=dtype, reset=False)
+
+    @property
+    def _pos_is_second(self):
+        return self.pos_label_ == self.classes_[1]
+
+    def _orient(self, score_pos):
+        """Turn a score that is positive for ``pos_label_`` into one for ``classes_[1]``."""
+        return score_pos if self._pos_is_second else -score_pos
+
+    def predict(self, X):
+        """Predict class labels for samples in ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+def _check_number(estimator, name, kind, low=None, low_open=False):
+    """Raise a ValueError naming the parameter when it is not a number in range."""
+    value = getattr(estimator, name)
+    ok = isinstance(value, kind) and not isinstance(value, bool)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if not ok:
+        bound = "" if low is None else f" {'>' if low_open else '>='} {low}"
+        raise ValueError(
+            f"{type(estimator).__name__}: parameter {name!r} must be a "
+            f"{kind.__name__.lower()}{bound}, got {value!r}."
+        )
+
+
+def _check_choice(estimator, name, choices):
+    value = getattr(estimator, name)
+    if value not in choices:
+        raise ValueError(
+            f"{type(estimator).__name__}: parameter {name!r} must be one of "
+            f"{list(choices)!r}, got {value!r}."
+        )
