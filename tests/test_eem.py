@@ -208,3 +208,15 @@ def test_chunked_fit_equals_one_chunk(small_chunks):
     small_chunks._CHUNK_VALUES = 1 << 22
     whole = EEM(n_hidden=25, activation="sig", random_state=0).fit(X, y)
     np.testing.assert_allclose(chunked.beta_, whole.beta_, rtol=1e-8)
+
+
+def test_result_does_not_depend_on_the_number_of_threads(small_chunks):
+    # Chunks are summed in fixed partitions merged in a fixed order, so one
+    # BLAS thread (as inside a joblib worker) and several give the same bits.
+    from threadpoolctl import threadpool_limits
+
+    X, y = make_imbalanced(n=400, d=5, seed=16)
+    many = EEM(n_hidden=30, activation="rbf", random_state=0).fit(X, y)
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = EEM(n_hidden=30, activation="rbf", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(many.beta_, one.beta_)

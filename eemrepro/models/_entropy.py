@@ -24,7 +24,7 @@ from ._features import (
     _kernel_whitening,
     _rbf,
 )
-from ._moments import _ShiftedMoments, _ledoit_wolf_from_moments
+from ._moments import _accumulate_class_moments, _ledoit_wolf_from_moments
 
 __all__ = ["EEM", "EEKM", "DegenerateProjectionWarning"]
 
@@ -179,16 +179,11 @@ class _BaseEntropyMachine(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator
         prior_pos, prior_neg = self._priors()
         transform_chunk, blocks, per_h = self._feature_plan(X, n_hidden_grid, rng)
 
-        moments = {
-            key: [_ShiftedMoments(n_cols, prefixes), _ShiftedMoments(n_cols, prefixes)]
-            for key, (n_cols, prefixes) in blocks.items()
-        }
-        rows = _chunk_rows(max(n_cols for n_cols, _ in blocks.values()))
+        max_columns = max(n_cols for n_cols, _ in blocks.values())
         # Rows grouped by class so no chunk has to be split by a mask.
-        for cls, X_cls in enumerate((X[t > 0], X[t < 0])):
-            for sl in _iter_slices(X_cls.shape[0], rows):
-                for key, features in transform_chunk(X_cls[sl].astype(dtype)).items():
-                    moments[key][cls].update(features)
+        moments = _accumulate_class_moments(
+            [X[t > 0], X[t < 0]], transform_chunk, blocks, dtype, _chunk_rows(max_columns)
+        )
 
         states = []
         for key, q, map_attrs in per_h:

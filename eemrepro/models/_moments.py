@@ -37,7 +37,7 @@ class _ShiftedMoments:
         Leading-block sizes for which :meth:`leading_block` must be exact.
     """
 
-    def __init__(self, n_features, prefixes):
+    def __init__(self, n_features, prefixes, shift=None):
         self.n_features = int(n_features)
         self.prefixes = sorted({int(q) for q in prefixes})
         if not self.prefixes or self.prefixes[0] < 1 or self.prefixes[-1] > n_features:
@@ -45,7 +45,7 @@ class _ShiftedMoments:
                 f"prefixes must lie in [1, {n_features}], got {list(prefixes)!r}"
             )
         self.n_samples = 0
-        self.shift = None
+        self.shift = shift
         self.sum_ = np.zeros(n_features)
         self.outer_ = np.zeros((n_features, n_features))
         k = len(self.prefixes)
@@ -61,19 +61,47 @@ class _ShiftedMoments:
             self.shift = rows.mean(axis=0)
         rows -= self.shift.astype(rows.dtype, copy=False)
         self.n_samples += rows.shape[0]
-        self.sum_ += rows.sum(axis=0, dtype=np.float64)
-        # rows.T @ rows is dispatched to BLAS syrk (half the flops of gemm).
-        self.outer_ += rows.T @ rows
+        # weights[0] = 1 gives the column sums; weights[i + 1] = ||row[:q_i]||^2
+        # gives sum_k a_k y_k. One small GEMM reads the chunk once for all of them.
+        weights = np.empty((len(self.prefixes) + 1, rows.shape[0]), dtype=rows.dtype)
+        weights[0] = 1.0
         norm2 = np.zeros(rows.shape[0], dtype=rows.dtype)
         start = 0
         for i, q in enumerate(self.prefixes):
             block = rows[:, start:q]
             norm2 += np.einsum("ij,ij->i", block, block)
             start = q
+            weights[i + 1] = norm2
             self.norm2_sum_[i] += norm2.sum(dtype=np.float64)
             norm2_64 = norm2.astype(np.float64)
             self.norm4_sum_[i] += norm2_64 @ norm2_64
-            self.norm2_rows_[i] += norm2 @ rows[:, :q]
+        weighted = weights @ rows
+        self.sum_ += weighted[0]
+        for i, q in enumerate(self.prefixes):
+            self.norm2_rows_[i] += weighted[i + 1, :q]
+        # rows.T @ rows is dispatched to BLAS syrk (half the flops of gemm).
+        self.outer_ += rows.T @ rows
+
+    def empty_like(self):
+        """A new accumulator with the same columns, prefixes and shift (for a worker)."""
+        if self.shift is None:
+            raise ValueError("update once before making accumulators that share the shift")
+        return _ShiftedMoments(self.n_features, self.prefixes, shift=self.shift)
+
+    def merge(self, other):
+        """Add the sums of an accumulator that used the same shift."""
+        if other.n_samples == 0:
+            return self
+        if other.shift is not self.shift:
+            raise ValueError("only accumulators sharing one shift can be merged")
+        self.n_samples += other.n_samples
+        self.sum_ += other.sum_
+        self.outer_ += other.outer_
+        self.norm2_sum_ += other.norm2_sum_
+        self.norm4_sum_ += other.norm4_sum_
+        for mine, theirs in zip(self.norm2_rows_, other.norm2_rows_):
+            mine += theirs
+        return self
 
     def leading_block(self, q):
         """Mean, 1/n covariance and sum of centred fourth powers of the first q columns.
@@ -145,3 +173,84 @@ def _ledoit_wolf_from_moments(covariance, sum_norm4, n_samples):
     shrunk = (1.0 - shrinkage) * covariance
     shrunk.flat[:: p + 1] += shrinkage * mu
     return shrunk, float(shrinkage)
+
+
+# Chunks are dealt round-robin into this many partitions, each summed on its
+# own and merged in a fixed order, so the floating-point result does not depend
+# on how many worker threads ran them.
+_N_PARTITIONS = 8
+
+
+def _blas_threads():
+    """Threads BLAS may use now (1 inside a joblib/loky worker that limited it)."""
+    from threadpoolctl import threadpool_info
+
+    counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
+    return max(counts, default=1)
+
+
+def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_per_chunk):
+    """Class moments of every feature block, over row chunks, on a thread pool.
+
+    Parameters
+    ----------
+    class_rows : list of ndarray
+        The input rows of each class (none empty).
+    transform_chunk : callable
+        ``transform_chunk(X_chunk) -> {key: features}``.
+    blocks : dict
+        ``{key: (n_columns, prefixes)}``.
+    dtype : numpy dtype of the features.
+    rows_per_chunk : int
+
+    Returns
+    -------
+    moments : dict ``{key: [accumulator per class]}``
+
+    The hidden-layer activations and the O(chunk h) passes are single-threaded
+    numpy; BLAS alone would leave the other cores idle during them. Chunks are
+    therefore run on as many threads as BLAS may use, each with a single BLAS
+    thread, so a fit uses the cores it is allowed and never oversubscribes them.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    def features(cls, sl):
+        return transform_chunk(class_rows[cls][sl].astype(dtype)).items()
+
+    def slices(n):
+        return [slice(s, min(s + rows_per_chunk, n)) for s in range(0, n, rows_per_chunk)]
+
+    moments = {key: [None] * len(class_rows) for key in blocks}
+    jobs = []
+    for cls, X in enumerate(class_rows):
+        first, *rest = slices(X.shape[0])
+        # The first chunk of each class fixes the shift every partition shares.
+        for key, F in features(cls, first):
+            moments[key][cls] = _ShiftedMoments(*blocks[key])
+            moments[key][cls].update(F)
+        jobs += [(cls, sl) for sl in rest]
+    if not jobs:
+        return moments
+
+    partitions = [jobs[i::_N_PARTITIONS] for i in range(min(_N_PARTITIONS, len(jobs)))]
+
+    def run(partition):
+        local = {key: [acc.empty_like() for acc in accs] for key, accs in moments.items()}
+        for cls, sl in partition:
+            for key, F in features(cls, sl):
+                local[key][cls].update(F)
+        return local
+
+    n_workers = min(_blas_threads(), len(partitions))
+    if n_workers > 1:
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_workers) as pool:
+            parts = list(pool.map(run, partitions))
+    else:
+        parts = [run(p) for p in partitions]
+    for local in parts:
+        for key, accs in local.items():
+            for mine, theirs in zip(moments[key], accs):
+                mine.merge(theirs)
+    return moments
