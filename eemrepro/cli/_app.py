@@ -31,6 +31,11 @@ def _root(
     """Reproduce the EEM paper's experiments."""
 
 
+from .datasets import app as _datasets_app  # noqa: E402
+
+app.add_typer(_datasets_app, name="datasets")
+
+
 @app.command("models")
 def _models():
     """List the classifiers and their parameters."""
