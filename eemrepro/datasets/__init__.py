@@ -14,7 +14,7 @@ from ._errors import (
     UnknownDatasetError,
 )
 from ._fetch import get_data_home, get_mirror
-from ._load import Dataset, compare_with_paper, fetch_dataset, is_cached, load_dataset, minmax_scale, verify_cache
+from ._load import Dataset, compare_with_paper, dataset_checksum, fetch_dataset, is_cached, load_dataset, minmax_scale, verify_cache
 from ._registry import get_entry, list_datasets
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "list_datasets",
     "get_entry",
     "fetch_dataset",
+    "dataset_checksum",
     "verify_cache",
     "is_cached",
     "minmax_scale",

@@ -159,7 +159,7 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
         X = minmax_scale(X)
         steps.append("min-max scaled to [0, 1] (whole data set)")
 
-    combined = hashlib.sha256("".join(f["sha256"] for f in files).encode()).hexdigest()
+    combined = _combined_checksum(f["sha256"] for f in files)
     meta = {
         "id": entry.id,
         "paper_name": entry.paper_name,
@@ -177,6 +177,15 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
         "notes": entry.notes,
     }
     return Dataset(X, y, meta)
+
+
+def _combined_checksum(file_digests):
+    return hashlib.sha256("".join(file_digests).encode()).hexdigest()
+
+
+def dataset_checksum(name, data_home=None, mirror=None):
+    """The ``meta["sha256"]`` of a data set without parsing it (fetches missing files)."""
+    return _combined_checksum(sha for _, _, sha in fetch_dataset(name, data_home=data_home, mirror=mirror))
 
 
 def is_cached(name, data_home=None):

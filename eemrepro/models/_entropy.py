@@ -90,6 +90,9 @@ def _density_thresholds(mu_pos, var_pos, mu_neg, var_neg, prior_pos, prior_neg):
 class _BaseEntropyMachine(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     """Solver shared by EEM and EEKM; subclasses provide the feature map."""
 
+    # The grid parameter fit_path covers in one fit (used by the experiment runner).
+    _path_param = "n_hidden"
+
     def _check_params(self):
         _check_number(self, "n_hidden", numbers.Integral, low=1)
         _check_choice(self, "dtype", ("float64", "float32"))

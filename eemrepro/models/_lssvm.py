@@ -90,6 +90,9 @@ class LSSVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
+    # The grid parameter fit_path covers in one fit (used by the experiment runner).
+    _path_param = "C"
+
     def __init__(self, C=1.0, gamma=1.0):
         self.C = C
         self.gamma = gamma

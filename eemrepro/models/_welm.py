@@ -90,6 +90,9 @@ class WELM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
+    # The grid parameter fit_path covers in one fit (used by the experiment runner).
+    _path_param = "n_hidden"
+
     def __init__(self, n_hidden=100, activation="sig", random_state=None):
         self.n_hidden = n_hidden
         self.activation = activation

@@ -1,0 +1,118 @@
+"""Choosing the grid point, from stored records only (never during a run).
+
+* ``best-of-grid`` (what the EEM paper's tables show): every grid point is run
+  on the same outer folds and the point with the best mean GMean is reported.
+  Only points that finished on every outer fold compete; ties go to the first
+  point in grid order.
+* ``nested`` (an honest estimate): on each outer fold the point with the best
+  mean GMean over the inner folds of its training part is chosen, and that
+  point's outer-test GMean is what is reported.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+METRICS = ("gmean", "bac", "auc")
+
+
+def records_frame(records):
+    """Records as a DataFrame with a ``point`` column (the grid point as canonical JSON)."""
+    df = pd.DataFrame.from_records(list(records))
+    if df.empty:
+        return df
+    df["point"] = [json.dumps(p, sort_keys=True) for p in df["params"]]
+    df["order"] = np.arange(len(df))
+    return df
+
+
+def grid_summary(df, ddof=1):
+    """Per (data set, model, grid point): outer-fold counts by status and metric means/stds."""
+    outer = df[df["inner"].isna()]
+    rows = []
+    for (dataset, model, point), g in outer.groupby(["dataset", "model", "point"], sort=False):
+        ok = g[g["status"] == "ok"]
+        row = {"dataset": dataset, "model": model, "point": point, "order": g["order"].min(),
+               "n_folds": len(g), "n_ok": len(ok)}
+        for status in ("timed-out", "failed", "skipped-after-timeout"):
+            row["n_" + status.replace("-", "_")] = int((g["status"] == status).sum())
+        for m in METRICS:
+            values = ok[m].dropna().to_numpy(dtype=float)
+            row[m + "_mean"] = values.mean() if values.size else np.nan
+            row[m + "_std"] = values.std(ddof=ddof) if values.size > ddof else np.nan
+        row["fit_seconds_mean"] = ok["fit_seconds"].mean() if len(ok) else np.nan
+        row["path_size"] = ok["path_size"].max() if len(ok) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _cell_status(g):
+    if (g["n_timed_out"] > 0).any() or (g["n_skipped_after_timeout"] > 0).any():
+        return "timed-out"
+    return "failed"
+
+
+def select_best_of_grid(df, ddof=1):
+    """One row per (data set, model): the selected point and its outer-fold metrics."""
+    summary = grid_summary(df, ddof=ddof)
+    rows = []
+    for (dataset, model), g in summary.groupby(["dataset", "model"], sort=False):
+        complete = g[g["n_ok"] == g["n_folds"]].sort_values("order")
+        if complete.empty:
+            rows.append({"dataset": dataset, "model": model, "status": _cell_status(g), "point": None})
+            continue
+        best = complete.loc[complete["gmean_mean"].idxmax()] if complete["gmean_mean"].notna().any() else complete.iloc[0]
+        # idxmax returns the first maximum; complete is in grid order, so ties go to the first point.
+        rows.append(dict(best.to_dict(), status="ok"))
+    return pd.DataFrame(rows)
+
+
+def select_nested(df, ddof=1):
+    """One row per (data set, model): outer metrics of the points chosen by inner CV."""
+    inner = df[df["inner"].notna()]
+    outer = df[df["inner"].isna()].set_index(["dataset", "model", "repeat", "fold", "point"])
+    rows = []
+    for (dataset, model), g in df[df["inner"].isna()].groupby(["dataset", "model"], sort=False):
+        chosen, scores = [], {m: [] for m in METRICS}
+        fits = []
+        for (repeat, fold), _ in g.groupby(["repeat", "fold"], sort=True):
+            cand = inner[(inner["dataset"] == dataset) & (inner["model"] == model)
+                         & (inner["repeat"] == repeat) & (inner["fold"] == fold)]
+            ok_points = cand.groupby("point", sort=False).filter(lambda c: (c["status"] == "ok").all())
+            if ok_points.empty:
+                continue
+            means = ok_points.groupby("point", sort=False).agg(gmean=("gmean", "mean"), order=("order", "min"))
+            means = means.sort_values("order")
+            point = means["gmean"].idxmax()
+            rec = outer.loc[(dataset, model, repeat, fold, point)]
+            if rec["status"] != "ok":
+                continue
+            chosen.append(point)
+            fits.append(rec["fit_seconds"])
+            for m in METRICS:
+                scores[m].append(rec[m])
+        if not chosen:
+            rows.append({"dataset": dataset, "model": model, "status": "failed", "point": None})
+            continue
+        row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(chosen),
+               "point": pd.Series(chosen).mode().iloc[0], "points": chosen,
+               "fit_seconds_mean": float(np.mean(fits))}
+        for m in METRICS:
+            v = np.array([x for x in scores[m] if x is not None and not pd.isna(x)], dtype=float)
+            row[m + "_mean"] = v.mean() if v.size else np.nan
+            row[m + "_std"] = v.std(ddof=ddof) if v.size > ddof else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def select(records, mode="best-of-grid", ddof=1):
+    """Selected point and metrics per (data set, model) under ``mode``."""
+    df = records_frame(records)
+    if df.empty:
+        return df
+    if mode == "best-of-grid":
+        return select_best_of_grid(df, ddof)
+    if mode == "nested":
+        return select_nested(df, ddof)
+    raise ValueError(f"selection must be 'best-of-grid' or 'nested', got {mode!r}")

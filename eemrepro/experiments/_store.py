@@ -1,0 +1,97 @@
+"""The result store: append-only JSON-lines segments under a results folder.
+
+Layout of ``DIR`` (default ``results/<config name>``)::
+
+    config.yaml            the config of the latest run (resolved)
+    runs/<stamp>.json      one file per invocation: config, versions, host, start/end
+    records/<stamp>-<pid>.jsonl   one record per line, appended as units finish
+
+Only the main process writes. Each unit's records are written, flushed and
+fsync'ed together as it finishes, so a killed run loses at most the units in
+flight; a line torn by the kill is ignored on reading (and redone on resume).
+"""
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from ._units import record_key
+
+
+def _key(record):
+    return record_key(record["dataset"], record["model"], record["params"], record["repeat"],
+                      record["fold"], record["inner"])
+
+
+class ResultStore:
+    def __init__(self, root):
+        self.root = Path(root)
+        self.records_dir = self.root / "records"
+        self._fh = None
+
+    # -- reading ----------------------------------------------------------
+    def segments(self):
+        return sorted(self.records_dir.glob("*.jsonl")) if self.records_dir.is_dir() else []
+
+    def read(self):
+        """Every complete record, first occurrence of each key kept."""
+        seen, out = set(), []
+        for path in self.segments():
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    if not line.endswith("\n"):
+                        break  # torn by a kill mid-write
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    key = _key(record)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(record)
+        return out
+
+    def done_keys(self, protocol, data_sha256):
+        """Keys of records made under this protocol with this data (what resume skips)."""
+        return {
+            _key(r) for r in self.read()
+            if r["protocol"] == protocol and r["data_sha256"] == data_sha256.get(r["dataset"])
+        }
+
+    # -- writing ----------------------------------------------------------
+    def _open(self):
+        if self._fh is None:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            self._fh = open(self.records_dir / f"{stamp}-{os.getpid()}.jsonl", "a", encoding="utf-8")
+        return self._fh
+
+    def append(self, records):
+        fh = self._open()
+        fh.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+    def close(self):
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def supersede(self):
+        """Move existing records aside (``--fresh``): nothing computed is deleted."""
+        if not self.segments():
+            return None
+        target = self.root / f"superseded-{time.strftime('%Y%m%dT%H%M%S')}"
+        shutil.move(str(self.records_dir), str(target))
+        return target
+
+    def write_run(self, info):
+        runs = self.root / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        path = runs / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(info, indent=2, sort_keys=True))
+        os.replace(tmp, path)
+        return path

@@ -1,0 +1,88 @@
+"""Work units, their seeds and the cross-validation splits.
+
+A unit is one (data set, model, non-path parameters, repeat, fold[, inner
+fold]); it covers every value of the model's path parameter (h for WELM, EEM
+and EEKM, C for LS-SVM) in one ``fit_path`` call, and yields one record per
+grid point. Seeds are derived by hashing, so a record does not depend on the
+order or the parallelism of the run (benchopt's ``get_seed`` idea).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold
+
+
+def derive_seed(*parts):
+    """A 31-bit seed from the sha256 of the parts' text."""
+    text = "|".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def point_id(point):
+    return json.dumps(point, sort_keys=True)
+
+
+def record_key(dataset, model, point, repeat, fold, inner):
+    return f"{dataset}|{model}|{point_id(point)}|{repeat}|{fold}|{'-' if inner is None else inner}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    dataset: str
+    model: str
+    fixed: tuple  # ((param, value), ...) of the non-path grid parameters
+    path_param: Optional[str]
+    path_values: tuple
+    repeat: int
+    fold: int
+    inner: Optional[int] = None
+
+    def points(self):
+        base = dict(self.fixed)
+        if self.path_param is None:
+            return [base]
+        return [dict(base, **{self.path_param: v}) for v in self.path_values]
+
+    def keys(self):
+        return [record_key(self.dataset, self.model, p, self.repeat, self.fold, self.inner) for p in self.points()]
+
+
+def enumerate_units(config):
+    """Every unit of a config, data set by data set, in a fixed order."""
+    proto = config.protocol
+    inners = [None] + (list(range(proto.inner_folds)) if proto.selection == "nested" else [])
+    units = []
+    for dataset in config.datasets:
+        for spec in config.models:
+            path = spec.path_param
+            others = {k: v for k, v in spec.grid.items() if k != path}
+            fixed_points = [{}]
+            for key in sorted(others):
+                fixed_points = [dict(p, **{key: v}) for p in fixed_points for v in others[key]]
+            for fixed in fixed_points:
+                for repeat in range(proto.repeats):
+                    for fold in range(proto.folds):
+                        for inner in inners:
+                            units.append(Unit(
+                                dataset=dataset, model=spec.name, fixed=tuple(sorted(fixed.items())),
+                                path_param=path, path_values=tuple(spec.grid[path]) if path else (),
+                                repeat=repeat, fold=fold, inner=inner,
+                            ))
+    return units
+
+
+def outer_split(y, folds, seed, dataset, repeat, fold):
+    """(train, test) indices of one outer fold; the same for every model on a data set."""
+    skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=derive_seed(seed, dataset, "split", repeat))
+    return list(skf.split(np.zeros(len(y)), y))[fold]
+
+
+def inner_split(y_train, inner_folds, seed, dataset, repeat, fold, inner):
+    """(train, validation) positions within an outer training fold (nested selection)."""
+    skf = StratifiedKFold(n_splits=inner_folds, shuffle=True,
+                          random_state=derive_seed(seed, dataset, "inner", repeat, fold))
+    return list(skf.split(np.zeros(len(y_train)), y_train))[inner]
