@@ -17,9 +17,7 @@ DataHomeOption = Annotated[
 ]
 
 
-def _fail(exc):
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=1)
+from ._common import fail as _fail
 
 
 @app.command("list")

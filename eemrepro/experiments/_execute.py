@@ -164,6 +164,14 @@ def _run_points_in_child(task, data, points, timeout):
         os.close(r)
         code = 0
         try:
+            # libgomp's thread pool does not survive fork: a child that uses
+            # OpenMP (LIBSVM in libsvm-official) with a pool its parent started
+            # waits forever for threads that do not exist. One OpenMP thread
+            # never touches the pool; LIBSVM's reference build is single-
+            # threaded anyway, and the cores go to parallel units.
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=1, user_api="openmp")
             for message in _fit_steps(task, *data, points):
                 _send(w, message)
         except BaseException:

@@ -163,7 +163,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             skip = [p for p in points if (u.dataset, u.model, point_id(p)) in timed_out]
             yield {
                 "dataset": u.dataset, "model": u.model, "estimator": spec.estimator, "params": spec.params,
-                "path_param": u.path_param, "points": points, "skip_points": skip,
+                "path_param": u.path_param if u.path_is_fit_path else None, "points": points, "skip_points": skip,
                 "repeat": u.repeat, "fold": u.fold, "inner": u.inner,
                 "folds": proto.folds, "inner_folds": proto.inner_folds, "base_seed": proto.seed,
                 "seed": derive_seed(proto.seed, u.dataset, u.model, u.repeat, u.fold,

@@ -2,8 +2,9 @@
 
 * ``best-of-grid`` (what the EEM paper's tables show): every grid point is run
   on the same outer folds and the point with the best mean GMean is reported.
-  Only points that finished on every outer fold compete; ties go to the first
-  point in grid order.
+  Only points that finished on every outer fold compete; ties go to the
+  smallest parameter values (the simpler model), an order that does not depend
+  on how the run was scheduled.
 * ``nested`` (an honest estimate): on each outer fold the point with the best
   mean GMean over the inner folds of its training part is chosen, and that
   point's outer-test GMean is what is reported.
@@ -23,8 +24,15 @@ def records_frame(records):
     if df.empty:
         return df
     df["point"] = [json.dumps(p, sort_keys=True) for p in df["params"]]
-    df["order"] = np.arange(len(df))
-    return df
+    # Canonical grid order: parameters by name, values ascending.
+    ranks = {p: i for i, p in enumerate(sorted(set(df["point"]), key=_point_sort_key))}
+    df["order"] = df["point"].map(ranks)
+    return df.sort_values(["dataset", "model", "order", "repeat", "fold"], kind="stable").reset_index(drop=True)
+
+
+def _point_sort_key(point):
+    items = sorted(json.loads(point).items())
+    return tuple((k, (0, v) if isinstance(v, (int, float)) else (1, str(v))) for k, v in items)
 
 
 def grid_summary(df, ddof=1):
@@ -63,7 +71,7 @@ def select_best_of_grid(df, ddof=1):
             rows.append({"dataset": dataset, "model": model, "status": _cell_status(g), "point": None})
             continue
         best = complete.loc[complete["gmean_mean"].idxmax()] if complete["gmean_mean"].notna().any() else complete.iloc[0]
-        # idxmax returns the first maximum; complete is in grid order, so ties go to the first point.
+        # idxmax returns the first maximum; complete is in canonical order.
         rows.append(dict(best.to_dict(), status="ok"))
     return pd.DataFrame(rows)
 

@@ -3,7 +3,9 @@
 A unit is one (data set, model, non-path parameters, repeat, fold[, inner
 fold]); it covers every value of the model's path parameter (h for WELM, EEM
 and EEKM, C for LS-SVM) in one ``fit_path`` call, and yields one record per
-grid point. Seeds are derived by hashing, so a record does not depend on the
+grid point. A model without a path (SVM) is batched instead over its last grid
+parameter: one unit fits those points one after the other (each under the
+fit timeout), which keeps the number of processes down. Seeds are derived by hashing, so a record does not depend on the
 order or the parallelism of the run (benchopt's ``get_seed`` idea).
 """
 
@@ -35,11 +37,12 @@ class Unit:
     dataset: str
     model: str
     fixed: tuple  # ((param, value), ...) of the non-path grid parameters
-    path_param: Optional[str]
+    path_param: Optional[str]  # a fit_path parameter, or a batched one (see path_is_fit_path)
     path_values: tuple
     repeat: int
     fold: int
     inner: Optional[int] = None
+    path_is_fit_path: bool = True
 
     def points(self):
         base = dict(self.fixed)
@@ -59,6 +62,9 @@ def enumerate_units(config):
     for dataset in config.datasets:
         for spec in config.models:
             path = spec.path_param
+            is_path = path is not None
+            if path is None and spec.grid:
+                path = sorted(spec.grid)[-1]
             others = {k: v for k, v in spec.grid.items() if k != path}
             fixed_points = [{}]
             for key in sorted(others):
@@ -70,7 +76,7 @@ def enumerate_units(config):
                             units.append(Unit(
                                 dataset=dataset, model=spec.name, fixed=tuple(sorted(fixed.items())),
                                 path_param=path, path_values=tuple(spec.grid[path]) if path else (),
-                                repeat=repeat, fold=fold, inner=inner,
+                                repeat=repeat, fold=fold, inner=inner, path_is_fit_path=is_path,
                             ))
     return units
 

@@ -1,0 +1,5 @@
+"""``python -m eemrepro`` is the ``eemrepro`` command."""
+
+from .cli import main
+
+main()

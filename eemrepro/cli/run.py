@@ -1,0 +1,49 @@
+"""``eemrepro run CONFIG``: run or resume an experiment."""
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+class Backend(str, Enum):
+    loky = "loky"
+    dask = "dask"
+
+
+def run_cmd(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+    out: Annotated[Optional[Path], typer.Option(help="Results folder (default results/<config name>).")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Parallel workers (default: the config's, else all cores).")] = None,
+    backend: Annotated[Backend, typer.Option(help="joblib backend.")] = Backend.loky,
+    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Move stored records aside and start over.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the unit count and a time estimate.")] = False,
+    mirror: Annotated[Optional[str], typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
+    data_home: Annotated[Optional[Path], typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress line.")] = False,
+):
+    """Run every (data set, model, grid point, repeat, fold) of CONFIG; resumes by default."""
+    from ..datasets import DatasetError
+    from ..experiments import ConfigError, load_config, run_experiment
+    from ._common import fail
+
+    try:
+        cfg = load_config(config)
+        summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
+                                 fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
+                                 progress=not quiet)
+    except (ConfigError, DatasetError) as exc:
+        fail(exc)
+    if summary.superseded:
+        typer.echo(f"previous records moved to {summary.superseded}")
+    done = summary.total_units - summary.pending_units
+    if dry_run:
+        minutes = summary.estimate_seconds / 60
+        typer.echo(f"{cfg.name}: {summary.total_units} units, {done} already stored, "
+                   f"{summary.pending_units} to run; rough estimate {minutes:.1f} min")
+        return
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
+    typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "
+               f"({done} were stored) in {summary.seconds:.1f} s: {counts}; records in {summary.out}")

@@ -1,0 +1,83 @@
+"""Config validation: every error names the file, the key, the line and what is allowed."""
+
+from pathlib import Path
+
+import pytest
+
+from eemrepro.experiments import ConfigError, enumerate_units, load_config
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+GOOD = """name: t
+datasets: [heart]
+models:
+  EEM: {estimator: EEM, activation: rbf, grid: {n_hidden: [10, 20]}}
+protocol: {folds: 3, repeats: 1}
+"""
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        (GOOD.replace("protocol:", "protocl:"), r"c\.yaml, line 5: key 'protocl': unknown key; valid keys are"),
+        (GOOD.replace("repeats: 1", "repeat: 1"), r"key 'protocol.repeat': unknown key; valid keys are \[.*'repeats'"),
+        (GOOD.replace("[heart]", "[hart]"), r"line 2: key 'datasets.0': unknown data set 'hart'. Did you mean 'heart'"),
+        (GOOD.replace("estimator: EEM,", "estimator: EMM,"), r"line 4: key 'models.EEM.estimator': unknown estimator 'EMM'; use one of"),
+        (GOOD.replace("activation: rbf", "activation: tanh"), r"key 'models.EEM.activation': .*'activation' must be one of"),
+        (GOOD.replace("activation: rbf", "actvation: rbf"), r"EEM has no parameter 'actvation'; valid: \["),
+        (GOOD.replace("[10, 20]", "[]"), r"key 'models.EEM.grid.n_hidden': a grid is a non-empty list"),
+        (GOOD.replace("[10, 20]", "[10, -2]"), r"key 'models.EEM.grid.n_hidden': EEM: parameter 'n_hidden' must be"),
+        (GOOD.replace("[10, 20]", "{log10: [3, 1]}"), r"log10 range needs integers low <= high"),
+        (GOOD.replace("folds: 3", "folds: 1"), r"key 'protocol.folds': must be an integer >= 2, got 1"),
+        (GOOD.replace("repeats: 1}", "repeats: 1, scaling: perfold}"), r"'protocol.scaling': must be one of \['global', 'per-fold'\]"),
+        (GOOD.replace("[heart]", "[wine]"), r"'wine' is a multiclass data set"),
+        (GOOD + "jobs: 0\n", r"key 'jobs': a positive integer or -1"),
+        ("name: t\n", r"key 'datasets': missing \(required\)"),
+        ("name: t\ndatasets: [heart\n", r"not valid YAML"),
+    ],
+)
+def test_config_errors(tmp_path, text, match):
+    with pytest.raises(ConfigError, match=match) as info:
+        load_config(_write(tmp_path, text))
+    assert str(tmp_path / "c.yaml") in str(info.value)
+
+
+def test_good_config_and_grid_ranges(tmp_path):
+    text = GOOD.replace("grid: {n_hidden: [10, 20]}", "grid: {n_hidden: [10, 20]}}\n  S: {estimator: SVM, grid: {C: {log10: [-1, 1]}, gamma: [1e-2, 1]}")
+    cfg = load_config(_write(tmp_path, text))
+    svm = cfg.models[1]
+    # YAML 1.1 reads 1e-2 as a string; the config turns it into the number.
+    assert svm.grid == {"C": [0.1, 1.0, 10.0], "gamma": [0.01, 1]}
+    assert cfg.models[0].path_param == "n_hidden" and svm.path_param is None
+    units = enumerate_units(cfg)
+    # EEM: 1 unit per fold covering both h; SVM: batched over gamma, 3 C values per fold.
+    assert len(units) == 3 * 1 + 3 * 3
+    assert load_config(_write(tmp_path, GOOD)).protocol.fit_timeout == 600.0
+
+
+def test_missing_file():
+    with pytest.raises(ConfigError, match="cannot read the config"):
+        load_config("/nonexistent/c.yaml")
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_configs_validate(path):
+    cfg = load_config(path)
+    assert cfg.name == path.stem and cfg.models
+
+
+def test_paper_grids_in_shipped_configs():
+    # SPEC section 2: h in {50, ..., 1000}; gamma in {1e-10, ..., 1}; C in {1e-1, ..., 1e10}.
+    cfg = load_config(CONFIGS / "uci.yaml")
+    models = {m.name: m for m in cfg.models}
+    assert [m for m in models] == ["WELMsig", "EEMsig", "WELMnsig", "EEMnsig", "WELMrbf", "EEMrbf",
+                                   "LS-SVMrbf", "EEKMrbf", "SVMrbf"]
+    assert models["EEMrbf"].grid["n_hidden"] == [50, 100, 250, 500, 1000]
+    assert models["SVMrbf"].grid["gamma"] == [10.0**k for k in range(-10, 1)]
+    assert models["LS-SVMrbf"].grid["C"] == [10.0**k for k in range(-1, 11)]

@@ -1,0 +1,195 @@
+"""The runner: determinism across --jobs and backends, kill-and-resume, timeouts, failures."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from eemrepro.experiments import ResultStore, enumerate_units, load_config, run_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config(tmp_path, text, name="c.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return load_config(path)
+
+
+SMALL = """name: small
+datasets: [heart, sonar]
+models:
+  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [10, 40]}}
+  WELMsig: {estimator: WELM, activation: sig, grid: {n_hidden: [10, 40]}}
+  EEKM: {estimator: EEKM, grid: {n_hidden: [20], gamma: [0.1, 1.0]}}
+  LSSVM: {estimator: LSSVM, grid: {C: [0.1, 10.0], gamma: [0.5]}}
+  SVM: {estimator: SVM, grid: {C: [1.0, 10.0], gamma: [0.5]}}
+protocol: {folds: 3, repeats: 2, seed: 7}
+"""
+
+
+def _facts(out):
+    """key -> the deterministic part of each record (not timings or host)."""
+    return {
+        (r["dataset"], r["model"], json.dumps(r["params"], sort_keys=True), r["repeat"], r["fold"], r["inner"]):
+            (r["status"], r["gmean"], r["bac"], r["auc"], r["seed"], r["n_train"])
+        for r in ResultStore(out).read()
+    }
+
+
+def _raw_keys(out):
+    keys = []
+    for seg in ResultStore(out).segments():
+        for line in seg.read_text().splitlines(keepends=True):
+            if line.endswith("\n"):
+                r = json.loads(line)
+                keys.append((r["dataset"], r["model"], json.dumps(r["params"], sort_keys=True), r["repeat"], r["fold"]))
+    return keys
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted sequential run of SMALL (the reference every variant must equal)."""
+    tmp = tmp_path_factory.mktemp("ref")
+    cfg = _config(tmp, SMALL)
+    summary = run_experiment(cfg, out=tmp / "out", jobs=1, progress=False)
+    return cfg, tmp / "out", summary
+
+
+def test_records_have_provenance_and_metrics(reference):
+    cfg, out, summary = reference
+    records = ResultStore(out).read()
+    n_points = 2 * 2 * (2 + 2 + 2 + 2 + 2) * 3  # data sets x repeats x points x folds
+    assert len(records) == n_points and summary.status_counts == {"ok": n_points}
+    r = records[0]
+    for field in ("gmean", "bac", "auc", "fit_seconds", "predict_seconds", "seed", "data_sha256",
+                  "versions", "host", "protocol", "n_train", "n_test"):
+        assert r[field] is not None, field
+    assert 0 <= r["gmean"] <= 1 and r["versions"]["scikit-learn"]
+    assert (out / "config.yaml").is_file() and list((out / "runs").glob("*.json"))
+
+
+def test_identical_records_whatever_jobs(reference, tmp_path):
+    cfg, out, _ = reference
+    run_experiment(cfg, out=tmp_path / "par", jobs=2, progress=False)
+    assert _facts(tmp_path / "par") == _facts(out)
+
+
+def test_dask_backend_on_a_local_cluster_gives_the_same_records(reference, tmp_path):
+    pytest.importorskip("dask.distributed")
+    cfg, out, _ = reference
+    run_experiment(cfg, out=tmp_path / "dask", jobs=2, backend="dask", progress=False)
+    assert _facts(tmp_path / "dask") == _facts(out)
+
+
+def test_resume_skips_finished_units_and_fresh_keeps_old_records(reference, tmp_path):
+    cfg, out, _ = reference
+    again = run_experiment(cfg, out=out, jobs=1, progress=False)
+    assert again.pending_units == 0 and again.done_units == 0
+    fresh = run_experiment(cfg, out=tmp_path / "f", jobs=1, progress=False, fresh=True)
+    assert fresh.superseded is None and fresh.done_units == fresh.total_units
+    redo = run_experiment(cfg, out=tmp_path / "f", jobs=1, progress=False, fresh=True)
+    assert redo.superseded is not None and any(redo.superseded.glob("*.jsonl"))
+    assert _facts(tmp_path / "f") == _facts(out)
+
+
+def test_kill_midway_and_resume_equals_an_uninterrupted_run(tmp_path):
+    text = SMALL.replace("models:", "models:\n  Slow: {estimator: 'tests.helpers:Sleepy', delay: 0.15, grid: {fail: [false]}}")
+    cfg = _config(tmp_path, text)
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out", str(out), "--jobs", "2", "--quiet"],
+        cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = sum(len(s.read_text().splitlines()) for s in ResultStore(out).segments())
+        if lines >= 10:
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"run ended before it could be killed: {proc.stderr.read().decode()}")
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = len(ResultStore(out).read())
+    total = len(enumerate_units(cfg))
+    assert 0 < partial < 150, "the kill should land mid-run"
+    resumed = run_experiment(cfg, out=out, jobs=2, progress=False)
+    assert 0 < resumed.pending_units < total
+    keys = _raw_keys(out)
+    assert len(keys) == len(set(keys)), "a unit was recorded twice"
+    uninterrupted = tmp_path / "whole"
+    run_experiment(cfg, out=uninterrupted, jobs=2, progress=False)
+    assert _facts(out) == _facts(uninterrupted)
+
+
+def test_timed_out_fit_is_killed_recorded_and_the_run_goes_on(tmp_path):
+    marker = tmp_path / "marker.txt"
+    text = f"""name: slow
+datasets: [heart]
+models:
+  Sleepy: {{estimator: 'tests.helpers:Sleepy', marker: '{marker}', grid: {{delay: [0.0, 3.0]}}}}
+  Broken: {{estimator: 'tests.helpers:Sleepy', fail: true, grid: {{delay: [0.0]}}}}
+protocol: {{folds: 3, repeats: 1, fit_timeout: 0.5}}
+"""
+    cfg = _config(tmp_path, text)
+    start = time.monotonic()
+    summary = run_experiment(cfg, out=tmp_path / "out", jobs=1, progress=False)
+    records = {(r["model"], r["params"]["delay"], r["fold"]): r for r in ResultStore(tmp_path / "out").read()}
+    statuses = {k: r["status"] for k, r in records.items()}
+    assert statuses[("Sleepy", 0.0, 0)] == statuses[("Sleepy", 0.0, 1)] == statuses[("Sleepy", 0.0, 2)] == "ok"
+    assert statuses[("Sleepy", 3.0, 0)] == "timed-out"
+    assert records[("Sleepy", 3.0, 0)]["fit_seconds"] == 0.5 and "killed" in records[("Sleepy", 3.0, 0)]["error"]
+    # The other folds of the timed-out point are not run (after_timeout: skip).
+    assert statuses[("Sleepy", 3.0, 1)] == statuses[("Sleepy", 3.0, 2)] == "skipped-after-timeout"
+    # A failing fit is recorded with its error; the run goes on.
+    assert all(statuses[("Broken", 0.0, f)] == "failed" for f in range(3))
+    assert "ArithmeticError: this fit always fails" in records[("Broken", 0.0, 0)]["error"]
+    assert summary.status_counts == {"ok": 3, "timed-out": 1, "skipped-after-timeout": 2, "failed": 3}
+    # The killed fit really stopped: it never reached the line after its sleep.
+    time.sleep(max(0.0, 3.5 - (time.monotonic() - start)))
+    assert "delay=3.0" not in (marker.read_text() if marker.exists() else "")
+
+
+def test_after_timeout_run_runs_the_other_folds(tmp_path):
+    text = """name: slow2
+datasets: [heart]
+models:
+  Sleepy: {estimator: 'tests.helpers:Sleepy', grid: {delay: [2.0]}}
+protocol: {folds: 2, repeats: 1, fit_timeout: 0.3, after_timeout: run}
+"""
+    summary = run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
+    assert summary.status_counts == {"timed-out": 2}
+
+
+def test_dry_run_counts_and_estimates(reference, tmp_path):
+    cfg, _, _ = reference
+    summary = run_experiment(cfg, out=tmp_path / "dry", dry_run=True)
+    # Per (data set, repeat, fold): EEMrbf 1 and WELMsig 1 (h is the path), EEKM 2
+    # (one per gamma), LSSVM 1 (C is the path), SVM 2 (one per C, batched over gamma).
+    assert summary.pending_units == summary.total_units == len(enumerate_units(cfg)) == 2 * 2 * 3 * 7
+    assert summary.estimate_seconds > 0 and not (tmp_path / "dry").exists()
+
+
+def test_fork_after_openmp_use_in_the_parent_does_not_hang(tmp_path):
+    # Regression: the parent trains an SVM in-process first (libgomp starts its
+    # thread pool), then the runner forks children that train SVMs.
+    import numpy as np
+
+    from eemrepro.models import SVM
+
+    X = np.random.RandomState(0).rand(300, 3)
+    SVM(C=10.0).fit(X, np.where(X[:, 0] > 0.5, 1, -1))
+    text = """name: omp
+datasets: [heart]
+models:
+  SVM: {estimator: SVM, grid: {C: [1.0], gamma: [0.5]}}
+protocol: {folds: 2, repeats: 1, fit_timeout: 60}
+"""
+    summary = run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
+    assert summary.status_counts == {"ok": 2}

@@ -1,0 +1,69 @@
+"""Selection on a hand-made record set; expected values computed by hand below."""
+
+import math
+
+import pytest
+
+from eemrepro.experiments import select
+
+
+def rec(point, fold, gmean, status="ok", inner=None, repeat=0, model="M", fit=1.0):
+    return {"dataset": "D", "model": model, "params": point, "repeat": repeat, "fold": fold, "inner": inner,
+            "status": status, "gmean": gmean if status == "ok" else None, "bac": gmean if status == "ok" else None,
+            "auc": None, "fit_seconds": fit, "path_size": 1}
+
+
+def test_best_of_grid_mean_std_and_exclusions():
+    records = (
+        [rec({"h": 1}, f, g) for f, g in enumerate([0.8, 0.6, 0.7])]          # mean 0.7
+        + [rec({"h": 2}, f, g, fit=2.0) for f, g in enumerate([0.9, 0.5, 0.8])]  # mean 0.7333
+        # Better on the folds it finished, but one fold timed out: not a candidate.
+        + [rec({"h": 3}, 0, 0.99), rec({"h": 3}, 1, None, "timed-out"), rec({"h": 3}, 2, 0.99)]
+    )
+    row = select(records).iloc[0]
+    assert row["point"] == '{"h": 2}'
+    assert row["gmean_mean"] == pytest.approx((0.9 + 0.5 + 0.8) / 3)
+    # Sample std (ddof=1): sqrt(((1/6)^2 + (7/30)^2 + (1/15)^2) / 2) = 0.2081666
+    assert row["gmean_std"] == pytest.approx(math.sqrt(((0.9 - 0.22 / 0.3) ** 2 + (0.5 - 2.2 / 3) ** 2 + (0.8 - 2.2 / 3) ** 2) / 2))
+    assert row["gmean_std"] == pytest.approx(0.2081666, abs=1e-7)
+    assert row["fit_seconds_mean"] == 2.0 and row["n_folds"] == 3
+
+
+def test_ties_go_to_the_smallest_parameters_whatever_the_record_order():
+    a = [rec({"h": 5}, f, 0.7) for f in range(2)] + [rec({"h": 50}, f, 0.7) for f in range(2)]
+    for records in (a, a[::-1]):
+        assert select(records).iloc[0]["point"] == '{"h": 5}'
+
+
+def test_a_cell_with_every_point_timed_out_says_so():
+    records = [rec({"h": 1}, 0, None, "timed-out"), rec({"h": 1}, 1, None, "skipped-after-timeout")]
+    row = select(records).iloc[0]
+    assert row["status"] == "timed-out" and row["point"] is None
+
+
+def test_nested_selection_uses_inner_folds_only():
+    records = []
+    # Outer fold 0: inner CV prefers h=1 (0.9 vs 0.5), though h=2 is better on the outer test fold.
+    records += [rec({"h": 1}, 0, 0.9, inner=i) for i in range(2)] + [rec({"h": 2}, 0, 0.5, inner=i) for i in range(2)]
+    records += [rec({"h": 1}, 0, 0.6), rec({"h": 2}, 0, 0.95)]
+    # Outer fold 1: inner CV prefers h=2.
+    records += [rec({"h": 1}, 1, 0.4, inner=i) for i in range(2)] + [rec({"h": 2}, 1, 0.8, inner=i) for i in range(2)]
+    records += [rec({"h": 1}, 1, 0.9), rec({"h": 2}, 1, 0.7)]
+    nested = select(records, "nested").iloc[0]
+    assert nested["points"] == ['{"h": 1}', '{"h": 2}']
+    assert nested["gmean_mean"] == pytest.approx((0.6 + 0.7) / 2)
+    # best-of-grid on the same outer records: h=2 with (0.95 + 0.7) / 2 = 0.825 > 0.75.
+    best = select(records).iloc[0]
+    assert best["point"] == '{"h": 2}' and best["gmean_mean"] == pytest.approx(0.825)
+
+
+def test_gmean_closed_form():
+    import numpy as np
+
+    from eemrepro.experiments import gmean_score
+
+    y = np.array([1, 1, 1, 1, -1, -1, -1, -1, -1, -1])
+    pred = np.array([1, 1, 1, -1, -1, -1, -1, -1, 1, 1])
+    g, bac = gmean_score(y, pred)
+    # TPR = 3/4, TNR = 4/6: GMean = sqrt(0.75 * 2/3), BAC = (0.75 + 2/3) / 2.
+    assert g == pytest.approx(math.sqrt(0.5)) and bac == pytest.approx((0.75 + 2 / 3) / 2)
