@@ -18,6 +18,13 @@ from .conftest import DATA, sha256_bytes
 PAYLOAD = b"0.1,0.2,g\n0.3,0.4,b\n" * 50
 
 
+@pytest.fixture(autouse=True)
+def no_environment_mirror(monkeypatch):
+    # These tests choose their source explicitly; a mirror set in the
+    # environment (as .ci/run does) would replace the canonical hosts.
+    monkeypatch.delenv("EEMREPRO_MIRROR", raising=False)
+
+
 def _spec(server, path="/f.csv", sha=None, **kw):
     return FileSpec(name="f.csv", sha256=sha or sha256_bytes(PAYLOAD), urls=(server.url + path,), **kw)
 
