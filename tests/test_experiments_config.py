@@ -69,7 +69,7 @@ def test_missing_file():
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
 def test_shipped_configs_validate(path):
     cfg = load_config(path)
-    assert cfg.name == path.stem and cfg.models
+    assert cfg.name == path.stem and (cfg.models or cfg.kind == "dcs-correlation")
 
 
 def test_paper_grids_in_shipped_configs():
@@ -81,3 +81,15 @@ def test_paper_grids_in_shipped_configs():
     assert models["EEMrbf"].grid["n_hidden"] == [50, 100, 250, 500, 1000]
     assert models["SVMrbf"].grid["gamma"] == [10.0**k for k in range(-10, 1)]
     assert models["LS-SVMrbf"].grid["C"] == [10.0**k for k in range(-1, 11)]
+
+
+def test_correlation_config(tmp_path):
+    cfg = load_config(CONFIGS / "dcs_correlation.yaml")
+    # SPEC section 3: h in {1, 10, 100, 200, 500}, 100 layers x 100 betas, on all 24 data sets.
+    assert cfg.analysis.n_hidden == (1, 10, 100, 200, 500) and cfg.analysis.layers == cfg.analysis.betas == 100
+    assert len(cfg.datasets) == 24 and len(enumerate_units(cfg)) == 24 * 5 * 100
+    bad = "name: c\nkind: dcs-correlation\ndatasets: [heart]\nanalysis: {n_hidden: [0]}\n"
+    with pytest.raises(ConfigError, match="'analysis.n_hidden': a list of integers >= 1"):
+        load_config(_write(tmp_path, bad))
+    with pytest.raises(ConfigError, match="'kind': must be one of"):
+        load_config(_write(tmp_path, bad.replace("dcs-correlation", "correlation")))

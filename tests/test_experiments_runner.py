@@ -193,3 +193,13 @@ protocol: {folds: 2, repeats: 1, fit_timeout: 60}
 """
     summary = run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
     assert summary.status_counts == {"ok": 2}
+
+
+def test_more_repeats_extend_the_store(reference, tmp_path):
+    cfg, out, _ = reference
+    import shutil
+
+    shutil.copytree(out, tmp_path / "ext")
+    summary = run_experiment(cfg, out=tmp_path / "ext", jobs=1, progress=False, repeats=3)
+    # Only repeat 2 is new: 1/3 of the units of a 3-repeat run.
+    assert summary.pending_units == summary.total_units // 3

@@ -23,6 +23,7 @@ def run_cmd(
     mirror: Annotated[Optional[str], typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
     data_home: Annotated[Optional[Path], typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress line.")] = False,
+    repeats: Annotated[Optional[int], typer.Option(help="Override protocol.repeats of the config.")] = None,
 ):
     """Run every (data set, model, grid point, repeat, fold) of CONFIG; resumes by default."""
     from ..datasets import DatasetError
@@ -33,7 +34,7 @@ def run_cmd(
         cfg = load_config(config)
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
-                                 progress=not quiet)
+                                 progress=not quiet, repeats=repeats)
     except (ConfigError, DatasetError) as exc:
         fail(exc)
     if summary.superseded:

@@ -24,9 +24,21 @@ import yaml
 
 BUILTIN_ESTIMATORS = ("WELM", "EEM", "EEKM", "LSSVM", "SVM")
 SCALINGS = ("global", "per-fold")
-SELECTIONS = ("best-of-grid", "nested")
+SELECTIONS = ("best-of-grid", "nested", "dcs-gaussian", "dcs-kde")
 AFTER_TIMEOUT = ("skip", "run")
-_TOP_KEYS = {"name", "datasets", "models", "protocol", "jobs", "data"}
+_TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data"}
+KINDS = ("grid-search", "dcs-correlation")
+
+
+@dataclass(frozen=True)
+class CorrelationAnalysis:
+    """EEM Table 1: Spearman correlation of D_CS and (m+ - m-)^2 / (S+ + S-) (SPEC section 3)."""
+
+    n_hidden: tuple = (1, 10, 100, 200, 500)
+    layers: int = 100
+    betas: int = 100
+    activation: str = "rbf"  # the paper names neither the activation ...
+    covariance: str = "ledoit-wolf"  # ... nor the covariance estimator
 _DATA_KEYS = {"mirror", "data_home"}
 
 
@@ -46,10 +58,16 @@ class Protocol:
     inner_folds: int = 3
     fit_timeout: Optional[float] = 600.0
     after_timeout: str = "skip"
+    train_dcs: bool = False  # record D_CS of the training projection (EEM Table 6)
 
     def fingerprint(self):
-        """Hash of what makes records comparable (not the timeout or the selection rule)."""
-        key = {"folds": self.folds, "repeats": self.repeats, "seed": self.seed, "scaling": self.scaling}
+        """Hash of what makes records comparable.
+
+        Not the number of repeats (repeat r's splits and seeds do not depend on
+        it, so a run with more repeats extends the store), the timeout or the
+        selection rule.
+        """
+        key = {"folds": self.folds, "seed": self.seed, "scaling": self.scaling}
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -87,10 +105,17 @@ class ExperimentConfig:
     mirror: Optional[str] = None
     data_home: Optional[str] = None
     source: Optional[str] = None
+    kind: str = "grid-search"
+    analysis: Optional[CorrelationAnalysis] = None
 
     def to_dict(self):
+        extra = {}
+        if self.kind != "grid-search":
+            extra = {"kind": self.kind, "analysis": {k: list(v) if isinstance(v, tuple) else v
+                                                     for k, v in asdict(self.analysis).items()}}
         return {
             "name": self.name,
+            **extra,
             "datasets": list(self.datasets),
             "models": {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid} for m in self.models},
             "protocol": asdict(self.protocol),
@@ -257,6 +282,10 @@ def _protocol(ctx, raw):
     for key, ok in checks.items():
         if key in values and not ok(values[key]):
             raise ctx.error(("protocol", key), f"must be {wants[key]}, got {values[key]!r}")
+    if "train_dcs" in values and not isinstance(values["train_dcs"], bool):
+        raise ctx.error(("protocol", "train_dcs"), f"must be true or false, got {values['train_dcs']!r}")
+    if values.get("selection", "").startswith("dcs-"):
+        values.setdefault("train_dcs", True)
     for key, allowed_values in (("scaling", SCALINGS), ("selection", SELECTIONS), ("after_timeout", AFTER_TIMEOUT)):
         if key in values and values[key] not in allowed_values:
             raise ctx.error(("protocol", key), f"must be one of {list(allowed_values)}, got {values[key]!r}")
@@ -275,9 +304,17 @@ def parse_config(raw, source="<config>", text=""):
     for key in raw:
         if key not in _TOP_KEYS:
             raise ctx.error((key,), f"unknown key; valid keys are {sorted(_TOP_KEYS)}")
-    for key in ("name", "datasets", "models"):
+    kind = raw.get("kind", "grid-search")
+    if kind not in KINDS:
+        raise ctx.error(("kind",), f"must be one of {list(KINDS)}, got {kind!r}")
+    required = ("name", "datasets", "models") if kind == "grid-search" else ("name", "datasets", "analysis")
+    for key in required:
         if key not in raw:
             raise ctx.error((key,), "missing (required)")
+    if kind == "grid-search" and "analysis" in raw:
+        raise ctx.error(("analysis",), "only for kind: dcs-correlation")
+    if kind == "dcs-correlation" and "models" in raw:
+        raise ctx.error(("models",), "kind: dcs-correlation has no models (it draws random layers)")
     name = raw["name"]
     if not isinstance(name, str) or not name or "/" in name:
         raise ctx.error(("name",), f"a non-empty string without '/', got {name!r}")
@@ -293,10 +330,14 @@ def parse_config(raw, source="<config>", text=""):
             raise ctx.error(("datasets", i), f"{d!r} is a multiclass data set; the runner's models are binary")
     if len(set(datasets)) != len(datasets):
         raise ctx.error(("datasets",), "a data set is listed twice")
-    models_raw = raw["models"]
-    if not isinstance(models_raw, dict) or not models_raw:
-        raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
-    models = tuple(_model(ctx, str(k), v) for k, v in models_raw.items())
+    models, analysis = (), None
+    if kind == "grid-search":
+        models_raw = raw["models"]
+        if not isinstance(models_raw, dict) or not models_raw:
+            raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
+        models = tuple(_model(ctx, str(k), v) for k, v in models_raw.items())
+    else:
+        analysis = _analysis(ctx, raw["analysis"])
     jobs = raw.get("jobs")
     if jobs is not None and not (isinstance(jobs, int) and not isinstance(jobs, bool) and (jobs >= 1 or jobs == -1)):
         raise ctx.error(("jobs",), f"a positive integer or -1 (all cores), got {jobs!r}")
@@ -307,7 +348,33 @@ def parse_config(raw, source="<config>", text=""):
         name=name, datasets=tuple(str(d) for d in datasets), models=models,
         protocol=_protocol(ctx, raw.get("protocol")), jobs=jobs,
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
+        kind=kind, analysis=analysis,
     )
+
+
+def _analysis(ctx, raw):
+    if not isinstance(raw, dict):
+        raise ctx.error(("analysis",), "a mapping")
+    allowed = set(CorrelationAnalysis.__dataclass_fields__)
+    for key in raw:
+        if key not in allowed:
+            raise ctx.error(("analysis", key), f"unknown key; valid keys are {sorted(allowed)}")
+    values = dict(raw)
+    if "n_hidden" in values:
+        hs = values["n_hidden"]
+        if not isinstance(hs, list) or not hs or not all(isinstance(h, int) and h >= 1 for h in hs):
+            raise ctx.error(("analysis", "n_hidden"), f"a list of integers >= 1, got {hs!r}")
+        values["n_hidden"] = tuple(hs)
+    for key in ("layers", "betas"):
+        if key in values and not (isinstance(values[key], int) and values[key] >= 1):
+            raise ctx.error(("analysis", key), f"an integer >= 1, got {values[key]!r}")
+    from ..models._features import ACTIVATIONS
+
+    if values.get("activation", "rbf") not in ACTIVATIONS:
+        raise ctx.error(("analysis", "activation"), f"must be one of {list(ACTIVATIONS)}")
+    if values.get("covariance", "ledoit-wolf") not in ("ledoit-wolf", "empirical"):
+        raise ctx.error(("analysis", "covariance"), "must be 'ledoit-wolf' or 'empirical'")
+    return CorrelationAnalysis(**values)
 
 
 def load_config(path):

@@ -112,9 +112,20 @@ def _fit_steps(task, X_train, y_train, X_test, y_test, points):
             try:
                 fields = _score(model, X_test, y_test)
                 fields.update(status="ok", fit_seconds=fit_seconds, path_size=len(step))
+                if task.get("train_dcs"):
+                    fields["dcs_gaussian"], fields["dcs_kde"] = _train_dcs(model, X_train, y_train)
             except Exception as exc:
                 fields = {"status": "failed", "error": _short_error(exc), "fit_seconds": fit_seconds}
             yield "record", p, fields
+
+
+def _train_dcs(model, X_train, y_train):
+    """D_CS of the training data's 1-D projection: beta^T phi(x) for EEM/EEKM,
+    the decision value for the others (EEM paper, section 7.4)."""
+    from ._dcs import projection_dcs
+
+    z = model.project(X_train) if hasattr(model, "project") else model.decision_function(X_train)
+    return projection_dcs(np.asarray(z, dtype=np.float64), y_train)
 
 
 def _short_error(exc):
@@ -261,6 +272,7 @@ def run_unit(task):
             "gmean": fields.get("gmean"), "bac": fields.get("bac"), "auc": fields.get("auc"),
             "fit_seconds": fields.get("fit_seconds"), "predict_seconds": fields.get("predict_seconds"),
             "path_size": fields.get("path_size"), "error": fields.get("error"),
+            "dcs_gaussian": fields.get("dcs_gaussian"), "dcs_kde": fields.get("dcs_kde"),
             "n_train": int(len(train)), "n_test": int(len(test)),
             "seed": task["seed"], "protocol": task["protocol_fingerprint"], "data_sha256": meta["sha256"],
             "versions": versions, "host": host["name"], "finished_at": time.time(),

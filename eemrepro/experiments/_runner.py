@@ -14,6 +14,14 @@ from pathlib import Path
 import yaml
 
 from ._execute import environment, run_unit
+
+
+def _run_task(task):
+    if task.get("kind") == "dcs-correlation":
+        from ._correlation import run_correlation_unit
+
+        return run_correlation_unit(task)
+    return run_unit(task)
 from ._store import ResultStore
 from ._units import derive_seed, enumerate_units, point_id
 
@@ -71,6 +79,12 @@ def estimate_seconds(config, units, n_jobs, flops_per_second=2e10):
 
     specs = {m.name: m for m in config.models}
     total = 0.0
+    if config.kind == "dcs-correlation":
+        for u in units:
+            e = get_entry(u.dataset)
+            h = dict(u.fixed)["n_hidden"]
+            total += (e.expected.get("n") or 1000) * (h * h + h * (e.expected.get("d") or 10)) / flops_per_second + 0.02
+        return total / max(1, n_jobs)
     for u in units:
         e = get_entry(u.dataset)
         n = e.expected.get("n") or 1000
@@ -101,7 +115,7 @@ def _n_jobs(jobs):
 
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
-                   dry_run=False, mirror=None, data_home=None, progress=True, echo=print):
+                   dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None):
     """Run (or resume) every unit of a config and store the records.
 
     Parameters
@@ -116,13 +130,21 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         Move the existing records aside and start over.
     dry_run : bool
         Count the units and estimate the time; run nothing.
+    repeats : int, optional
+        Override the config's ``protocol.repeats`` (a command-line flag wins over YAML).
 
     Returns
     -------
     RunSummary
     """
+    from dataclasses import replace
+
     from ..datasets import dataset_checksum
 
+    if repeats is not None:
+        if repeats < 1:
+            raise ValueError(f"repeats must be >= 1, got {repeats}")
+        config = replace(config, protocol=replace(config.protocol, repeats=int(repeats)))
     mirror = mirror if mirror is not None else config.mirror
     data_home = data_home if data_home is not None else config.data_home
     out = Path(out) if out is not None else Path("results") / config.name
@@ -156,7 +178,19 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
     specs = {m.name: m for m in config.models}
 
+    def correlation_tasks():
+        a = config.analysis
+        for u in pending:
+            yield {"kind": "dcs-correlation", "dataset": u.dataset, "model": u.model, "n_hidden": dict(u.fixed)["n_hidden"],
+                   "layer": u.fold, "activation": a.activation, "covariance": a.covariance, "betas": a.betas,
+                   "base_seed": proto.seed, "protocol_fingerprint": fingerprint,
+                   "data_home": None if data_home is None else str(data_home),
+                   "mirror": None if mirror is None else str(mirror)}
+
     def tasks():
+        if config.kind == "dcs-correlation":
+            yield from correlation_tasks()
+            return
         for u in pending:
             spec = specs[u.model]
             points = u.points()
@@ -168,7 +202,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 "folds": proto.folds, "inner_folds": proto.inner_folds, "base_seed": proto.seed,
                 "seed": derive_seed(proto.seed, u.dataset, u.model, u.repeat, u.fold,
                                     *(() if u.inner is None else ("inner", u.inner))),
-                "scaling": proto.scaling, "fit_timeout": proto.fit_timeout,
+                "scaling": proto.scaling, "fit_timeout": proto.fit_timeout, "train_dcs": proto.train_dcs,
                 "protocol_fingerprint": fingerprint, "data_home": None if data_home is None else str(data_home),
                 "mirror": None if mirror is None else str(mirror),
             }
@@ -203,7 +237,7 @@ def _execute(tasks, n_jobs, backend, scheduler):
     if backend == "loky":
         with parallel_config(backend="loky", n_jobs=n_jobs):
             yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-                delayed(run_unit)(t) for t in tasks
+                delayed(_run_task)(t) for t in tasks
             )
         return
     if backend != "dask":
@@ -222,7 +256,7 @@ def _execute(tasks, n_jobs, backend, scheduler):
     try:
         with parallel_config(backend="dask", n_jobs=n_jobs):
             yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-                delayed(run_unit)(t) for t in tasks
+                delayed(_run_task)(t) for t in tasks
             )
     finally:
         client.close()

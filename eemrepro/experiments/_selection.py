@@ -8,6 +8,9 @@
 * ``nested`` (an honest estimate): on each outer fold the point with the best
   mean GMean over the inner folds of its training part is chosen, and that
   point's outer-test GMean is what is reported.
+* ``dcs-gaussian`` / ``dcs-kde`` (EEM Table 6): on each outer fold the point
+  whose training projection has the largest Cauchy–Schwarz divergence between
+  the classes (normal fit or Silverman KDE) is chosen; no validation data.
 """
 
 import json
@@ -76,24 +79,21 @@ def select_best_of_grid(df, ddof=1):
     return pd.DataFrame(rows)
 
 
-def select_nested(df, ddof=1):
-    """One row per (data set, model): outer metrics of the points chosen by inner CV."""
-    inner = df[df["inner"].notna()]
-    outer = df[df["inner"].isna()].set_index(["dataset", "model", "repeat", "fold", "point"])
+def _per_fold_choice(df, choose, ddof):
+    """Aggregate the outer-test metrics of a point chosen on each outer fold.
+
+    ``choose(dataset, model, repeat, fold, outer_fold_records)`` returns the
+    chosen point (or None when nothing can be chosen on that fold).
+    """
+    outer = df[df["inner"].isna()]
     rows = []
-    for (dataset, model), g in df[df["inner"].isna()].groupby(["dataset", "model"], sort=False):
-        chosen, scores = [], {m: [] for m in METRICS}
-        fits = []
-        for (repeat, fold), _ in g.groupby(["repeat", "fold"], sort=True):
-            cand = inner[(inner["dataset"] == dataset) & (inner["model"] == model)
-                         & (inner["repeat"] == repeat) & (inner["fold"] == fold)]
-            ok_points = cand.groupby("point", sort=False).filter(lambda c: (c["status"] == "ok").all())
-            if ok_points.empty:
+    for (dataset, model), g in outer.groupby(["dataset", "model"], sort=False):
+        chosen, fits, scores = [], [], {m: [] for m in METRICS}
+        for (repeat, fold), fold_records in g.groupby(["repeat", "fold"], sort=True):
+            point = choose(dataset, model, repeat, fold, fold_records)
+            if point is None:
                 continue
-            means = ok_points.groupby("point", sort=False).agg(gmean=("gmean", "mean"), order=("order", "min"))
-            means = means.sort_values("order")
-            point = means["gmean"].idxmax()
-            rec = outer.loc[(dataset, model, repeat, fold, point)]
+            rec = fold_records[fold_records["point"] == point].iloc[0]
             if rec["status"] != "ok":
                 continue
             chosen.append(point)
@@ -101,7 +101,7 @@ def select_nested(df, ddof=1):
             for m in METRICS:
                 scores[m].append(rec[m])
         if not chosen:
-            rows.append({"dataset": dataset, "model": model, "status": "failed", "point": None})
+            rows.append({"dataset": dataset, "model": model, "status": _cell_status(grid_summary(g)), "point": None})
             continue
         row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(chosen),
                "point": pd.Series(chosen).mode().iloc[0], "points": chosen,
@@ -114,6 +114,42 @@ def select_nested(df, ddof=1):
     return pd.DataFrame(rows)
 
 
+def _first_max(table, column):
+    table = table.sort_values("order")
+    values = table[column].astype(float)
+    if values.notna().sum() == 0:
+        return None
+    return table.loc[values.idxmax(), "point"]
+
+
+def select_nested(df, ddof=1):
+    """One row per (data set, model): outer metrics of the points chosen by inner CV."""
+    inner = df[df["inner"].notna()]
+
+    def choose(dataset, model, repeat, fold, _):
+        cand = inner[(inner["dataset"] == dataset) & (inner["model"] == model)
+                     & (inner["repeat"] == repeat) & (inner["fold"] == fold)]
+        ok = cand.groupby("point", sort=False).filter(lambda c: (c["status"] == "ok").all())
+        if ok.empty:
+            return None
+        means = ok.groupby("point", sort=False).agg(gmean=("gmean", "mean"), order=("order", "min")).reset_index()
+        return _first_max(means, "gmean")
+
+    return _per_fold_choice(df, choose, ddof)
+
+
+def select_by_dcs(df, criterion, ddof=1):
+    """One row per (data set, model): points chosen per fold by the training D_CS."""
+    column = {"dcs-gaussian": "dcs_gaussian", "dcs-kde": "dcs_kde"}[criterion]
+    if column not in df or df.loc[df["status"] == "ok", column].isna().all():
+        raise ValueError(f"the records have no {column} values: run with protocol.train_dcs: true")
+
+    def choose(dataset, model, repeat, fold, fold_records):
+        return _first_max(fold_records[fold_records["status"] == "ok"], column)
+
+    return _per_fold_choice(df, choose, ddof)
+
+
 def select(records, mode="best-of-grid", ddof=1):
     """Selected point and metrics per (data set, model) under ``mode``."""
     df = records_frame(records)
@@ -123,4 +159,6 @@ def select(records, mode="best-of-grid", ddof=1):
         return select_best_of_grid(df, ddof)
     if mode == "nested":
         return select_nested(df, ddof)
-    raise ValueError(f"selection must be 'best-of-grid' or 'nested', got {mode!r}")
+    if mode in ("dcs-gaussian", "dcs-kde"):
+        return select_by_dcs(df, mode, ddof)
+    raise ValueError(f"selection must be best-of-grid, nested, dcs-gaussian or dcs-kde, got {mode!r}")

@@ -54,9 +54,19 @@ class Unit:
         return [record_key(self.dataset, self.model, p, self.repeat, self.fold, self.inner) for p in self.points()]
 
 
+CORRELATION_MODEL = "dcs-correlation"
+
+
 def enumerate_units(config):
     """Every unit of a config, data set by data set, in a fixed order."""
     proto = config.protocol
+    if config.kind == "dcs-correlation":
+        # One unit per (data set, h, random layer); the layer index is the "fold".
+        return [
+            Unit(dataset=d, model=CORRELATION_MODEL, fixed=(("n_hidden", h),), path_param=None,
+                 path_values=(), repeat=0, fold=layer, path_is_fit_path=False)
+            for d in config.datasets for h in config.analysis.n_hidden for layer in range(config.analysis.layers)
+        ]
     inners = [None] + (list(range(proto.inner_folds)) if proto.selection == "nested" else [])
     units = []
     for dataset in config.datasets:
