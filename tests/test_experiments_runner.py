@@ -203,3 +203,16 @@ def test_more_repeats_extend_the_store(reference, tmp_path):
     summary = run_experiment(cfg, out=tmp_path / "ext", jobs=1, progress=False, repeats=3)
     # Only repeat 2 is new: 1/3 of the units of a 3-repeat run.
     assert summary.pending_units == summary.total_units // 3
+
+
+def test_unavailable_dataset_fails_clearly_or_is_skipped(tmp_path):
+    from eemrepro.datasets import DatasetError
+
+    text = SMALL.replace("[heart, sonar]", "[heart, ecoli]")
+    cfg = _config(tmp_path, text)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match="has no file ecoli/x1data.npz"):
+        run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c", dry_run=True)
+    summary = run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c",
+                             dry_run=True, skip_unavailable=True)
+    assert list(summary.unavailable) == ["ecoli"] and summary.total_units == 1 * 2 * 3 * 7

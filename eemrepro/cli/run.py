@@ -24,6 +24,8 @@ def run_cmd(
     data_home: Annotated[Optional[Path], typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress line.")] = False,
     repeats: Annotated[Optional[int], typer.Option(help="Override protocol.repeats of the config.")] = None,
+    skip_unavailable: Annotated[bool, typer.Option(
+        "--skip-unavailable", help="Skip data sets whose files cannot be fetched (listed), run the rest.")] = False,
 ):
     """Run every (data set, model, grid point, repeat, fold) of CONFIG; resumes by default."""
     from ..datasets import DatasetError
@@ -34,9 +36,11 @@ def run_cmd(
         cfg = load_config(config)
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
-                                 progress=not quiet, repeats=repeats)
+                                 progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable)
     except (ConfigError, DatasetError) as exc:
         fail(exc)
+    for name, why in summary.unavailable.items():
+        typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)
     if summary.superseded:
         typer.echo(f"previous records moved to {summary.superseded}")
     done = summary.total_units - summary.pending_units

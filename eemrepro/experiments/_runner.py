@@ -36,6 +36,7 @@ class RunSummary:
     seconds: float = 0.0
     estimate_seconds: float = None
     superseded: Path = None
+    unavailable: dict = field(default_factory=dict)  # data set -> why it was skipped
 
 
 class Progress:
@@ -115,7 +116,8 @@ def _n_jobs(jobs):
 
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
-                   dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None):
+                   dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
+                   skip_unavailable=False):
     """Run (or resume) every unit of a config and store the records.
 
     Parameters
@@ -132,6 +134,9 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         Count the units and estimate the time; run nothing.
     repeats : int, optional
         Override the config's ``protocol.repeats`` (a command-line flag wins over YAML).
+    skip_unavailable : bool
+        Skip (and report in ``RunSummary.unavailable``) data sets whose files
+        cannot be fetched, instead of failing before anything runs.
 
     Returns
     -------
@@ -139,7 +144,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     """
     from dataclasses import replace
 
-    from ..datasets import dataset_checksum
+    from ..datasets import DatasetError, dataset_checksum
 
     if repeats is not None:
         if repeats < 1:
@@ -154,11 +159,21 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     n_jobs = _n_jobs(jobs if jobs is not None else config.jobs)
 
     superseded = store.supersede() if fresh and not dry_run else None
-    data_sha = {d: dataset_checksum(d, data_home=data_home, mirror=mirror) for d in config.datasets}
+    data_sha, unavailable = {}, {}
+    for d in config.datasets:
+        try:
+            data_sha[d] = dataset_checksum(d, data_home=data_home, mirror=mirror)
+        except DatasetError as exc:
+            if not skip_unavailable:
+                raise
+            unavailable[d] = str(exc)
+    if unavailable:
+        config = replace(config, datasets=tuple(d for d in config.datasets if d not in unavailable))
     units = enumerate_units(config)
     done = store.done_keys(fingerprint, data_sha)
     pending = [u for u in units if not set(u.keys()) <= done]
-    summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded)
+    summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
+                         unavailable=unavailable)
     if dry_run:
         summary.estimate_seconds = estimate_seconds(config, pending, n_jobs)
         return summary
@@ -168,7 +183,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                 "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
-                "units_pending": len(pending), "data_sha256": data_sha, "protocol_fingerprint": fingerprint}
+                "units_pending": len(pending), "data_sha256": data_sha, "protocol_fingerprint": fingerprint,
+                "unavailable_datasets": unavailable}
 
     timed_out = set()
     if proto.after_timeout == "skip":
