@@ -216,3 +216,21 @@ def test_unavailable_dataset_fails_clearly_or_is_skipped(tmp_path):
     summary = run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c",
                              dry_run=True, skip_unavailable=True)
     assert list(summary.unavailable) == ["ecoli"] and summary.total_units == 1 * 2 * 3 * 7
+
+
+def test_standalone_timing_on_the_first_fold(tmp_path):
+    text = """name: timing
+datasets: [heart]
+models:
+  EEM: {estimator: EEM, activation: rbf, grid: {n_hidden: [10, 30]}}
+  SVM: {estimator: SVM, grid: {C: [1.0], gamma: [0.5]}}
+protocol: {folds: 3, repeats: 1, standalone_timing: first-fold}
+"""
+    run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
+    for r in ResultStore(tmp_path / "o").read():
+        if r["model"] == "SVM":  # no path: every fit is standalone
+            assert r["standalone_fit_seconds"] == r["fit_seconds"]
+        elif r["fold"] == 0:
+            assert 0 < r["standalone_fit_seconds"] and r["path_size"] == 2
+        else:
+            assert r["standalone_fit_seconds"] is None

@@ -59,6 +59,9 @@ class Protocol:
     fit_timeout: Optional[float] = 600.0
     after_timeout: str = "skip"
     train_dcs: bool = False  # record D_CS of the training projection (EEM Table 6)
+    # A path fit times every grid point at once; "first-fold" also times a
+    # standalone fit of each point on fold 0 of each repeat (EEM Table 5).
+    standalone_timing: str = "none"
 
     def fingerprint(self):
         """Hash of what makes records comparable.
@@ -286,7 +289,8 @@ def _protocol(ctx, raw):
         raise ctx.error(("protocol", "train_dcs"), f"must be true or false, got {values['train_dcs']!r}")
     if values.get("selection", "").startswith("dcs-"):
         values.setdefault("train_dcs", True)
-    for key, allowed_values in (("scaling", SCALINGS), ("selection", SELECTIONS), ("after_timeout", AFTER_TIMEOUT)):
+    for key, allowed_values in (("scaling", SCALINGS), ("selection", SELECTIONS), ("after_timeout", AFTER_TIMEOUT),
+                                ("standalone_timing", ("none", "first-fold"))):
         if key in values and values[key] not in allowed_values:
             raise ctx.error(("protocol", key), f"must be one of {list(allowed_values)}, got {values[key]!r}")
     if values.get("fit_timeout") is not None:

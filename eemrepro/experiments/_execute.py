@@ -81,6 +81,7 @@ def _fit_steps(task, X_train, y_train, X_test, y_test, points):
     from sklearn.base import clone
 
     from ._config import resolve_estimator
+    from ._units import point_id
 
     cls = resolve_estimator(task["estimator"])
     base = cls(**task["params"])
@@ -108,10 +109,27 @@ def _fit_steps(task, X_train, y_train, X_test, y_test, points):
             for p in step:
                 yield "record", p, {"status": "failed", "error": _short_error(exc)}
             continue
+        standalone = {}
+        if path is not None and task.get("standalone_timing") == "first-fold" and task["fold"] == 0 \
+                and task["inner"] is None:
+            for p in step:
+                yield "start", [p]
+                single = clone(base).set_params(**p)
+                t0 = time.perf_counter()
+                try:
+                    single.fit(X_train, y_train)
+                    standalone[point_id(p)] = time.perf_counter() - t0
+                except Exception:
+                    standalone[point_id(p)] = None
+            yield "start", step
         for p, model in zip(step, models):
             try:
                 fields = _score(model, X_test, y_test)
                 fields.update(status="ok", fit_seconds=fit_seconds, path_size=len(step))
+                if path is None:
+                    fields["standalone_fit_seconds"] = fit_seconds
+                elif point_id(p) in standalone:
+                    fields["standalone_fit_seconds"] = standalone[point_id(p)]
                 if task.get("train_dcs"):
                     fields["dcs_gaussian"], fields["dcs_kde"] = _train_dcs(model, X_train, y_train)
             except Exception as exc:
@@ -273,6 +291,7 @@ def run_unit(task):
             "fit_seconds": fields.get("fit_seconds"), "predict_seconds": fields.get("predict_seconds"),
             "path_size": fields.get("path_size"), "error": fields.get("error"),
             "dcs_gaussian": fields.get("dcs_gaussian"), "dcs_kde": fields.get("dcs_kde"),
+            "standalone_fit_seconds": fields.get("standalone_fit_seconds"),
             "n_train": int(len(train)), "n_test": int(len(test)),
             "seed": task["seed"], "protocol": task["protocol_fingerprint"], "data_sha256": meta["sha256"],
             "versions": versions, "host": host["name"], "finished_at": time.time(),

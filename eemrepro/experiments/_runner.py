@@ -219,6 +219,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 "seed": derive_seed(proto.seed, u.dataset, u.model, u.repeat, u.fold,
                                     *(() if u.inner is None else ("inner", u.inner))),
                 "scaling": proto.scaling, "fit_timeout": proto.fit_timeout, "train_dcs": proto.train_dcs,
+                "standalone_timing": proto.standalone_timing,
                 "protocol_fingerprint": fingerprint, "data_home": None if data_home is None else str(data_home),
                 "mirror": None if mirror is None else str(mirror),
             }
