@@ -84,3 +84,12 @@ def test_correlation_pairs_equal_an_independent_computation():
     expected_ratio = (mp - mn) ** 2 / (sp + sn)
     np.testing.assert_allclose(ratio, expected_ratio, rtol=1e-8)
     np.testing.assert_allclose(dcs_v, np.log((sp + sn) / 2 / np.sqrt(sp * sn)) + expected_ratio, rtol=1e-8)
+
+
+def test_point_mass_classes_give_infinite_divergence():
+    # An interpolating model projects each training class onto one value.
+    a, b = np.full(50, 1.0), np.full(30, -1.0)
+    assert dcs.dcs_gaussian(1.0, 0.0, -1.0, 0.0) == np.inf
+    assert dcs.dcs_kde(a, b) == np.inf
+    # Far-apart classes: the cross sum underflows to 0, the limit is +inf.
+    assert dcs.dcs_kde(np.random.RandomState(0).randn(20) * 1e-3, np.random.RandomState(1).randn(20) * 1e-3 + 5) == np.inf

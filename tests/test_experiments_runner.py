@@ -234,3 +234,18 @@ protocol: {folds: 3, repeats: 1, standalone_timing: first-fold}
             assert 0 < r["standalone_fit_seconds"] and r["path_size"] == 2
         else:
             assert r["standalone_fit_seconds"] is None
+
+
+def test_retry_failed_supersedes_failed_records(tmp_path):
+    text = """name: retry
+datasets: [heart]
+models:
+  Flaky: {estimator: 'tests.helpers:Sleepy', grid: {fail: [true]}}
+protocol: {folds: 2, repeats: 1}
+"""
+    cfg = _config(tmp_path, text)
+    run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False)
+    assert {r["status"] for r in ResultStore(tmp_path / "o").read()} == {"failed"}
+    assert run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False).pending_units == 0
+    again = run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False, retry_failed=True)
+    assert again.pending_units == 2 and len(ResultStore(tmp_path / "o").read()) == 2

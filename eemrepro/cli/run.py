@@ -26,6 +26,7 @@ def run_cmd(
     repeats: Annotated[Optional[int], typer.Option(help="Override protocol.repeats of the config.")] = None,
     skip_unavailable: Annotated[bool, typer.Option(
         "--skip-unavailable", help="Skip data sets whose files cannot be fetched (listed), run the rest.")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed fits again.")] = False,
 ):
     """Run every (data set, model, grid point, repeat, fold) of CONFIG; resumes by default."""
     from ..datasets import DatasetError
@@ -36,7 +37,8 @@ def run_cmd(
         cfg = load_config(config)
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
-                                 progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable)
+                                 progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
+                                 retry_failed=retry_failed)
     except (ConfigError, DatasetError) as exc:
         fail(exc)
     for name, why in summary.unavailable.items():

@@ -20,9 +20,13 @@ _GRID = 1 << 15
 
 
 def dcs_gaussian(mean1, var1, mean2, var2):
-    """D_CS(N(mean1, var1), N(mean2, var2)) = 1/2 [ln(((v1+v2)/2)/sqrt(v1 v2)) + (m1-m2)^2/(v1+v2)]."""
+    """D_CS(N(mean1, var1), N(mean2, var2)) = 1/2 [ln(((v1+v2)/2)/sqrt(v1 v2)) + (m1-m2)^2/(v1+v2)].
+
+    A zero variance (a class projected onto one point, as an interpolating
+    model does on its training data) gives the limit +inf.
+    """
     if not (var1 > 0 and var2 > 0):
-        return float("nan")
+        return float("inf")
     s = var1 + var2
     return 0.5 * (math.log((s / 2) / math.sqrt(var1 * var2)) + (mean1 - mean2) ** 2 / s)
 
@@ -86,12 +90,15 @@ def dcs_kde(a, b, width_a=None, width_b=None):
     sa = silverman_width(a) if width_a is None else width_a
     sb = silverman_width(b) if width_b is None else width_b
     if not (sa > 0 and sb > 0):
-        return float("nan")
+        # A point mass (zero width) does not overlap a density: the limit is +inf.
+        return float("inf")
     va, vb = sa * sa, sb * sb
 
     def log_integral(x, y, var):
         # int f g with f, g KDEs: mean over pairs of N(x_i - y_j; 0, var).
         s = _pair_sum(x, y, var)
+        if not s > 0:
+            return -math.inf  # the densities do not overlap (the sum underflows)
         return math.log(s) - math.log(x.size * y.size) - 0.5 * math.log(2 * math.pi * var)
 
     cross = log_integral(a, b, va + vb)

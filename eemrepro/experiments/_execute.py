@@ -131,7 +131,10 @@ def _fit_steps(task, X_train, y_train, X_test, y_test, points):
                 elif point_id(p) in standalone:
                     fields["standalone_fit_seconds"] = standalone[point_id(p)]
                 if task.get("train_dcs"):
-                    fields["dcs_gaussian"], fields["dcs_kde"] = _train_dcs(model, X_train, y_train)
+                    try:
+                        fields["dcs_gaussian"], fields["dcs_kde"] = _train_dcs(model, X_train, y_train)
+                    except Exception as exc:  # a diagnostic must never fail the fit
+                        fields["error"] = f"train D_CS: {_short_error(exc)}"
             except Exception as exc:
                 fields = {"status": "failed", "error": _short_error(exc), "fit_seconds": fit_seconds}
             yield "record", p, fields

@@ -117,7 +117,7 @@ def _n_jobs(jobs):
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
                    dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
-                   skip_unavailable=False):
+                   skip_unavailable=False, retry_failed=False):
     """Run (or resume) every unit of a config and store the records.
 
     Parameters
@@ -137,6 +137,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     skip_unavailable : bool
         Skip (and report in ``RunSummary.unavailable``) data sets whose files
         cannot be fetched, instead of failing before anything runs.
+    retry_failed : bool
+        Run again the units with failed fits (their new records supersede the old).
 
     Returns
     -------
@@ -170,7 +172,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     if unavailable:
         config = replace(config, datasets=tuple(d for d in config.datasets if d not in unavailable))
     units = enumerate_units(config)
-    done = store.done_keys(fingerprint, data_sha)
+    done = store.done_keys(fingerprint, data_sha, retry_failed=retry_failed)
     pending = [u for u in units if not set(u.keys()) <= done]
     summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
                          unavailable=unavailable)

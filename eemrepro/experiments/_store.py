@@ -36,8 +36,8 @@ class ResultStore:
         return sorted(self.records_dir.glob("*.jsonl")) if self.records_dir.is_dir() else []
 
     def read(self):
-        """Every complete record, first occurrence of each key kept."""
-        seen, out = set(), []
+        """Every complete record; the latest record of a key wins (a retried unit)."""
+        latest = {}
         for path in self.segments():
             with open(path, encoding="utf-8") as fh:
                 for line in fh:
@@ -47,17 +47,18 @@ class ResultStore:
                         record = json.loads(line)
                     except json.JSONDecodeError:
                         continue
-                    key = _key(record)
-                    if key not in seen:
-                        seen.add(key)
-                        out.append(record)
-        return out
+                    latest[_key(record)] = record
+        return list(latest.values())
 
-    def done_keys(self, protocol, data_sha256):
-        """Keys of records made under this protocol with this data (what resume skips)."""
+    def done_keys(self, protocol, data_sha256, retry_failed=False):
+        """Keys of records made under this protocol with this data (what resume skips).
+
+        With ``retry_failed``, failed fits do not count as done (timed-out ones do).
+        """
         return {
             _key(r) for r in self.read()
             if r["protocol"] == protocol and r["data_sha256"] == data_sha256.get(r["dataset"])
+            and not (retry_failed and r["status"] == "failed")
         }
 
     # -- writing ----------------------------------------------------------
