@@ -2,7 +2,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY = $(VENV)/bin/python
 
-.PHONY: install test bench lint clean
+RESULTS ?= $(filter-out results/tables results/figures,$(wildcard results/*))
+
+.PHONY: install test bench lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +18,12 @@ test: install
 
 bench: install
 	$(PY) benchmarks/bench_eem.py
+
+tables: install
+	$(VENV)/bin/eemrepro tables $(RESULTS) --format md --format csv --format latex --out results/tables
+
+figures: install
+	$(VENV)/bin/eemrepro figures $(RESULTS) --out results/figures
 
 lint: install
 	$(PY) -m pip install --quiet ruff

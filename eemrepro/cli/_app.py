@@ -32,12 +32,16 @@ def _root(
 
 
 from .datasets import app as _datasets_app  # noqa: E402
+from .reports import check_cmd, figures_cmd, tables_cmd  # noqa: E402
 from .run import run_cmd  # noqa: E402
 from .status import status_cmd  # noqa: E402
 
 app.add_typer(_datasets_app, name="datasets")
 app.command("run")(run_cmd)
 app.command("status")(status_cmd)
+app.command("tables")(tables_cmd)
+app.command("check")(check_cmd)
+app.command("figures")(figures_cmd)
 
 
 @app.command("models")

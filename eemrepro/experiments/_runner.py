@@ -109,6 +109,23 @@ def estimate_seconds(config, units, n_jobs, flops_per_second=2e10):
     return total / max(1, n_jobs)
 
 
+def _git_commit():
+    """The eemrepro checkout's commit (with '+dirty' for uncommitted changes), if any."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def _n_jobs(jobs):
     if jobs is None or jobs == -1:
         return os.cpu_count() or 1
@@ -182,11 +199,12 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
     versions, host = environment()
     out.mkdir(parents=True, exist_ok=True)
+    commit = _git_commit()
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                 "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
                 "units_pending": len(pending), "data_sha256": data_sha, "protocol_fingerprint": fingerprint,
-                "unavailable_datasets": unavailable}
+                "unavailable_datasets": unavailable, "commit": commit}
 
     timed_out = set()
     if proto.after_timeout == "skip":

@@ -1,0 +1,83 @@
+"""``eemrepro tables``, ``eemrepro check`` and ``eemrepro figures``: reports from stored results."""
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+ResultsArg = Annotated[List[Path], typer.Argument(help="Results folders (results/<config name>).")]
+
+
+class Format(str, Enum):
+    md = "md"
+    csv = "csv"
+    latex = "latex"
+
+
+class Selection(str, Enum):
+    best = "best-of-grid"
+    nested = "nested"
+
+
+def tables_cmd(
+    results: ResultsArg,
+    format: Annotated[Optional[List[Format]], typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for the table files.")] = Path("results/tables"),
+    selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
+):
+    """Rebuild the paper's tables from stored results, next to the published numbers."""
+    from ..reports import build_tables
+    from ._common import fail
+
+    formats = [f.value for f in format] if format else ["md", "csv"]
+    try:
+        written = build_tables(results, out, formats=formats, selection=selection.value)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(exc)
+    for path in written:
+        typer.echo(f"wrote {path}")
+
+
+def check_cmd(
+    results: ResultsArg,
+    tolerance: Annotated[Optional[str], typer.Option(
+        help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'.")] = None,
+    report_only: Annotated[bool, typer.Option("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Also list passing and skipped cells.")] = False,
+):
+    """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
+    from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
+    from ._common import fail
+
+    try:
+        tol = load_tolerance(tolerance)
+        records, _ = load_results(results)
+    except (ToleranceError, FileNotFoundError) as exc:
+        fail(exc, code=2)
+    cells = check(records, tol)
+    for cell in cells:
+        if cell.outcome in ("fail", "missing"):
+            typer.echo(cell.line())
+        elif verbose:
+            typer.echo(f"{cell.outcome.upper()} {cell.table} {cell.dataset} {cell.method}"
+                       + (f" ({cell.reason})" if cell.reason else ""))
+    typer.echo(summary_line(cells))
+    if not report_only and any(c.outcome in ("fail", "missing") for c in cells):
+        raise typer.Exit(code=1)
+
+
+def figures_cmd(
+    results: ResultsArg,
+    out: Annotated[Path, typer.Option(help="Folder for the figures.")] = Path("results/figures"),
+):
+    """EEM Figure 3 (stability in h) and reproduced-vs-published scatter plots (PNG and SVG)."""
+    from ..reports import build_figures
+    from ._common import fail
+
+    try:
+        written = build_figures(results, out)
+    except (RuntimeError, ValueError, FileNotFoundError) as exc:
+        fail(exc)
+    for path in written:
+        typer.echo(f"wrote {path}")

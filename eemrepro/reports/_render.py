@@ -1,0 +1,141 @@
+"""Writing tables as Markdown, CSV or LaTeX, each with its provenance.
+
+Nothing here reads the clock: the provenance comes from the stored runs, so
+rebuilding from the same store gives the same bytes (``make tables``).
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..experiments import ResultStore
+
+
+def load_results(dirs):
+    """(records, provenance) of one or more results folders."""
+    records, runs, configs = [], [], {}
+    for d in dirs:
+        d = Path(d)
+        if not d.is_dir():
+            raise FileNotFoundError(f"{d} is not a results folder")
+        records.extend(ResultStore(d).read())
+        for run in sorted((d / "runs").glob("*.json")):
+            info = json.loads(run.read_text())
+            runs.append(info)
+            configs[info["config"]["name"]] = info.get("config_file")
+    versions = sorted({json.dumps(r["versions"], sort_keys=True) for r in records if r.get("versions")})
+    commits = sorted({r.get("commit") for r in runs if r.get("commit")})
+    finished = [r["finished_at"] for r in records if r.get("finished_at")]
+    repeats = sorted({r["repeat"] for r in records})
+    provenance = {
+        "results": [str(Path(d)) for d in dirs],
+        "configs": {k: v for k, v in sorted(configs.items())},
+        "commits": commits,
+        "package_versions": [json.loads(v) for v in versions],
+        "records": len(records),
+        "repeats": len(repeats),
+        "records_finished": _date_range(finished),
+        "hosts": sorted({r.get("host") for r in records if r.get("host")}),
+    }
+    return records, provenance
+
+
+def _date_range(stamps):
+    if not stamps:
+        return None
+    import datetime as dt
+
+    fmt = lambda s: dt.datetime.fromtimestamp(s, dt.timezone.utc).strftime("%Y-%m-%d")
+    lo, hi = fmt(min(stamps)), fmt(max(stamps))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def provenance_lines(prov, title, notes=()):
+    lines = [title, f"results: {', '.join(prov['results'])} ({prov['records']} records, "
+                    f"{prov['repeats']} repeat(s) of the CV; records finished {prov['records_finished']})"]
+    for name, path in prov["configs"].items():
+        lines.append(f"config {name}: {path}")
+    if prov["commits"]:
+        lines.append("code commit(s): " + ", ".join(prov["commits"]))
+    for v in prov["package_versions"]:
+        lines.append("versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)))
+    lines.extend(notes)
+    return lines
+
+
+def _fmt(x, digits=1):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "> 600"
+    return f"{x:.{digits}f}"
+
+
+def _signed(x, digits=1):
+    if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
+        return "–"
+    return f"{x:+.{digits}f}"
+
+
+def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
+    """Write ``df`` (long format) as ``path_stem.<ext>`` with a provenance header.
+
+    ``columns``: [(column, header, formatter)] for Markdown/LaTeX long tables;
+    ``wide``: optional (index, columns, cell formatter) for a compact wide view.
+    """
+    head = provenance_lines(prov, title, notes)
+    path_stem = Path(path_stem)
+    path_stem.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        out = path_stem.with_suffix(".csv")
+        body = df.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+        out.write_text("".join(f"# {line}\n" for line in head) + body)
+        return out
+    rows = [[fn(r[c]) if fn else ("" if r[c] is None or (isinstance(r[c], float) and math.isnan(r[c])) else str(r[c]))
+             for c, _, fn in columns] for _, r in df.iterrows()]
+    headers = [h for _, h, _ in columns]
+    if fmt == "md":
+        from tabulate import tabulate
+
+        out = path_stem.with_suffix(".md")
+        text = f"# {head[0]}\n\n" + "".join(f"- {line}\n" for line in head[1:]) + "\n"
+        if wide is not None:
+            index, cols, cell = wide
+            pivot = _wide(df, index, cols, cell)
+            text += tabulate(pivot.values.tolist(), headers=[index] + list(pivot.columns[1:]),
+                             tablefmt="github", disable_numparse=True) + "\n\n"
+        text += tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) + "\n"
+        out.write_text(text)
+        return out
+    if fmt == "latex":
+        out = path_stem.with_suffix(".tex")
+        esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("±", r"$\pm$")
+        text = "".join(f"% {line}\n" for line in head)
+        text += "\\begin{tabular}{" + "l" * len(headers) + "}\n\\hline\n"
+        text += " & ".join(esc(h) for h in headers) + " \\\\\n\\hline\n"
+        text += "".join(" & ".join(esc(c) for c in row) + " \\\\\n" for row in rows)
+        text += "\\hline\n\\end{tabular}\n"
+        out.write_text(text)
+        return out
+    raise ValueError(f"format must be md, csv or latex, got {fmt!r}")
+
+
+def _wide(df, index, cols, cell):
+    order_rows = list(dict.fromkeys(df[index]))
+    order_cols = list(dict.fromkeys(df[cols]))
+    table = {r: {c: "" for c in order_cols} for r in order_rows}
+    for _, r in df.iterrows():
+        table[r[index]][r[cols]] = cell(r)
+    return pd.DataFrame([[r] + [table[r][c] for c in order_cols] for r in order_rows],
+                        columns=[index] + order_cols)
+
+
+def gmean_cell(r):
+    if r["status"] == "timed-out":
+        return "> 600"
+    if r["status"] != "ok":
+        return "–" if np.isnan(r.get("published", np.nan)) else f"– ({_fmt(r['published'])})"
+    return f"{_fmt(r['gmean'])}±{_fmt(r['gmean_std'])} ({_signed(r['delta'])})"

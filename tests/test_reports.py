@@ -1,0 +1,161 @@
+"""Tables, check and figures on a hand-made record set; expected values computed by hand."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from eemrepro.cli import app
+from eemrepro.experiments import ResultStore
+from eemrepro.reports import (
+    Tolerance, build_tables, check, correlation_table, gmean_table, load_tolerance, summary_line, time_table,
+)
+
+runner = CliRunner()
+
+
+def rec(dataset, model, point, fold, gmean=None, status="ok", fit=1.0, standalone=None, path_size=1, **kw):
+    return dict({"dataset": dataset, "model": model, "params": point, "repeat": 0, "fold": fold, "inner": None,
+                 "status": status, "gmean": gmean, "bac": gmean, "auc": None, "fit_seconds": fit,
+                 "standalone_fit_seconds": standalone, "path_size": path_size, "versions": {"eemrepro": "t"},
+                 "host": "h", "finished_at": 1.8e9, "protocol": "p", "data_sha256": "d", "seed": 1,
+                 "estimator": "EEM", "fixed_params": {}}, **kw)
+
+
+def hand_made():
+    r = []
+    # australian EEMrbf: h=50 folds (0.80, 0.90) mean 85.0 %; h=100 folds (0.70, 0.80) mean 75 %.
+    r += [rec("australian", "EEMrbf", {"n_hidden": 50}, 0, 0.80, fit=3.0, standalone=1.0, path_size=2),
+          rec("australian", "EEMrbf", {"n_hidden": 50}, 1, 0.90, fit=5.0, path_size=2),
+          rec("australian", "EEMrbf", {"n_hidden": 100}, 0, 0.70, fit=3.0, standalone=2.0, path_size=2),
+          rec("australian", "EEMrbf", {"n_hidden": 100}, 1, 0.80, fit=5.0, path_size=2)]
+    # australian WELMrbf: one point, folds (0.86, 0.86).
+    r += [rec("australian", "WELMrbf", {"n_hidden": 50}, f, 0.86, fit=2.0 + f) for f in (0, 1)]
+    # abalone7 SVMrbf: every fit timed out or skipped -> "> 600".
+    r += [rec("abalone7", "SVMrbf", {"C": 1.0, "gamma": 1.0}, 0, status="timed-out", fit=600.0),
+          rec("abalone7", "SVMrbf", {"C": 1.0, "gamma": 1.0}, 1, status="skipped-after-timeout", fit=None)]
+    r += [rec("abalone7", "EEMrbf", {"n_hidden": 50}, f, 0.80, fit=1.0, standalone=0.5 if f == 0 else None)
+          for f in (0, 1)]
+    return r
+
+
+def test_gmean_table_values_by_hand():
+    t = gmean_table(hand_made()).set_index(["dataset", "method"])
+    cell = t.loc[("australian", "EEMrbf")]
+    assert cell["point"] == '{"n_hidden": 50}'
+    assert cell["gmean"] == pytest.approx(85.0)
+    assert cell["gmean_std"] == pytest.approx(100 * np.std([0.8, 0.9], ddof=1))  # 7.0711
+    # Published EEM Table 4, australian EEMrbf: 86.9 +- 3.8 (eem_table4_gmean.csv).
+    assert cell["published"] == 86.9 and cell["delta"] == pytest.approx(85.0 - 86.9)
+    assert t.loc[("abalone7", "SVMrbf"), "status"] == "timed-out"
+    assert t.loc[("sonar", "EEMrbf"), "status"] == "missing"
+
+
+def test_time_table_by_hand():
+    t = time_table(hand_made()).set_index(["dataset", "method"])
+    # Standalone timing of the selected point where recorded (fold 0 only).
+    assert t.loc[("abalone7", "EEMrbf"), "seconds"] == 0.5 and t.loc[("abalone7", "EEMrbf"), "timing"] == "standalone"
+    assert math.isinf(t.loc[("abalone7", "SVMrbf"), "seconds"])
+    # Published Table 5 (eem_table5_time_seconds.csv): abalone7 EEMrbf 1.2 s; LS-SVM on forest cover "> 600".
+    assert t.loc[("abalone7", "EEMrbf"), "published"] == pytest.approx(1.2)
+    assert math.isinf(t.loc[("forest-cover", "LS-SVMrbf"), "published"])
+
+
+def test_tables_written_with_provenance_and_rebuild_identically(tmp_path):
+    store = ResultStore(tmp_path / "res")
+    store.append(hand_made())
+    store.close()
+    (tmp_path / "res" / "runs").mkdir()
+    (tmp_path / "res" / "runs" / "r.json").write_text(json.dumps({"config": {"name": "hand"}, "config_file": "c.yaml",
+                                                                 "commit": "abc123"}))
+    first = build_tables([tmp_path / "res"], tmp_path / "t1", formats=("md", "csv", "latex"))
+    second = build_tables([tmp_path / "res"], tmp_path / "t2", formats=("md", "csv", "latex"))
+    assert [p.name for p in first] == [p.name for p in second]
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    md = (tmp_path / "t1" / "eem_table4_gmean.md").read_text()
+    assert "config hand: c.yaml" in md and "code commit(s): abc123" in md and "eemrepro t" in md
+    assert "85.0±7.1 (-1.9)" in md
+    t5 = (tmp_path / "t1" / "eem_table5_time.md").read_text()
+    assert "> 600" in t5
+    csv = (tmp_path / "t1" / "eem_table4_gmean.csv").read_text()
+    assert csv.startswith("# EEM Table 4") and '{""n_hidden"": 50}' in csv
+
+
+def test_correlation_table_equals_scipy_spearmanr():
+    rng = np.random.RandomState(0)
+    dcs = [rng.rand(10), rng.rand(10)]
+    ratio = [d + 0.3 * rng.rand(10) for d in dcs]
+    records = [rec("heart", "dcs-correlation", {"n_hidden": 10}, layer, dcs=list(dcs[layer]), ratio=list(ratio[layer]))
+               for layer in (0, 1)]
+    t = correlation_table(records).set_index(["dataset", "h"])
+    expected = stats.spearmanr(np.concatenate(dcs), np.concatenate(ratio)).statistic
+    assert t.loc[("heart", 10), "spearman"] == pytest.approx(expected)
+    # Published EEM Table 1: heart, h = 10 -> 0.829.
+    assert t.loc[("heart", 10), "published"] == 0.829 and t.loc[("heart", 10), "pairs"] == 20
+
+
+def test_check_passes_fails_and_counts():
+    records = hand_made()
+    cells = check(records)
+    by = {(c.table, c.dataset, c.method): c for c in cells}
+    # australian EEMrbf: |85.0 - 86.9| = 1.9 <= max(2, 3.8): pass.
+    assert by[("eem_table4", "australian", "EEMrbf")].outcome == "pass"
+    # australian WELMrbf: |86.0 - 85.8| = 0.2: pass; sonar cells: missing.
+    assert by[("eem_table4", "sonar", "EEMrbf")].outcome == "missing"
+    # The paper did not report LS-SVM on forest cover: skipped and counted.
+    assert by[("eem_table4", "forest-cover", "LS-SVMrbf")].outcome == "skipped"
+    line = summary_line(cells)
+    assert line.startswith("within tolerance: 3 of ") and "(5 skipped)" in line
+    strict = Tolerance()
+    strict.tables["eem_table4"] = {"abs": 1.0, "use_std": False}
+    assert {c.dataset: c.outcome for c in check(records, strict) if c.method == "EEMrbf"}["australian"] == "fail"
+
+
+def test_tolerance_file_pins_known_differences(tmp_path):
+    spec = tmp_path / "tol.yaml"
+    spec.write_text("""missing: skip
+tables:
+  eem_table4: {abs: 1.0, use_std: false}
+cells:
+  - {table: eem_table4, dataset: australian, method: EEMrbf, abs: 2.5, reason: known}
+""")
+    cells = check(hand_made(), load_tolerance(spec))
+    assert all(c.outcome in ("pass", "skipped") for c in cells)
+    assert summary_line(cells) == "within tolerance: 3 of 3 cells ({} skipped)".format(len(cells) - 3)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tables: {eem_table9: {abs: 1}}\n")
+    with pytest.raises(ValueError, match="tables.eem_table9': unknown table"):
+        load_tolerance(bad)
+
+
+def test_check_cli_exit_codes_and_last_line(tmp_path):
+    store = ResultStore(tmp_path / "res")
+    store.append(hand_made())
+    store.close()
+    result = runner.invoke(app, ["check", str(tmp_path / "res")])
+    assert result.exit_code == 1
+    lines = result.stdout.strip().splitlines()
+    assert "MISSING eem_table4 sonar EEMrbf: no reproduced value (published 82.8)" in lines
+    assert lines[-1].startswith("within tolerance: 3 of ")
+    report = runner.invoke(app, ["check", str(tmp_path / "res"), "--report-only"])
+    assert report.exit_code == 0 and report.stdout.strip().splitlines()[-1] == lines[-1]
+    tol = tmp_path / "t.yaml"
+    tol.write_text("missing: skip\n")
+    assert runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", str(tol)]).exit_code == 0
+    assert runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", "gmean=0.01"]).exit_code == 1
+    assert runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", "bogus=1"]).exit_code == 2
+
+
+def test_figures_are_written_and_non_empty(tmp_path):
+    pytest.importorskip("matplotlib")
+    from eemrepro.reports import scatter_figure, stability_figure
+
+    records = [rec("heart", "EEMrbf", {"n_hidden": h}, f, 0.7 + 0.001 * h + 0.01 * f) for h in range(5, 105, 5) for f in (0, 1)]
+    paths = stability_figure(records, tmp_path / "fig3") + scatter_figure(gmean_table(hand_made()), tmp_path / "scatter")
+    assert sorted(p.suffix for p in paths) == [".png", ".png", ".svg", ".svg"]
+    assert all(p.stat().st_size > 1000 for p in paths)
+    assert (tmp_path / "fig3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
