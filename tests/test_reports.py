@@ -159,3 +159,27 @@ def test_figures_are_written_and_non_empty(tmp_path):
     assert sorted(p.suffix for p in paths) == [".png", ".png", ".svg", ".svg"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert (tmp_path / "fig3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_wins_draws_losses_ranks_and_tests_by_hand():
+    import pandas as pd
+
+    from eemrepro.reports import ranks_and_tests, wins_draws_losses
+
+    # Three data sets; EEMrbf beats WELMrbf on two and draws (at one decimal) on one.
+    table = pd.DataFrame([
+        {"dataset": d, "method": m, "gmean": v}
+        for d, vals in {"a": (80.0, 85.0, 70.0), "b": (60.04, 60.0, 50.0), "c": (90.0, 95.0, 99.0)}.items()
+        for m, v in zip(("WELMrbf", "EEMrbf", "SVMrbf"), vals)
+    ])
+    wdl = wins_draws_losses(table).set_index("pair").loc["EEMrbf vs WELMrbf"]
+    assert (wdl["wins"], wdl["draws"], wdl["losses"]) == (2, 1, 0)
+    out = ranks_and_tests(table)
+    # Ranks per data set (1 = best): a: EEM 1, WELM 2, SVM 3; b: WELM 1, EEM 2, SVM 3; c: SVM 1, EEM 2, WELM 3.
+    assert out["average_rank"] == pytest.approx({"EEMrbf": 5 / 3, "WELMrbf": 2.0, "SVMrbf": 7 / 3})
+    expected = stats.friedmanchisquare(table[table.method == "WELMrbf"].gmean.values,
+                                       table[table.method == "EEMrbf"].gmean.values,
+                                       table[table.method == "SVMrbf"].gmean.values)
+    assert out["friedman_p"] == pytest.approx(expected.pvalue)
+    # Nemenyi CD = q_0.05(k=3, inf) / sqrt(2) * sqrt(k (k+1) / (6 N)) = 2.343 * sqrt(12 / 18).
+    assert out["nemenyi_cd"] == pytest.approx(2.3437 * math.sqrt(12 / 18), rel=1e-3)

@@ -116,3 +116,63 @@ def _check_choice(estimator, name, choices):
             f"{type(estimator).__name__}: parameter {name!r} must be one of "
             f"{list(choices)!r}, got {value!r}."
         )
+
+
+def _chunked(X, n_columns, fn):
+    """``fn`` applied to row chunks of X (sized for ``n_columns`` intermediate columns), concatenated."""
+    out = np.empty(X.shape[0])
+    for sl in _iter_slices(X.shape[0], _chunk_rows(n_columns)):
+        out[sl] = fn(X[sl])
+    return out
+
+
+class _PathMixin:
+    """``fit`` and ``fit_path`` for estimators that fit a whole grid of one parameter at once.
+
+    A subclass names the parameter in ``_path_param`` and implements
+    ``_fit_states(X, t, values) -> [state per value]`` (a state is the dict of
+    fitted attributes) and, if a state needs processing, ``_set_state``.
+    """
+
+    _path_param = None
+
+    def _set_state(self, state):
+        self.__dict__.update(state)
+
+    def fit(self, X, y):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels; the minority one is the positive class.
+
+        Returns
+        -------
+        self : object
+        """
+        self._check_params()
+        X, t = self._validate_training_data(X, y)
+        (state,) = self._fit_states(X, t, [getattr(self, self._path_param)])
+        self._set_state(state)
+        return self
+
+    def _fit_path(self, X, y, values):
+        values = list(values)
+        if not values:
+            raise ValueError(f"{self._path_param} must be a non-empty list of values")
+        from sklearn.base import clone
+
+        proto = clone(self)
+        for v in values:
+            proto.set_params(**{self._path_param: v})._check_params()
+        X, t = proto._validate_training_data(X, y)
+        fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
+        models = []
+        for v, state in zip(values, proto._fit_states(X, t, values)):
+            model = clone(self).set_params(**{self._path_param: v})
+            model.__dict__.update(fitted)
+            model._set_state(state)
+            models.append(model)
+        return models

@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
-from ._base import _BinaryClassifierMixin, _check_choice, _check_number, _chunk_rows, _iter_slices
+from ._base import _BinaryClassifierMixin, _check_choice, _check_number, _chunk_rows, _chunked, _PathMixin
 from ._features import (
     ACTIVATIONS,
     _draw_hidden_layer,
@@ -87,7 +87,7 @@ def _density_thresholds(mu_pos, var_pos, mu_neg, var_neg, prior_pos, prior_neg):
     return np.sort(np.array(roots))
 
 
-class _BaseEntropyMachine(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
+class _BaseEntropyMachine(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     """Solver shared by EEM and EEKM; subclasses provide the feature map."""
 
     # The grid parameter fit_path covers in one fit (used by the experiment runner).
@@ -113,25 +113,6 @@ class _BaseEntropyMachine(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator
         raise NotImplementedError
 
     # -- fitting ---------------------------------------------------------------
-    def fit(self, X, y):
-        """Fit the model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two classes, any labels; the minority one is the positive class.
-
-        Returns
-        -------
-        self : object
-        """
-        self._check_params()
-        X, t = self._validate_training_data(X, y)
-        (state,) = self._fit_states(X, t, [self.n_hidden])
-        self._set_state(state)
-        return self
-
     def fit_path(self, X, y, n_hidden):
         """Fit one model per hidden-layer size from one pass over the largest layer.
 
@@ -150,21 +131,7 @@ class _BaseEntropyMachine(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator
         -------
         models : list of fitted estimators, in the order of ``n_hidden``
         """
-        hs = [int(h) for h in n_hidden]
-        if not hs or min(hs) < 1:
-            raise ValueError(f"n_hidden must be a non-empty list of ints >= 1, got {n_hidden!r}")
-        proto = clone(self)
-        proto._check_params()
-        X, t = proto._validate_training_data(X, y)
-        models = []
-        for h, state in zip(hs, proto._fit_states(X, t, hs)):
-            model = clone(self).set_params(n_hidden=h)
-            model.__dict__.update(
-                {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
-            )
-            model._set_state(state)
-            models.append(model)
-        return models
+        return self._fit_path(X, y, [int(h) for h in n_hidden])
 
     def _priors(self):
         if self.priors is None:
@@ -250,11 +217,8 @@ class _BaseEntropyMachine(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator
         """
         X = self._validate_prediction_data(X)
         dtype = np.dtype(self.dtype)
-        z = np.empty(X.shape[0])
         beta = self.beta_.astype(dtype)
-        for sl in _iter_slices(X.shape[0], _chunk_rows(self.beta_.shape[0])):
-            z[sl] = self._transform(X[sl].astype(dtype)) @ beta
-        return z
+        return _chunked(X, beta.shape[0], lambda chunk: self._transform(chunk.astype(dtype)) @ beta)
 
     def _log_posterior_ratio(self, X):
         z = self.project(X)

@@ -100,3 +100,11 @@ def _rbf(X, Y, gamma):
 def _kernel_features(X, landmarks, whitening, gamma):
     """phi_K(x) = K(X[h], X[h])^(-1/2) K(X[h], x), one row per sample."""
     return _rbf(X, landmarks, gamma) @ whitening.astype(X.dtype, copy=False)
+
+
+def _kernel_expansion(X, support_vectors, coef, intercept, gamma):
+    """sum_i coef_i K(x, sv_i) + intercept for each row, in chunks (LS-SVM, SVM)."""
+    from ._base import _chunked
+
+    return _chunked(X, max(1, support_vectors.shape[0]),
+                    lambda chunk: _rbf(chunk, support_vectors, gamma) @ coef + intercept)

@@ -13,10 +13,10 @@ import numbers
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._base import _BinaryClassifierMixin, _balance_weights, _check_number, _chunk_rows, _iter_slices
-from ._features import _rbf
+from ._base import _BinaryClassifierMixin, _PathMixin, _balance_weights, _check_number
+from ._features import _kernel_expansion, _rbf
 
 __all__ = ["LSSVM"]
 
@@ -57,7 +57,7 @@ class _LSSVMEigenPath:
         return u_t - b * u_1, b
 
 
-class LSSVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
+class LSSVM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     """Balanced least-squares SVM with the Gaussian kernel.
 
     Parameters
@@ -101,25 +101,6 @@ class LSSVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         _check_number(self, "C", numbers.Real, low=0, low_open=True)
         _check_number(self, "gamma", numbers.Real, low=0, low_open=True)
 
-    def fit(self, X, y):
-        """Solve the bordered linear system.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : object
-        """
-        self._check_params()
-        X, t = self._validate_training_data(X, y)
-        path = _LSSVMEigenPath(_rbf(X, X, self.gamma), t, _balance_weights(t))
-        self.dual_coef_, self.intercept_ = path.solve(self.C)
-        self.support_vectors_ = X
-        return self
-
     def fit_path(self, X, y, C):
         """One model per C from one eigendecomposition.
 
@@ -133,21 +114,15 @@ class LSSVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         models : list of fitted LSSVM, in the order of ``C``
         """
-        Cs = list(C)
-        proto = clone(self)
-        for c in Cs:
-            proto.set_params(C=c)._check_params()
-        X, t = proto._validate_training_data(X, y)
-        fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
+        return self._fit_path(X, y, C)
+
+    def _fit_states(self, X, t, Cs):
         path = _LSSVMEigenPath(_rbf(X, X, self.gamma), t, _balance_weights(t))
-        models = []
+        states = []
         for c in Cs:
-            model = clone(self).set_params(C=c)
-            model.__dict__.update(fitted)
-            model.dual_coef_, model.intercept_ = path.solve(c)
-            model.support_vectors_ = X
-            models.append(model)
-        return models
+            alpha, b = path.solve(c)
+            states.append({"dual_coef_": alpha, "intercept_": b, "support_vectors_": X})
+        return states
 
     def decision_function(self, X):
         """K(x, X) alpha + b, oriented so that it is positive for ``classes_[1]``.
@@ -161,7 +136,4 @@ class LSSVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         X = self._validate_prediction_data(X)
-        z = np.empty(X.shape[0])
-        for sl in _iter_slices(X.shape[0], _chunk_rows(self.support_vectors_.shape[0])):
-            z[sl] = _rbf(X[sl], self.support_vectors_, self.gamma) @ self.dual_coef_ + self.intercept_
-        return self._orient(z)
+        return self._orient(_kernel_expansion(X, self.support_vectors_, self.dual_coef_, self.intercept_, self.gamma))

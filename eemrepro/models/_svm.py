@@ -5,8 +5,8 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._base import _BinaryClassifierMixin, _balance_weights, _check_number, _chunk_rows, _iter_slices
-from ._features import _rbf
+from ._base import _BinaryClassifierMixin, _balance_weights, _check_number
+from ._features import _kernel_expansion
 
 __all__ = ["SVM"]
 
@@ -101,7 +101,4 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         X = self._validate_prediction_data(X)
-        z = np.empty(X.shape[0])
-        for sl in _iter_slices(X.shape[0], _chunk_rows(max(1, self.support_vectors_.shape[0]))):
-            z[sl] = _rbf(X[sl], self.support_vectors_, self.gamma) @ self.dual_coef_ + self.intercept_
-        return self._orient(z)
+        return self._orient(_kernel_expansion(X, self.support_vectors_, self.dual_coef_, self.intercept_, self.gamma))

@@ -15,15 +15,17 @@ import numbers
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
 from ._base import (
     _BinaryClassifierMixin,
+    _PathMixin,
     _balance_weights,
     _check_choice,
     _check_number,
     _chunk_rows,
+    _chunked,
     _iter_slices,
 )
 from ._features import ACTIVATIONS, _draw_hidden_layer, _hidden_activations
@@ -53,7 +55,7 @@ def _min_norm_solution(R, q, n_samples):
     return Vt[keep].T @ ((U[:, keep].T @ R[:k, -1]) / s[keep])
 
 
-class WELM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
+class WELM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     """Weighted Extreme Learning Machine without regularisation (the paper's WELM).
 
     Parameters
@@ -102,24 +104,6 @@ class WELM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         _check_number(self, "n_hidden", numbers.Integral, low=1)
         _check_choice(self, "activation", ACTIVATIONS)
 
-    def fit(self, X, y):
-        """Fit the output weights by weighted least squares (pseudo-inverse).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : object
-        """
-        self._check_params()
-        X, t = self._validate_training_data(X, y)
-        (state,) = self._fit_states(X, t, [self.n_hidden])
-        self.__dict__.update(state)
-        return self
-
     def fit_path(self, X, y, n_hidden):
         """One model per hidden-layer size from one QR of the largest layer.
 
@@ -133,20 +117,7 @@ class WELM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         models : list of fitted WELM, in the order of ``n_hidden``
         """
-        hs = [int(h) for h in n_hidden]
-        if not hs or min(hs) < 1:
-            raise ValueError(f"n_hidden must be a non-empty list of ints >= 1, got {n_hidden!r}")
-        proto = clone(self)
-        proto._check_params()
-        X, t = proto._validate_training_data(X, y)
-        fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
-        models = []
-        for h, state in zip(hs, proto._fit_states(X, t, hs)):
-            model = clone(self).set_params(n_hidden=h)
-            model.__dict__.update(fitted)
-            model.__dict__.update(state)
-            models.append(model)
-        return models
+        return self._fit_path(X, y, [int(h) for h in n_hidden])
 
     def _fit_states(self, X, t, hs):
         rng = check_random_state(self.random_state)
@@ -182,7 +153,5 @@ class WELM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         X = self._validate_prediction_data(X)
-        z = np.empty(X.shape[0])
-        for sl in _iter_slices(X.shape[0], _chunk_rows(self.beta_.shape[0])):
-            z[sl] = _hidden_activations(X[sl], self.hidden_weights_, self.hidden_biases_, self.activation) @ self.beta_
-        return self._orient(z)
+        features = lambda chunk: _hidden_activations(chunk, self.hidden_weights_, self.hidden_biases_, self.activation)
+        return self._orient(_chunked(X, self.beta_.shape[0], lambda chunk: features(chunk) @ self.beta_))
