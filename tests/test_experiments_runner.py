@@ -249,3 +249,14 @@ protocol: {folds: 2, repeats: 1}
     assert run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False).pending_units == 0
     again = run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False, retry_failed=True)
     assert again.pending_units == 2 and len(ResultStore(tmp_path / "o").read()) == 2
+
+
+def test_compacted_store_reads_and_resumes_the_same(reference, tmp_path):
+    import shutil
+
+    cfg, out, _ = reference
+    shutil.copytree(out, tmp_path / "c")
+    store = ResultStore(tmp_path / "c")
+    assert store.compact() and all(p.suffix == ".gz" for p in store.segments())
+    assert _facts(tmp_path / "c") == _facts(out)
+    assert run_experiment(cfg, out=tmp_path / "c", jobs=1, progress=False).pending_units == 0

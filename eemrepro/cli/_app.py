@@ -32,6 +32,7 @@ def _root(
 
 
 from .datasets import app as _datasets_app  # noqa: E402
+from .compact import compact_cmd  # noqa: E402
 from .reports import check_cmd, figures_cmd, tables_cmd  # noqa: E402
 from .run import run_cmd  # noqa: E402
 from .status import status_cmd  # noqa: E402
@@ -42,6 +43,7 @@ app.command("status")(status_cmd)
 app.command("tables")(tables_cmd)
 app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)
+app.command("compact")(compact_cmd)
 
 
 @app.command("models")

@@ -5,12 +5,14 @@ Layout of ``DIR`` (default ``results/<config name>``)::
     config.yaml            the config of the latest run (resolved)
     runs/<stamp>.json      one file per invocation: config, versions, host, start/end
     records/<stamp>-<pid>.jsonl   one record per line, appended as units finish
+    records/*.jsonl.gz     closed segments compacted by ``compact()`` (for git)
 
 Only the main process writes. Each unit's records are written, flushed and
 fsync'ed together as it finishes, so a killed run loses at most the units in
 flight; a line torn by the kill is ignored on reading (and redone on resume).
 """
 
+import gzip
 import json
 import os
 import shutil
@@ -33,13 +35,17 @@ class ResultStore:
 
     # -- reading ----------------------------------------------------------
     def segments(self):
-        return sorted(self.records_dir.glob("*.jsonl")) if self.records_dir.is_dir() else []
+        if not self.records_dir.is_dir():
+            return []
+        return sorted([*self.records_dir.glob("*.jsonl"), *self.records_dir.glob("*.jsonl.gz")],
+                      key=lambda p: p.name)
 
     def read(self):
         """Every complete record; the latest record of a key wins (a retried unit)."""
         latest = {}
         for path in self.segments():
-            with open(path, encoding="utf-8") as fh:
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as fh:
                 for line in fh:
                     if not line.endswith("\n"):
                         break  # torn by a kill mid-write
@@ -79,6 +85,28 @@ class ResultStore:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+    def compact(self):
+        """Gzip every closed segment (complete lines only), atomically; return the new files.
+
+        Run it when no run is writing to the folder (before committing a store).
+        """
+        if self._fh is not None:
+            raise RuntimeError("close the store before compacting it")
+        written = []
+        for path in self.segments():
+            if path.suffix == ".gz":
+                continue
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                     if line.endswith("\n")]
+            target = path.with_name(path.name + ".gz")
+            tmp = target.with_name(target.name + ".tmp")
+            with gzip.GzipFile(tmp, "wb", mtime=0) as gz:
+                gz.write("".join(lines).encode("utf-8"))
+            os.replace(tmp, target)
+            path.unlink()
+            written.append(target)
+        return written
 
     def supersede(self):
         """Move existing records aside (``--fresh``): nothing computed is deleted."""
