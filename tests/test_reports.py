@@ -183,3 +183,16 @@ def test_wins_draws_losses_ranks_and_tests_by_hand():
     assert out["friedman_p"] == pytest.approx(expected.pvalue)
     # Nemenyi CD = q_0.05(k=3, inf) / sqrt(2) * sqrt(k (k+1) / (6 N)) = 2.343 * sqrt(12 / 18).
     assert out["nemenyi_cd"] == pytest.approx(2.3437 * math.sqrt(12 / 18), rel=1e-3)
+
+
+def test_check_against_a_reference_reproduction(tmp_path):
+    base = hand_made()
+    same = check(base, reference=base)
+    assert all(c.outcome in ("pass", "skipped") for c in same) and summary_line(same).startswith("within tolerance: 3 of 3")
+    drifted = [dict(r, gmean=r["gmean"] - 0.05) if r["model"] == "EEMrbf" and r["gmean"] else r for r in base]
+    spec = tmp_path / "strict.yaml"
+    spec.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\n")
+    strict = load_tolerance(spec)
+    cells = {(c.dataset, c.method): c.outcome for c in check(drifted, strict, reference=base)}
+    # EEMrbf dropped by 5 points on both data sets: beyond 1 point; WELMrbf unchanged.
+    assert cells[("australian", "EEMrbf")] == "fail" and cells[("australian", "WELMrbf")] == "pass"

@@ -45,6 +45,8 @@ def check_cmd(
         help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'.")] = None,
     report_only: Annotated[bool, typer.Option("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Also list passing and skipped cells.")] = False,
+    reference: Annotated[Optional[List[Path]], typer.Option(
+        help="Compare with these stored results instead of the published tables (regression check).")] = None,
 ):
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
     from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
@@ -53,9 +55,10 @@ def check_cmd(
     try:
         tol = load_tolerance(tolerance)
         records, _ = load_results(results)
+        ref_records = load_results(reference)[0] if reference else None
     except (ToleranceError, FileNotFoundError) as exc:
         fail(exc, code=2)
-    cells = check(records, tol)
+    cells = check(records, tol, reference=ref_records)
     for cell in cells:
         if cell.outcome in ("fail", "missing"):
             typer.echo(cell.line())

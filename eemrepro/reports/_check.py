@@ -135,16 +135,27 @@ def _compare(table, dataset, method, value, pub, pub_std, tol, h=None):
                       "pass" if abs(value - pub) <= limit + 1e-9 else "fail", reason)
 
 
-def check(records, tolerance=None):
+def check(records, tolerance=None, reference=None):
     """Compare every published cell of the tables the records cover.
 
     A table is checked when the records hold any data for it (grid-search
     records for Tables 4 and 6, correlation records for Table 1); within it,
     every published cell is compared, and one with no reproduced value is
     missing (a failure unless ``missing: skip``).
+
+    With ``reference`` (records of a stored reproduction), the GMean cells of
+    the reference replace the published ones: a regression check of a new run
+    against committed results (the ``eem_table4`` tolerance applies).
     """
     tol = tolerance or Tolerance()
     results = []
+    if reference is not None:
+        t = gmean_table(records, reference=reference)
+        for _, r in t.iterrows():
+            value = r["gmean"] if r["status"] == "ok" else float("nan")
+            results.append(_compare("eem_table4", r["dataset"], r["method"], value, r.get("published"),
+                                    r.get("published_std"), tol))
+        return results
     has_grid = any(r["model"] != "dcs-correlation" for r in records)
     has_corr = any(r["model"] == "dcs-correlation" for r in records)
     has_dcs = any(r.get("dcs_gaussian") is not None for r in records)

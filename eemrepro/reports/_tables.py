@@ -38,15 +38,25 @@ def _grid_records(records):
     return [r for r in records if r["model"] != CORRELATION_MODEL]
 
 
-def gmean_table(records, selection="best-of-grid", published_name="eem_table4_gmean", criterion=None):
+def gmean_table(records, selection="best-of-grid", published_name="eem_table4_gmean", criterion=None,
+                reference=None):
     """EEM Table 4 (or Table 6 with ``selection`` dcs-*): GMean in percent, mean +- std.
+
+    ``reference``: records of another reproduction to compare with instead of
+    the published table (its cells become the "published" columns).
 
     Returns
     -------
     DataFrame with columns dataset, method, status, gmean, gmean_std, published,
-    published_std, delta, within_std, point, n_folds, repeats.
+    published_std, delta, point, n_folds, repeats.
     """
-    pub = published(published_name)
+    if reference is not None:
+        ref = gmean_table(reference, selection)
+        ref = ref[ref["status"] == "ok"]
+        pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
+                            "gmean_mean": ref["gmean"], "gmean_std": ref["gmean_std"]})
+    else:
+        pub = published(published_name)
     if criterion is not None:
         pub = pub[pub["criterion"] == criterion]
     grid = _grid_records(records)
