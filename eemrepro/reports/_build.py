@@ -91,4 +91,35 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid"):
             ("published", "paper", lambda v: _fmt(v, 3)), ("delta", "delta", lambda v: _signed(v, 3)),
             ("layers", "layers", None), ("pairs", "pairs", None),
         ], wide=("dataset", "h", lambda r: f"{_fmt(r['spearman'], 3)} ({_signed(r['delta'], 3)})"))
+    if records:
+        written.append(_write_check(records, out, prov))
     return written
+
+
+def _write_check(records, out, prov):
+    """check.md: per table, cells within the default tolerance and every cell that is not."""
+    from collections import Counter
+
+    from ._check import check, summary_line
+    from ._render import provenance_lines
+
+    cells = check(records)
+    lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
+    lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]
+    lines += ["- tolerance: |delta| <= max(2 points, published std) for GMean; |delta rho| <= 0.1 for Spearman", ""]
+    for table in dict.fromkeys(c.table for c in cells):
+        group = [c for c in cells if c.table == table]
+        counts = Counter(c.outcome for c in group)
+        lines += [f"## {table}: {summary_line(group)}", "",
+                  f"pass {counts['pass']}, fail {counts['fail']}, missing {counts['missing']}, "
+                  f"skipped {counts['skipped']}", ""]
+        bad = [c for c in group if c.outcome == "fail"]
+        if bad:
+            lines += ["| data set | method | reproduced | published | delta | tolerance |", "|---|---|---|---|---|---|"]
+            lines += [f"| {c.dataset} | {c.method} | {c.reproduced:.3g} | {c.published:.3g} | "
+                      f"{c.reproduced - c.published:+.3g} | {c.tolerance:.3g} |" for c in bad]
+            lines.append("")
+    path = out / "check.md"
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
