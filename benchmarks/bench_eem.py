@@ -27,8 +27,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from sklearn.covariance import LedoitWolf
+from threadpoolctl import threadpool_limits
 
 from eemrepro.models import EEM
 from eemrepro.models._features import _hidden_activations

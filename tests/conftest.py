@@ -1,3 +1,9 @@
+import hashlib
+import http.server
+import os
+import threading
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -21,12 +27,6 @@ def make_imbalanced(n=300, d=5, ratio=0.2, seed=0, shift=0.8):
     X[:n_pos] += shift * 0.15
     return X, y
 
-
-import hashlib
-import http.server
-import os
-import threading
-from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 

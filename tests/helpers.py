@@ -1,7 +1,6 @@
 """A controllable classifier for runner tests (importable as tests.helpers:Sleepy)."""
 
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin

@@ -1,6 +1,5 @@
 """``eemrepro datasets`` through typer's CliRunner."""
 
-import pytest
 from typer.testing import CliRunner
 
 from eemrepro.cli import app
@@ -19,7 +18,7 @@ def test_list_shows_sizes_and_state(tmp_path):
 def test_info_flags_differences_from_the_paper(tmp_path):
     result = runner.invoke(app, ["datasets", "info", "breast-cancer", "--data-home", str(tmp_path)])
     assert result.exit_code == 0
-    line = next(l for l in result.stdout.splitlines() if l.startswith("d "))
+    line = next(line for line in result.stdout.splitlines() if line.startswith("d "))
     assert line.split()[1:3] == ["10", "9"] and "DIFFERS" in line
 
 

@@ -26,7 +26,7 @@ def test_run_dry_run_then_run_then_status(tmp_path):
     assert "ran 4 of 4 pending units" in result.stdout and "4 ok" in result.stdout and "2 failed" in result.stdout
     result = runner.invoke(app, ["status", str(out)])
     assert result.exit_code == 0
-    row = next(l for l in result.stdout.splitlines() if l.startswith("heart") and "EEMrbf" in l)
+    row = next(line for line in result.stdout.splitlines() if line.startswith("heart") and "EEMrbf" in line)
     assert row.split()[2:4] == ["2/2", "4"]
     assert "2 failed fits:" in result.stdout and "ArithmeticError" in result.stdout
 

@@ -1,6 +1,5 @@
 """EEM and EEKM: the shared entropy solver against independent computations."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -100,7 +99,7 @@ def test_predict_proba_is_the_normal_posterior():
     # Expected: Bayes' rule with scipy.stats.norm densities and the given priors
     # (classes_ order: -1, +1; +1 is the minority).
     like = np.column_stack(
-        [norm.pdf(z, m, np.sqrt(v)) for m, v in zip(est.projected_means_, est.projected_variances_)]
+        [norm.pdf(z, m, np.sqrt(v)) for m, v in zip(est.projected_means_, est.projected_variances_, strict=False)]
     )
     post = like * np.array([0.3, 0.7])
     post /= post.sum(axis=1, keepdims=True)
@@ -181,7 +180,7 @@ def test_fit_path_equals_separate_fits_and_prefix_property(cls, kwargs, small_ch
     grid = [5, 20, 60, 200]
     path = cls(random_state=3, **kwargs).fit_path(X, y, n_hidden=grid)
     big = cls(n_hidden=200, random_state=3, **kwargs).fit(X, y)
-    for h, model in zip(grid, path):
+    for h, model in zip(grid, path, strict=False):
         single = cls(n_hidden=h, random_state=3, **kwargs).fit(X, y)
         assert model.n_hidden == h
         np.testing.assert_allclose(model.beta_, single.beta_, rtol=1e-7, atol=1e-10 * np.abs(single.beta_).max())

@@ -44,7 +44,7 @@ def test_lssvm_matches_bordered_system_and_c_path():
     path = LSSVM(gamma=2.0).fit_path(X, y, C=Cs)
     t = np.where(y == 1, 1.0, -1.0)
     K = rbf_kernel(X, gamma=2.0)
-    for C, model in zip(Cs, path):
+    for C, model in zip(Cs, path, strict=False):
         # Expected: scipy.linalg.solve of [[0, 1^T], [1, K + diag(1/(C w))]].
         alpha, b = _lssvm_direct(K, t, _weights(t), C)
         single = LSSVM(C=C, gamma=2.0).fit(X, y)

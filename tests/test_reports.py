@@ -11,7 +11,14 @@ from typer.testing import CliRunner
 from eemrepro.cli import app
 from eemrepro.experiments import ResultStore
 from eemrepro.reports import (
-    Tolerance, build_tables, check, correlation_table, gmean_table, load_tolerance, summary_line, time_table,
+    Tolerance,
+    build_tables,
+    check,
+    correlation_table,
+    gmean_table,
+    load_tolerance,
+    summary_line,
+    time_table,
 )
 
 runner = CliRunner()
@@ -74,7 +81,7 @@ def test_tables_written_with_provenance_and_rebuild_identically(tmp_path):
     first = build_tables([tmp_path / "res"], tmp_path / "t1", formats=("md", "csv", "latex"))
     second = build_tables([tmp_path / "res"], tmp_path / "t2", formats=("md", "csv", "latex"))
     assert [p.name for p in first] == [p.name for p in second]
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=False):
         assert a.read_bytes() == b.read_bytes(), a.name
     md = (tmp_path / "t1" / "eem_table4_gmean.md").read_text()
     assert "config hand: c.yaml" in md and "code commit(s): abc123" in md and "eemrepro t" in md
@@ -125,7 +132,7 @@ cells:
 """)
     cells = check(hand_made(), load_tolerance(spec))
     assert all(c.outcome in ("pass", "skipped") for c in cells)
-    assert summary_line(cells) == "within tolerance: 3 of 3 cells ({} skipped)".format(len(cells) - 3)
+    assert summary_line(cells) == f"within tolerance: 3 of 3 cells ({len(cells) - 3} skipped)"
     bad = tmp_path / "bad.yaml"
     bad.write_text("tables: {eem_table9: {abs: 1}}\n")
     with pytest.raises(ValueError, match="tables.eem_table9': unknown table"):
@@ -170,7 +177,7 @@ def test_wins_draws_losses_ranks_and_tests_by_hand():
     table = pd.DataFrame([
         {"dataset": d, "method": m, "gmean": v}
         for d, vals in {"a": (80.0, 85.0, 70.0), "b": (60.04, 60.0, 50.0), "c": (90.0, 95.0, 99.0)}.items()
-        for m, v in zip(("WELMrbf", "EEMrbf", "SVMrbf"), vals)
+        for m, v in zip(("WELMrbf", "EEMrbf", "SVMrbf"), vals, strict=False)
     ])
     wdl = wins_draws_losses(table).set_index("pair").loc["EEMrbf vs WELMrbf"]
     assert (wdl["wins"], wdl["draws"], wdl["losses"]) == (2, 1, 0)

@@ -1,4 +1,4 @@
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -24,15 +24,15 @@ def _print_version(value: bool):
 @app.callback()
 def _root(
     version: Annotated[
-        Optional[bool],
+        bool | None,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = None,
 ):
     """Reproduce the EEM paper's experiments."""
 
 
-from .datasets import app as _datasets_app  # noqa: E402
 from .compact import compact_cmd  # noqa: E402
+from .datasets import app as _datasets_app  # noqa: E402
 from .reports import check_cmd, figures_cmd, tables_cmd  # noqa: E402
 from .run import run_cmd  # noqa: E402
 from .status import status_cmd  # noqa: E402

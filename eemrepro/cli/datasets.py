@@ -1,29 +1,28 @@
 """``eemrepro datasets``: list, inspect, fetch and verify the registered data sets."""
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
+
+from ._common import fail as _fail
 
 app = typer.Typer(help="The papers' data sets: list, info, fetch, verify.", no_args_is_help=True)
 
 MirrorOption = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--mirror", help="Folder or URL standing in for the canonical hosts (else $EEMREPRO_MIRROR)."),
 ]
 DataHomeOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--data-home", help="Cache folder (else $EEMREPRO_DATA, else ~/.cache/eemrepro)."),
 ]
 
 
-from ._common import fail as _fail
-
-
 @app.command("list")
 def list_cmd(
-    group: Annotated[Optional[str], typer.Option(help="Only this group (uci, keel, ...).")] = None,
-    paper: Annotated[Optional[str], typer.Option(help="Only this paper (eem, melm, esmm, lssvm-ensemble).")] = None,
+    group: Annotated[str | None, typer.Option(help="Only this group (uci, keel, ...).")] = None,
+    paper: Annotated[str | None, typer.Option(help="Only this paper (eem, melm, esmm, lssvm-ensemble).")] = None,
     data_home: DataHomeOption = None,
 ):
     """Id, paper name, size, class sizes and cache state of every data set."""
@@ -55,7 +54,8 @@ def info_cmd(
     except DatasetError as exc:
         _fail(exc)
     typer.echo(f"{e.id}: {e.paper_name} (papers: {', '.join(e.papers)}; group {e.group})")
-    typer.echo(f"format: {e.format}; positive: {list(e.positive) if e.is_binary else 'multiclass ' + str(list(e.classes))}")
+    labels = list(e.positive) if e.is_binary else "multiclass " + str(list(e.classes))
+    typer.echo(f"format: {e.format}; positive: {labels}")
     for spec in e.files:
         typer.echo(f"file {spec.name}: sha256 {spec.sha256 or '(none published)'}")
         for url in spec.urls:
@@ -88,7 +88,7 @@ def info_cmd(
 
 @app.command("fetch")
 def fetch_cmd(
-    names: Annotated[Optional[List[str]], typer.Argument(help="Data set ids.")] = None,
+    names: Annotated[list[str] | None, typer.Argument(help="Data set ids.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every data set in the registry.")] = False,
     mirror: MirrorOption = None,
     data_home: DataHomeOption = None,

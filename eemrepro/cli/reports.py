@@ -2,11 +2,11 @@
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
-ResultsArg = Annotated[List[Path], typer.Argument(help="Results folders (results/<config name>).")]
+ResultsArg = Annotated[list[Path], typer.Argument(help="Results folders (results/<config name>).")]
 
 
 class Format(str, Enum):
@@ -22,7 +22,7 @@ class Selection(str, Enum):
 
 def tables_cmd(
     results: ResultsArg,
-    format: Annotated[Optional[List[Format]], typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
+    format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
     out: Annotated[Path, typer.Option(help="Folder for the table files.")] = Path("results/tables"),
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
 ):
@@ -41,11 +41,11 @@ def tables_cmd(
 
 def check_cmd(
     results: ResultsArg,
-    tolerance: Annotated[Optional[str], typer.Option(
+    tolerance: Annotated[str | None, typer.Option(
         help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'.")] = None,
     report_only: Annotated[bool, typer.Option("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Also list passing and skipped cells.")] = False,
-    reference: Annotated[Optional[List[Path]], typer.Option(
+    reference: Annotated[list[Path] | None, typer.Option(
         help="Compare with these stored results instead of the published tables (regression check).")] = None,
 ):
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""

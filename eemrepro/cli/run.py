@@ -2,7 +2,7 @@
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,16 +14,16 @@ class Backend(str, Enum):
 
 def run_cmd(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
-    out: Annotated[Optional[Path], typer.Option(help="Results folder (default results/<config name>).")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Parallel workers (default: the config's, else all cores).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results folder (default results/<config name>).")] = None,
+    jobs: Annotated[int | None, typer.Option(help="Parallel workers (default: the config's, else all cores).")] = None,
     backend: Annotated[Backend, typer.Option(help="joblib backend.")] = Backend.loky,
-    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Move stored records aside and start over.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the unit count and a time estimate.")] = False,
-    mirror: Annotated[Optional[str], typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
-    data_home: Annotated[Optional[Path], typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
+    mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
+    data_home: Annotated[Path | None, typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress line.")] = False,
-    repeats: Annotated[Optional[int], typer.Option(help="Override protocol.repeats of the config.")] = None,
+    repeats: Annotated[int | None, typer.Option(help="Override protocol.repeats of the config.")] = None,
     skip_unavailable: Annotated[bool, typer.Option(
         "--skip-unavailable", help="Skip data sets whose files cannot be fetched (listed), run the rest.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed fits again.")] = False,

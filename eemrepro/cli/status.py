@@ -10,13 +10,12 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     """Done/total units per data set and model, and every failure."""
     from collections import Counter
 
+    import yaml
     from tabulate import tabulate
 
     from ..experiments import ResultStore, enumerate_units, parse_config
     from ..experiments._units import record_key
     from ._common import fail
-
-    import yaml
 
     if not (out / "config.yaml").is_file():
         fail(f"{out} has no config.yaml: not a results folder written by `eemrepro run`")
@@ -35,7 +34,8 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped"]))
     for r in records:
         if r["status"] == "failed":
-            failures.append(f"{r['dataset']} {r['model']} {r['params']} repeat {r['repeat']} fold {r['fold']}: {r['error']}")
+            where = f"{r['dataset']} {r['model']} {r['params']} repeat {r['repeat']} fold {r['fold']}"
+            failures.append(f"{where}: {r['error']}")
     if failures:
         typer.echo(f"\n{len(failures)} failed fits:")
         for line in failures[:50]:

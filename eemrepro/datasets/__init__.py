@@ -14,7 +14,16 @@ from ._errors import (
     UnknownDatasetError,
 )
 from ._fetch import get_data_home, get_mirror
-from ._load import Dataset, compare_with_paper, dataset_checksum, fetch_dataset, is_cached, load_dataset, minmax_scale, verify_cache
+from ._load import (
+    Dataset,
+    compare_with_paper,
+    dataset_checksum,
+    fetch_dataset,
+    is_cached,
+    load_dataset,
+    minmax_scale,
+    verify_cache,
+)
 from ._registry import get_entry, list_datasets
 
 __all__ = [

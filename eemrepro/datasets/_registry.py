@@ -2,9 +2,8 @@
 
 import difflib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Optional
 
 import yaml
 
@@ -18,10 +17,10 @@ class FileSpec:
     """One file of a data set and every place it can come from."""
 
     name: str
-    sha256: Optional[str]
+    sha256: str | None
     urls: tuple = ()
-    archive: Optional[dict] = None  # {"url", "member"}: a tar archive holding the file
-    zip_member: Optional[str] = None  # each URL is a zip holding this member
+    archive: dict | None = None  # {"url", "member"}: a tar archive holding the file
+    zip_member: str | None = None  # each URL is a zip holding this member
     mirror: dict = field(default_factory=dict)  # {"path"} or {"name", "sha256", "compression"}
 
     def mirror_path(self, dataset_id):
@@ -41,11 +40,11 @@ class DatasetEntry:
     files: tuple
     expected: dict
     paper: dict = field(default_factory=dict)
-    positive: Optional[tuple] = None
-    classes: Optional[tuple] = None
+    positive: tuple | None = None
+    classes: tuple | None = None
     bundled: bool = False
     label_column: int = -1
-    n_features: Optional[int] = None
+    n_features: int | None = None
     drop_constant_columns: bool = False
     deduplicate: bool = False
     differences: dict = field(default_factory=dict)
@@ -90,7 +89,7 @@ def _parse_entry(dataset_id, raw, source):
     return DatasetEntry(id=dataset_id, **values)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _registry():
     source = resources.files("eemrepro.datasets") / "registry.yaml"
     raw = yaml.safe_load(source.read_text(encoding="utf-8"))

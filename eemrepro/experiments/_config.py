@@ -18,7 +18,6 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
 
 import yaml
 
@@ -56,7 +55,7 @@ class Protocol:
     scaling: str = "global"
     selection: str = "best-of-grid"
     inner_folds: int = 3
-    fit_timeout: Optional[float] = 600.0
+    fit_timeout: float | None = 600.0
     after_timeout: str = "skip"
     train_dcs: bool = False  # record D_CS of the training projection (EEM Table 6)
     # A path fit times every grid point at once; "first-fold" also times a
@@ -104,12 +103,12 @@ class ExperimentConfig:
     datasets: tuple
     models: tuple  # of ModelSpec
     protocol: Protocol = Protocol()
-    jobs: Optional[int] = None
-    mirror: Optional[str] = None
-    data_home: Optional[str] = None
-    source: Optional[str] = None
+    jobs: int | None = None
+    mirror: str | None = None
+    data_home: str | None = None
+    source: str | None = None
     kind: str = "grid-search"
-    analysis: Optional[CorrelationAnalysis] = None
+    analysis: CorrelationAnalysis | None = None
 
     def to_dict(self):
         extra = {}

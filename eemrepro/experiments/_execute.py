@@ -19,7 +19,7 @@ import socket
 import struct
 import time
 import traceback
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from ._units import inner_split, outer_split
 _HEADER = struct.Struct("<Q")
 
 
-@lru_cache(maxsize=None)
+@cache
 def environment():
     """Package versions and host, recorded with every result."""
     from importlib.metadata import PackageNotFoundError, version
@@ -122,7 +122,7 @@ def _fit_steps(task, X_train, y_train, X_test, y_test, points):
                 except Exception:
                     standalone[point_id(p)] = None
             yield "start", step
-        for p, model in zip(step, models):
+        for p, model in zip(step, models, strict=False):
             try:
                 fields = _score(model, X_test, y_test)
                 fields.update(status="ok", fit_seconds=fit_seconds, path_size=len(step))

@@ -14,6 +14,8 @@ from pathlib import Path
 import yaml
 
 from ._execute import environment, run_unit
+from ._store import ResultStore
+from ._units import derive_seed, enumerate_units, point_id
 
 
 def _run_task(task):
@@ -22,8 +24,6 @@ def _run_task(task):
 
         return run_correlation_unit(task)
     return run_unit(task)
-from ._store import ResultStore
-from ._units import derive_seed, enumerate_units, point_id
 
 
 @dataclass
@@ -217,7 +217,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     def correlation_tasks():
         a = config.analysis
         for u in pending:
-            yield {"kind": "dcs-correlation", "dataset": u.dataset, "model": u.model, "n_hidden": dict(u.fixed)["n_hidden"],
+            yield {"kind": "dcs-correlation", "dataset": u.dataset, "model": u.model,
+                   "n_hidden": dict(u.fixed)["n_hidden"],
                    "layer": u.fold, "activation": a.activation, "covariance": a.covariance, "betas": a.betas,
                    "base_seed": proto.seed, "protocol_fingerprint": fingerprint,
                    "data_home": None if data_home is None else str(data_home),

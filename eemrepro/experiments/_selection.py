@@ -73,7 +73,8 @@ def select_best_of_grid(df, ddof=1):
         if complete.empty:
             rows.append({"dataset": dataset, "model": model, "status": _cell_status(g), "point": None})
             continue
-        best = complete.loc[complete["gmean_mean"].idxmax()] if complete["gmean_mean"].notna().any() else complete.iloc[0]
+        has_values = complete["gmean_mean"].notna().any()
+        best = complete.loc[complete["gmean_mean"].idxmax()] if has_values else complete.iloc[0]
         # idxmax returns the first maximum; complete is in canonical order.
         rows.append(dict(best.to_dict(), status="ok"))
     return pd.DataFrame(rows)

@@ -12,7 +12,6 @@ order or the parallelism of the run (benchopt's ``get_seed`` idea).
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
@@ -37,11 +36,11 @@ class Unit:
     dataset: str
     model: str
     fixed: tuple  # ((param, value), ...) of the non-path grid parameters
-    path_param: Optional[str]  # a fit_path parameter, or a batched one (see path_is_fit_path)
+    path_param: str | None  # a fit_path parameter, or a batched one (see path_is_fit_path)
     path_values: tuple
     repeat: int
     fold: int
-    inner: Optional[int] = None
+    inner: int | None = None
     path_is_fit_path: bool = True
 
     def points(self):

@@ -170,7 +170,7 @@ class _PathMixin:
         X, t = proto._validate_training_data(X, y)
         fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
         models = []
-        for v, state in zip(values, proto._fit_states(X, t, values)):
+        for v, state in zip(values, proto._fit_states(X, t, values), strict=False):
             model = clone(self).set_params(**{self._path_param: v})
             model.__dict__.update(fitted)
             model._set_state(state)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._base import _BinaryClassifierMixin, _PathMixin, _balance_weights, _check_number
+from ._base import _balance_weights, _BinaryClassifierMixin, _check_number, _PathMixin
 from ._features import _kernel_expansion, _rbf
 
 __all__ = ["LSSVM"]

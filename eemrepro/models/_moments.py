@@ -99,7 +99,7 @@ class _ShiftedMoments:
         self.outer_ += other.outer_
         self.norm2_sum_ += other.norm2_sum_
         self.norm4_sum_ += other.norm4_sum_
-        for mine, theirs in zip(self.norm2_rows_, other.norm2_rows_):
+        for mine, theirs in zip(self.norm2_rows_, other.norm2_rows_, strict=False):
             mine += theirs
         return self
 
@@ -251,6 +251,6 @@ def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_p
         parts = [run(p) for p in partitions]
     for local in parts:
         for key, accs in local.items():
-            for mine, theirs in zip(moments[key], accs):
+            for mine, theirs in zip(moments[key], accs, strict=False):
                 mine.merge(theirs)
     return moments

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._base import _BinaryClassifierMixin, _balance_weights, _check_number
+from ._base import _balance_weights, _BinaryClassifierMixin, _check_number
 from ._features import _kernel_expansion
 
 __all__ = ["SVM"]

@@ -19,14 +19,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
 from ._base import (
-    _BinaryClassifierMixin,
-    _PathMixin,
     _balance_weights,
+    _BinaryClassifierMixin,
     _check_choice,
     _check_number,
     _chunk_rows,
     _chunked,
     _iter_slices,
+    _PathMixin,
 )
 from ._features import ACTIVATIONS, _draw_hidden_layer, _hidden_activations
 

@@ -44,7 +44,7 @@ def stability_figure(records, stem, model="EEMrbf", param="n_hidden"):
     cols = min(3, len(names))
     rows = int(np.ceil(len(names) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         hs = sorted(by[name])
         means = [np.mean(by[name][h]) for h in hs]
         stds = [np.std(by[name][h], ddof=1) if len(by[name][h]) > 1 else 0.0 for h in hs]
