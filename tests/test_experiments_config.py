@@ -93,3 +93,15 @@ def test_correlation_config(tmp_path):
         load_config(_write(tmp_path, bad))
     with pytest.raises(ConfigError, match="'kind': must be one of"):
         load_config(_write(tmp_path, bad.replace("dcs-correlation", "correlation")))
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
+def test_stored_config_round_trips(path):
+    # run writes config.to_dict() as results/<name>/config.yaml; status reads it back.
+    import yaml
+
+    from eemrepro.experiments import parse_config
+
+    cfg = load_config(path)
+    again = parse_config(yaml.safe_load(yaml.safe_dump(cfg.to_dict())))
+    assert again.to_dict() == cfg.to_dict()

@@ -19,7 +19,12 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
 
     if not (out / "config.yaml").is_file():
         fail(f"{out} has no config.yaml: not a results folder written by `eemrepro run`")
-    config = parse_config(yaml.safe_load((out / "config.yaml").read_text()), source=str(out / "config.yaml"))
+    from ..experiments import ConfigError
+
+    try:
+        config = parse_config(yaml.safe_load((out / "config.yaml").read_text()), source=str(out / "config.yaml"))
+    except ConfigError as exc:
+        fail(exc)
     records = ResultStore(out).read()
     keys = {}
     for r in records:

@@ -115,11 +115,14 @@ class ExperimentConfig:
         if self.kind != "grid-search":
             extra = {"kind": self.kind, "analysis": {k: list(v) if isinstance(v, tuple) else v
                                                      for k, v in asdict(self.analysis).items()}}
+        models = {}
+        if self.kind == "grid-search":
+            models = {"models": {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid} for m in self.models}}
         return {
             "name": self.name,
             **extra,
             "datasets": list(self.datasets),
-            "models": {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid} for m in self.models},
+            **models,
             "protocol": asdict(self.protocol),
             "jobs": self.jobs,
         }
