@@ -260,3 +260,14 @@ def test_compacted_store_reads_and_resumes_the_same(reference, tmp_path):
     assert store.compact() and all(p.suffix == ".gz" for p in store.segments())
     assert _facts(tmp_path / "c") == _facts(out)
     assert run_experiment(cfg, out=tmp_path / "c", jobs=1, progress=False).pending_units == 0
+
+
+def test_only_models_and_datasets_run_a_subset_and_resume_the_rest(reference, tmp_path):
+    cfg, out, _ = reference
+    part = run_experiment(cfg, out=tmp_path / "p", jobs=1, progress=False, only_models=["EEMrbf"],
+                          only_datasets=["heart"])
+    assert part.total_units == 2 * 3  # repeats x folds
+    rest = run_experiment(cfg, out=tmp_path / "p", jobs=1, progress=False, dry_run=True)
+    assert rest.pending_units == rest.total_units - 6
+    with pytest.raises(ValueError, match=r"unknown model\(s\) \['EEM'\]"):
+        run_experiment(cfg, out=tmp_path / "p", only_models=["EEM"], dry_run=True)

@@ -27,6 +27,10 @@ def run_cmd(
     skip_unavailable: Annotated[bool, typer.Option(
         "--skip-unavailable", help="Skip data sets whose files cannot be fetched (listed), run the rest.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed fits again.")] = False,
+    only_models: Annotated[str | None, typer.Option(
+        help="Comma-separated models of the config to run now (the rest stays pending).")] = None,
+    only_datasets: Annotated[str | None, typer.Option(
+        help="Comma-separated data sets of the config to run now.")] = None,
 ):
     """Run every (data set, model, grid point, repeat, fold) of CONFIG; resumes by default."""
     from ..datasets import DatasetError
@@ -38,8 +42,10 @@ def run_cmd(
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
                                  progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
-                                 retry_failed=retry_failed)
-    except (ConfigError, DatasetError) as exc:
+                                 retry_failed=retry_failed,
+                                 only_models=only_models.split(",") if only_models else None,
+                                 only_datasets=only_datasets.split(",") if only_datasets else None)
+    except (ConfigError, DatasetError, ValueError) as exc:
         fail(exc)
     for name, why in summary.unavailable.items():
         typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)

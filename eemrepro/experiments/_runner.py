@@ -134,7 +134,7 @@ def _n_jobs(jobs):
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
                    dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
-                   skip_unavailable=False, retry_failed=False):
+                   skip_unavailable=False, retry_failed=False, only_models=None, only_datasets=None):
     """Run (or resume) every unit of a config and store the records.
 
     Parameters
@@ -156,6 +156,9 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         cannot be fetched, instead of failing before anything runs.
     retry_failed : bool
         Run again the units with failed fits (their new records supersede the old).
+    only_models, only_datasets : sequence of str, optional
+        Run only these models / data sets of the config now (cheap ones first,
+        say); the stored config stays whole and a later run resumes the rest.
 
     Returns
     -------
@@ -188,7 +191,13 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             unavailable[d] = str(exc)
     if unavailable:
         config = replace(config, datasets=tuple(d for d in config.datasets if d not in unavailable))
-    units = enumerate_units(config)
+    for label, chosen, known in (("model", only_models, [m.name for m in config.models]),
+                                 ("data set", only_datasets, list(config.datasets))):
+        unknown = sorted(set(chosen or ()) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {label}(s) {unknown}; the config has {known}")
+    units = [u for u in enumerate_units(config)
+             if (not only_models or u.model in only_models) and (not only_datasets or u.dataset in only_datasets)]
     done = store.done_keys(fingerprint, data_sha, retry_failed=retry_failed)
     pending = [u for u in units if not set(u.keys()) <= done]
     summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
