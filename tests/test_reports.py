@@ -203,3 +203,13 @@ def test_check_against_a_reference_reproduction(tmp_path):
     cells = {(c.dataset, c.method): c.outcome for c in check(drifted, strict, reference=base)}
     # EEMrbf dropped by 5 points on both data sets: beyond 1 point; WELMrbf unchanged.
     assert cells[("australian", "EEMrbf")] == "fail" and cells[("australian", "WELMrbf")] == "pass"
+
+
+def test_figures_rebuild_byte_for_byte(tmp_path):
+    pytest.importorskip("matplotlib")
+    from eemrepro.reports import scatter_figure
+
+    a = scatter_figure(gmean_table(hand_made()), tmp_path / "a")
+    b = scatter_figure(gmean_table(hand_made()), tmp_path / "b")
+    for x, y in zip(a, b, strict=True):
+        assert x.read_bytes() == y.read_bytes(), x.name

@@ -13,6 +13,10 @@ def _pyplot():
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        # SVG element ids are salted randomly unless fixed: fix them so a
+        # rebuild from the same records gives the same bytes.
+        plt.rcParams["svg.hashsalt"] = "eemrepro"
     except ImportError as exc:
         raise RuntimeError("figures need matplotlib: pip install 'eemrepro[plot]'") from exc
     return plt
