@@ -55,6 +55,13 @@ def test_minmax_scale_constant_feature_is_zero():
     np.testing.assert_allclose(minmax_scale(X), [[0, 0, 0], [1, 0, 1], [0.5, 0, 0.5]])
 
 
+def test_minmax_scale_with_reference_rows():
+    # Per-fold scaling: min and range of the training rows, applied to others (closed form).
+    train = np.array([[1.0, 5.0], [3.0, 5.0]])
+    test = np.array([[2.0, 7.0], [5.0, 1.0]])
+    np.testing.assert_allclose(minmax_scale(test, reference=train), [[0.5, 0.0], [2.0, 0.0]])
+
+
 def test_bundled_set_needs_no_network_or_mirror(tmp_path):
     X, y, meta = load_dataset("sonar", data_home=tmp_path, mirror=tmp_path / "nowhere", scaling=None)
     assert X.shape == (208, 60) and meta["files"][0]["origin"] == "bundled"

@@ -271,3 +271,15 @@ def test_only_models_and_datasets_run_a_subset_and_resume_the_rest(reference, tm
     assert rest.pending_units == rest.total_units - 6
     with pytest.raises(ValueError, match=r"unknown model\(s\) \['EEM'\]"):
         run_experiment(cfg, out=tmp_path / "p", only_models=["EEM"], dry_run=True)
+
+
+def test_per_fold_scaling_runs(tmp_path):
+    text = """name: pf
+datasets: [heart]
+models:
+  EEM: {estimator: EEM, activation: rbf, grid: {n_hidden: [20]}}
+protocol: {folds: 3, repeats: 1, scaling: per-fold}
+"""
+    summary = run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
+    assert summary.status_counts == {"ok": 3}
+    assert all(0.5 < r["gmean"] <= 1 for r in ResultStore(tmp_path / "o").read())

@@ -22,11 +22,16 @@ class Dataset(NamedTuple):
     meta: dict
 
 
-def minmax_scale(X):
-    """Scale each feature to [0, 1]; a constant feature becomes 0 (SPEC section 2)."""
+def minmax_scale(X, reference=None):
+    """Scale each feature to [0, 1]; a constant feature becomes 0 (SPEC section 2).
+
+    With ``reference`` (per-fold scaling), the minimum and range come from
+    those rows (the training fold) and are applied to ``X``.
+    """
     X = np.asarray(X, dtype=np.float64)
-    lo = X.min(axis=0)
-    span = X.max(axis=0) - lo
+    ref = X if reference is None else np.asarray(reference, dtype=np.float64)
+    lo = ref.min(axis=0)
+    span = ref.max(axis=0) - lo
     out = X - lo
     nonconstant = span > 0
     out[:, nonconstant] /= span[nonconstant]

@@ -257,9 +257,9 @@ def run_unit(task):
         train, test = train[tr], train[va]
     X_train, X_test = X[train], X[test]
     if task["scaling"] == "per-fold":
-        lo, span = X_train.min(axis=0), np.ptp(X_train, axis=0)
-        span[span == 0] = np.inf  # a feature constant on the training fold maps to 0
-        X_train, X_test = (X_train - lo) / span, (X_test - lo) / span
+        from ..datasets import minmax_scale
+
+        X_train, X_test = minmax_scale(X_train), minmax_scale(X_test, reference=X_train)
     data = (X_train, y[train], X_test, y[test])
 
     skip = {point_id(p) for p in task["skip_points"]}
