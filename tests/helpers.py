@@ -35,3 +35,16 @@ class Sleepy(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+class Hungry(Sleepy):
+    """Sleepy that first reserves ``gib`` GiB (address space, not touched)."""
+
+    def __init__(self, gib=0.0, delay=0.0, marker=None, fail=False):
+        super().__init__(delay=delay, marker=marker, fail=fail)
+        self.gib = gib
+
+    def fit(self, X, y):
+        buffer = np.empty(int(self.gib * 2**30), dtype=np.uint8)
+        del buffer
+        return super().fit(X, y)

@@ -167,6 +167,50 @@ protocol: {folds: 2, repeats: 1, fit_timeout: 0.3, after_timeout: run}
     assert summary.status_counts == {"timed-out": 2}
 
 
+def test_after_timeout_skip_model_abandons_the_model_on_that_data_set(tmp_path):
+    # The paper's "> 600 (not finished)": once one fit of a model runs past the
+    # budget, the rest of its grid on that data set is not attempted (the other
+    # point of the same unit included); other models and data sets still run.
+    text = """name: slow3
+datasets: [heart, balance]
+models:
+  Sleepy: {estimator: 'tests.helpers:Sleepy', grid: {delay: [2.0, 0.0]}}
+  Quick: {estimator: 'tests.helpers:Sleepy', grid: {delay: [0.0]}}
+protocol: {folds: 3, repeats: 1, fit_timeout: 0.3, after_timeout: skip-model}
+"""
+    out = tmp_path / "o"
+    summary = run_experiment(_config(tmp_path, text), out=out, jobs=1, progress=False)
+    statuses = {(r["dataset"], r["model"], r["params"]["delay"], r["fold"]): r["status"]
+                for r in ResultStore(out).read()}
+    for dataset in ("heart", "balance"):
+        assert statuses[(dataset, "Sleepy", 2.0, 0)] == "timed-out"
+        assert statuses[(dataset, "Sleepy", 0.0, 0)] == "skipped-after-timeout"
+        assert all(statuses[(dataset, "Sleepy", d, f)] == "skipped-after-timeout" for d in (2.0, 0.0) for f in (1, 2))
+        assert all(statuses[(dataset, "Quick", 0.0, f)] == "ok" for f in range(3))
+    assert summary.status_counts == {"timed-out": 2, "skipped-after-timeout": 10, "ok": 6}
+    # Resuming does not retry the abandoned model (a stored timeout counts).
+    again = run_experiment(_config(tmp_path, text), out=out, jobs=1, progress=False)
+    assert again.pending_units == 0
+
+
+def test_fit_memory_limit_fails_the_fit_with_memory_error(tmp_path):
+    # protocol.fit_memory_gb caps the fitting child's address space: a fit
+    # that needs more fails with MemoryError (recorded); smaller ones run.
+    # (6 GiB of untouched address space is granted without the limit.)
+    text = """name: hungry
+datasets: [heart]
+models:
+  Hungry: {estimator: 'tests.helpers:Hungry', grid: {gib: [0.01, 6.0]}}
+protocol: {folds: 2, repeats: 1, fit_memory_gb: 3}
+"""
+    out = tmp_path / "o"
+    run_experiment(_config(tmp_path, text), out=out, jobs=1, progress=False)
+    records = {(r["params"]["gib"], r["fold"]): r for r in ResultStore(out).read()}
+    assert all(records[(0.01, f)]["status"] == "ok" for f in range(2))
+    assert all(records[(6.0, f)]["status"] == "failed" for f in range(2))
+    assert "MemoryError" in records[(6.0, 0)]["error"]
+
+
 def test_dry_run_counts_and_estimates(reference, tmp_path):
     cfg, _, _ = reference
     summary = run_experiment(cfg, out=tmp_path / "dry", dry_run=True)

@@ -24,7 +24,7 @@ import yaml
 BUILTIN_ESTIMATORS = ("WELM", "EEM", "EEKM", "LSSVM", "SVM")
 SCALINGS = ("global", "per-fold")
 SELECTIONS = ("best-of-grid", "nested", "dcs-gaussian", "dcs-kde")
-AFTER_TIMEOUT = ("skip", "run")
+AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data"}
 KINDS = ("grid-search", "dcs-correlation")
 
@@ -57,6 +57,9 @@ class Protocol:
     inner_folds: int = 3
     fit_timeout: float | None = 600.0
     after_timeout: str = "skip"
+    # Address-space limit (GiB) of the process that fits: past it the fit fails
+    # with MemoryError (recorded) instead of taking the machine down.
+    fit_memory_gb: float | None = None
     train_dcs: bool = False  # record D_CS of the training projection (EEM Table 6)
     # A path fit times every grid point at once; "first-fold" also times a
     # standalone fit of each point on fold 0 of each repeat (EEM Table 5).
@@ -281,9 +284,11 @@ def _protocol(ctx, raw):
         "seed": lambda v: isinstance(v, int) and v >= 0,
         "inner_folds": lambda v: isinstance(v, int) and v >= 2,
         "fit_timeout": lambda v: v is None or (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)),
+        "fit_memory_gb": lambda v: v is None or (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)),
     }
     wants = {"folds": "an integer >= 2", "repeats": "an integer >= 1", "seed": "an integer >= 0",
-             "inner_folds": "an integer >= 2", "fit_timeout": "seconds > 0, or null for none"}
+             "inner_folds": "an integer >= 2", "fit_timeout": "seconds > 0, or null for none",
+             "fit_memory_gb": "GiB > 0, or null for none"}
     for key, ok in checks.items():
         if key in values and not ok(values[key]):
             raise ctx.error(("protocol", key), f"must be {wants[key]}, got {values[key]!r}")
@@ -295,8 +300,9 @@ def _protocol(ctx, raw):
                                 ("standalone_timing", ("none", "first-fold"))):
         if key in values and values[key] not in allowed_values:
             raise ctx.error(("protocol", key), f"must be one of {list(allowed_values)}, got {values[key]!r}")
-    if values.get("fit_timeout") is not None:
-        values["fit_timeout"] = float(values["fit_timeout"])
+    for key in ("fit_timeout", "fit_memory_gb"):
+        if values.get(key) is not None:
+            values[key] = float(values[key])
     return Protocol(**values)
 
 

@@ -204,6 +204,11 @@ def _run_points_in_child(task, data, points, timeout):
             from threadpoolctl import threadpool_limits
 
             threadpool_limits(limits=1, user_api="openmp")
+            if task.get("fit_memory_gb"):
+                import resource
+
+                limit = int(task["fit_memory_gb"] * 2**30)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             for message in _fit_steps(task, *data, points):
                 _send(w, message)
         except BaseException:
@@ -281,6 +286,11 @@ def run_unit(task):
         for p in crashed:
             results[point_id(p)] = {"status": "failed", "error": reason}
         points = [p for p in points if point_id(p) not in results]
+        if timed_out and task.get("after_timeout") == "skip-model":
+            # The model has run past the budget on this data set: the rest of
+            # its grid is not attempted (the paper's "> 600, not finished").
+            results.update({point_id(p): {"status": "skipped-after-timeout"} for p in points})
+            points = []
 
     versions, host = environment()
     records = []

@@ -216,10 +216,16 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 "unavailable_datasets": unavailable, "commit": commit}
 
     timed_out = set()
-    if proto.after_timeout == "skip":
+
+    def timeout_key(dataset, model, params):
+        # "skip": a timed-out grid point is not run on the other folds;
+        # "skip-model": nothing more of that model is run on that data set.
+        return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point_id(params))
+
+    if proto.after_timeout != "run":
         for r in store.read():
             if r["status"] == "timed-out" and r["protocol"] == fingerprint:
-                timed_out.add((r["dataset"], r["model"], point_id(r["params"])))
+                timed_out.add(timeout_key(r["dataset"], r["model"], r["params"]))
 
     specs = {m.name: m for m in config.models}
 
@@ -240,7 +246,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         for u in pending:
             spec = specs[u.model]
             points = u.points()
-            skip = [p for p in points if (u.dataset, u.model, point_id(p)) in timed_out]
+            skip = [p for p in points if timeout_key(u.dataset, u.model, p) in timed_out]
             yield {
                 "dataset": u.dataset, "model": u.model, "estimator": spec.estimator, "params": spec.params,
                 "path_param": u.path_param if u.path_is_fit_path else None, "points": points, "skip_points": skip,
@@ -249,7 +255,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 "seed": derive_seed(proto.seed, u.dataset, u.model, u.repeat, u.fold,
                                     *(() if u.inner is None else ("inner", u.inner))),
                 "scaling": proto.scaling, "fit_timeout": proto.fit_timeout, "train_dcs": proto.train_dcs,
-                "standalone_timing": proto.standalone_timing,
+                "standalone_timing": proto.standalone_timing, "after_timeout": proto.after_timeout,
+                "fit_memory_gb": proto.fit_memory_gb,
                 "protocol_fingerprint": fingerprint, "data_home": None if data_home is None else str(data_home),
                 "mirror": None if mirror is None else str(mirror),
             }
@@ -262,8 +269,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             store.append(records)
             for r in records:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
-                if r["status"] == "timed-out" and proto.after_timeout == "skip":
-                    timed_out.add((r["dataset"], r["model"], point_id(r["params"])))
+                if r["status"] == "timed-out" and proto.after_timeout != "run":
+                    timed_out.add(timeout_key(r["dataset"], r["model"], r["params"]))
             summary.done_units += 1
             bar.update(f"{records[0]['dataset']} {records[0]['model']}")
     finally:
