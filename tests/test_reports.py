@@ -157,6 +157,33 @@ def test_check_cli_exit_codes_and_last_line(tmp_path):
     assert runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", "bogus=1"]).exit_code == 2
 
 
+def test_pinned_differences_pass_now_and_catch_a_later_drift(tmp_path):
+    store = ResultStore(tmp_path / "res")
+    store.append(hand_made())
+    store.close()
+    pins, strict = tmp_path / "pins.yaml", tmp_path / "strict.yaml"
+    strict.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\n")
+    out = runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", str(strict), "--pin", str(pins)])
+    assert out.exit_code == 0, out.stdout
+    import yaml
+
+    raw = yaml.safe_load(pins.read_text())
+    by = {(c["dataset"], c.get("method")): c for c in raw["cells"]}
+    # australian EEMrbf: |85.0 - 86.9| = 1.9 > 1 -> pinned at 1.9 + 0.2 margin.
+    assert by[("australian", "EEMrbf")]["abs"] == pytest.approx(2.1)
+    assert by[("sonar", "EEMrbf")]["skip"] is True  # no reproduced value
+    assert ("australian", "WELMrbf") not in by  # within tolerance: not pinned
+    assert runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", str(pins)]).exit_code == 0
+    # A hand-written reason survives regeneration.
+    pins.write_text(pins.read_text().replace("known difference, see REPRODUCTION.md", "because", 1))
+    runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", str(strict), "--pin", str(pins)])
+    assert yaml.safe_load(pins.read_text())["cells"][0]["reason"] == "because"
+    # The same pins fail a result that drifted further (85.0 -> 84.5: delta 2.4 > 2.1).
+    drifted = [dict(r, gmean=r["gmean"] - 0.005) if r["model"] == "EEMrbf" and r["dataset"] == "australian"
+               else r for r in hand_made()]
+    assert any(c.outcome == "fail" for c in check(drifted, load_tolerance(pins)))
+
+
 def test_figures_are_written_and_non_empty(tmp_path):
     pytest.importorskip("matplotlib")
     from eemrepro.reports import scatter_figure, stability_figure
@@ -166,6 +193,22 @@ def test_figures_are_written_and_non_empty(tmp_path):
     assert sorted(p.suffix for p in paths) == [".png", ".png", ".svg", ".svg"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert (tmp_path / "fig3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_folders_with_the_same_cell_are_refused_and_figures_can_be_chosen(tmp_path):
+    pytest.importorskip("matplotlib")
+    for name in ("a", "b"):
+        store = ResultStore(tmp_path / name)
+        store.append(hand_made())
+        store.close()
+    out = runner.invoke(app, ["tables", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "t")])
+    assert out.exit_code != 0 and "both hold" in out.output and "EEMrbf on abalone7" in out.output
+    fig = runner.invoke(app, ["figures", str(tmp_path / "a"), "--figure", "scatter", "--out", str(tmp_path / "f")])
+    assert fig.exit_code == 0 and sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "gmean_reproduced_vs_published.png", "gmean_reproduced_vs_published.svg"]
+    # hand_made has EEMrbf at two values of h only: Figure 3 cannot be drawn from it.
+    bad = runner.invoke(app, ["figures", str(tmp_path / "a"), "--figure", "stability", "--out", str(tmp_path / "g")])
+    assert bad.exit_code != 0 and ">= 20 values of h" in bad.output
 
 
 def test_wins_draws_losses_ranks_and_tests_by_hand():

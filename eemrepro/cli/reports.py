@@ -47,6 +47,11 @@ def check_cmd(
     verbose: Annotated[bool, typer.Option("--verbose", help="Also list passing and skipped cells.")] = False,
     reference: Annotated[list[Path] | None, typer.Option(
         help="Compare with these stored results instead of the published tables (regression check).")] = None,
+    pin: Annotated[Path | None, typer.Option(
+        help="Write a tolerance file pinning every current difference (a failing cell at its delta plus a "
+             "margin, a missing one skipped), keeping the reasons of cells already pinned in it; exit 0.")] = None,
+    pin_reason: Annotated[str, typer.Option(help="Reason recorded for newly pinned cells.")] =
+        "known difference, see REPRODUCTION.md",
 ):
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
     from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
@@ -56,9 +61,23 @@ def check_cmd(
         tol = load_tolerance(tolerance)
         records, _ = load_results(results)
         ref_records = load_results(reference)[0] if reference else None
-    except (ToleranceError, FileNotFoundError) as exc:
+    except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
     cells = check(records, tol, reference=ref_records)
+    if pin is not None:
+        import yaml
+
+        from ..reports import pin_differences
+
+        previous = yaml.safe_load(pin.read_text()) if pin.is_file() else None
+        pins = pin_differences(cells, tol, reason=pin_reason, previous=previous)
+        header = ("# Known differences pinned by `eemrepro check --pin`; regenerate after a new run\n"
+                  "# (reasons already written here are kept).\n")
+        pin.parent.mkdir(parents=True, exist_ok=True)
+        pin.write_text(header + yaml.safe_dump(pins, sort_keys=False, width=120))
+        typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
+        typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records)))
+        return
     for cell in cells:
         if cell.outcome in ("fail", "missing"):
             typer.echo(cell.line())
@@ -73,13 +92,16 @@ def check_cmd(
 def figures_cmd(
     results: ResultsArg,
     out: Annotated[Path, typer.Option(help="Folder for the figures.")] = Path("results/figures"),
+    figure: Annotated[list[str] | None, typer.Option(
+        help="Only these figures: scatter (reproduced vs published GMean), stability (EEM Figure 3). "
+             "Default: each one the results can draw.")] = None,
 ):
     """EEM Figure 3 (stability in h) and reproduced-vs-published scatter plots (PNG and SVG)."""
     from ..reports import build_figures
     from ._common import fail
 
     try:
-        written = build_figures(results, out)
+        written = build_figures(results, out, figures=figure)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         fail(exc)
     for path in written:

@@ -14,7 +14,10 @@ cell, so a user's CI can pin known differences explicitly::
       - {table: eem_table1, dataset: sonar, h: 1, skip: true, reason: "..."}
 
 Cells the paper did not report are skipped and counted. Training times
-(Table 5) depend on the machine and are not checked.
+(Table 5) depend on the machine and are not checked. ``pin_differences``
+writes such a file from a check: every failing cell pinned at its current
+delta plus a margin, every missing one skipped, reasons already written for a
+cell kept, so the pins can be regenerated after a new run.
 """
 
 import math
@@ -108,7 +111,7 @@ def load_tolerance(spec=None):
 class CellResult:
     table: str
     dataset: str
-    method: str
+    method: str  # "h=<h>" for Table 1
     reproduced: float
     published: float
     tolerance: float
@@ -186,3 +189,44 @@ def summary_line(results):
     passed = sum(r.outcome == "pass" for r in counted)
     skipped = len(results) - len(counted)
     return f"within tolerance: {passed} of {len(counted)} cells ({skipped} skipped)"
+
+
+#: Margin added to a pinned delta: GMean points, or rho for Table 1.
+PIN_MARGIN = {"eem_table1": 0.02}
+_DEFAULT_PIN_MARGIN = 0.2
+
+
+def _cell_key(cell):
+    """The tolerance-file fields that identify ``cell`` (a CellResult or a YAML entry)."""
+    if isinstance(cell, CellResult):
+        if cell.table == "eem_table1":
+            return {"table": cell.table, "dataset": cell.dataset, "h": int(cell.method.partition("=")[2])}
+        return {"table": cell.table, "dataset": cell.dataset, "method": cell.method}
+    return {k: cell[k] for k in ("table", "dataset", "method", "h") if k in cell}
+
+
+def pin_differences(results, tolerance=None, reason="known difference, see REPRODUCTION.md", previous=None):
+    """A tolerance mapping under which ``results`` pass, pinning each difference.
+
+    A failing cell gets ``abs`` = |delta| + a small margin (rounded up), so a
+    later drift beyond today's difference fails again; a missing cell gets
+    ``skip: true``. ``previous`` (a mapping loaded from an earlier pin file)
+    supplies the reasons of cells pinned before; its table rules are kept.
+    """
+    tol = tolerance or Tolerance()
+    previous = previous or {}
+    reasons = {tuple(sorted(_cell_key(c).items())): c.get("reason") for c in previous.get("cells") or []}
+    cells = []
+    for c in results:
+        if c.outcome not in ("fail", "missing"):
+            continue
+        key = _cell_key(c)
+        entry = dict(key)
+        if c.outcome == "missing":
+            entry["skip"] = True
+        else:
+            margin = PIN_MARGIN.get(c.table, _DEFAULT_PIN_MARGIN)
+            entry["abs"] = math.ceil((abs(c.reproduced - c.published) + margin) * 100) / 100
+        entry["reason"] = reasons.get(tuple(sorted(key.items()))) or reason
+        cells.append(entry)
+    return {"missing": tol.missing, "tables": {k: dict(v) for k, v in tol.tables.items()}, "cells": cells}

@@ -84,18 +84,34 @@ def scatter_figure(table, stem, title="GMean: reproduced vs published"):
     return paths
 
 
-def build_figures(dirs, out, selection="best-of-grid"):
+FIGURES = ("scatter", "stability")
+
+
+def build_figures(dirs, out, selection="best-of-grid", figures=None):
+    """Draw ``figures`` (default: each of FIGURES the records can draw) into ``out``."""
     from ._render import load_results
     from ._tables import gmean_table
 
+    unknown = sorted(set(figures or ()) - set(FIGURES))
+    if unknown:
+        raise ValueError(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
     records, _ = load_results(dirs)
     out = Path(out)
     written = []
     grid = [r for r in records if r["model"] != "dcs-correlation"]
-    if grid:
-        written += scatter_figure(gmean_table(records, selection), out / "gmean_reproduced_vs_published")
     eem = [r for r in grid if r["model"] == "EEMrbf"]
     # Figure 3 needs the dense h grid of configs/stability.yaml (h = 5, 10, ..., 500).
-    if len({json.dumps(r["params"]) for r in eem}) >= 20:
-        written += stability_figure(records, out / "eem_figure3_stability")
+    dense = len({json.dumps(r["params"]) for r in eem}) >= 20
+    for name, possible, why in (("scatter", bool(grid), "no grid-search records"),
+                                ("stability", dense, "needs EEMrbf at >= 20 values of h (configs/stability.yaml)")):
+        if figures and name not in figures:
+            continue
+        if not possible:
+            if figures:
+                raise ValueError(f"cannot draw the {name} figure from {', '.join(map(str, dirs))}: {why}")
+            continue
+        if name == "scatter":
+            written += scatter_figure(gmean_table(records, selection), out / "gmean_reproduced_vs_published")
+        else:
+            written += stability_figure(records, out / "eem_figure3_stability")
     return written

@@ -16,12 +16,21 @@ from ..experiments import ResultStore
 
 def load_results(dirs):
     """(records, provenance) of one or more results folders."""
-    records, runs, configs = [], [], {}
+    records, runs, configs, owner = [], [], {}, {}
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
             raise FileNotFoundError(f"{d} is not a results folder")
-        records.extend(ResultStore(d).read())
+        these = ResultStore(d).read()
+        # Two folders with the same model on the same data set (say results/uci
+        # and the h sweep of results/stability) would silently merge their grids
+        # into one best-of-grid cell.
+        for key in sorted({(r["dataset"], r["model"]) for r in these}):
+            if key in owner and owner[key] != d:
+                raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
+                                 "merged into one cell: pass them to separate commands")
+            owner[key] = d
+        records.extend(these)
         for run in sorted((d / "runs").glob("*.json")):
             info = json.loads(run.read_text())
             runs.append(info)
