@@ -211,6 +211,27 @@ protocol: {folds: 2, repeats: 1, fit_memory_gb: 3}
     assert "MemoryError" in records[(6.0, 0)]["error"]
 
 
+def test_skip_model_abandons_a_model_out_of_memory(tmp_path):
+    # Under skip-model a fit that fails with MemoryError ends the model on that
+    # data set like a timeout; the cell reads "failed", not "> 600".
+    from eemrepro.experiments._selection import select_best_of_grid
+
+    text = """name: hungry2
+datasets: [heart]
+models:
+  Hungry: {estimator: 'tests.helpers:Hungry', grid: {gib: [6.0, 0.01]}}
+protocol: {folds: 3, repeats: 1, fit_memory_gb: 3, after_timeout: skip-model}
+"""
+    out = tmp_path / "o"
+    summary = run_experiment(_config(tmp_path, text), out=out, jobs=1, progress=False)
+    # Fold 0's child had already fitted the small point (it ran): ok; folds 1-2 are skipped.
+    assert summary.status_counts == {"failed": 1, "ok": 1, "skipped-after-timeout": 4}
+    from eemrepro.experiments._selection import records_frame
+
+    cell = select_best_of_grid(records_frame(ResultStore(out).read())).iloc[0]
+    assert cell["status"] == "failed"
+
+
 def test_dry_run_counts_and_estimates(reference, tmp_path):
     cfg, _, _ = reference
     summary = run_experiment(cfg, out=tmp_path / "dry", dry_run=True)

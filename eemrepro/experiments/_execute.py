@@ -149,6 +149,11 @@ def _train_dcs(model, X_train, y_train):
     return projection_dcs(np.asarray(z, dtype=np.float64), y_train)
 
 
+def out_of_memory(fields):
+    """Whether a record's fields say its fit failed for lack of memory."""
+    return fields.get("status") == "failed" and str(fields.get("error") or "").startswith("MemoryError")
+
+
 def _short_error(exc):
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
@@ -286,9 +291,10 @@ def run_unit(task):
         for p in crashed:
             results[point_id(p)] = {"status": "failed", "error": reason}
         points = [p for p in points if point_id(p) not in results]
-        if timed_out and task.get("after_timeout") == "skip-model":
-            # The model has run past the budget on this data set: the rest of
-            # its grid is not attempted (the paper's "> 600, not finished").
+        if task.get("after_timeout") == "skip-model" and (timed_out or any(map(out_of_memory, done.values()))):
+            # The model has run past the time (or memory) budget on this data
+            # set: the rest of its grid is not attempted (the paper's "> 600,
+            # not finished").
             results.update({point_id(p): {"status": "skipped-after-timeout"} for p in points})
             points = []
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from ._execute import environment, run_unit
+from ._execute import environment, out_of_memory, run_unit
 from ._store import ResultStore
 from ._units import derive_seed, enumerate_units, point_id
 
@@ -222,9 +222,13 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         # "skip-model": nothing more of that model is run on that data set.
         return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point_id(params))
 
+    def abandons(record):
+        # A fit past the time budget; under skip-model also one out of memory.
+        return record["status"] == "timed-out" or (proto.after_timeout == "skip-model" and out_of_memory(record))
+
     if proto.after_timeout != "run":
         for r in store.read():
-            if r["status"] == "timed-out" and r["protocol"] == fingerprint:
+            if r["protocol"] == fingerprint and abandons(r):
                 timed_out.add(timeout_key(r["dataset"], r["model"], r["params"]))
 
     specs = {m.name: m for m in config.models}
@@ -269,7 +273,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             store.append(records)
             for r in records:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
-                if r["status"] == "timed-out" and proto.after_timeout != "run":
+                if proto.after_timeout != "run" and abandons(r):
                     timed_out.add(timeout_key(r["dataset"], r["model"], r["params"]))
             summary.done_units += 1
             bar.update(f"{records[0]['dataset']} {records[0]['model']}")

@@ -59,9 +59,13 @@ def grid_summary(df, ddof=1):
 
 
 def _cell_status(g):
-    if (g["n_timed_out"] > 0).any() or (g["n_skipped_after_timeout"] > 0).any():
+    # A timeout wins; a failure (say out of memory, after which skip-model
+    # skips the rest) comes next; skipped points alone mean a timeout elsewhere.
+    if (g["n_timed_out"] > 0).any():
         return "timed-out"
-    return "failed"
+    if (g["n_failed"] > 0).any():
+        return "failed"
+    return "timed-out"
 
 
 def select_best_of_grid(df, ddof=1):
