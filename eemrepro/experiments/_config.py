@@ -268,15 +268,20 @@ def _model(ctx, name, raw):
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid)
 
 
+def _check_section(ctx, section, raw, cls, not_a_mapping):
+    """A config section is a mapping whose keys are fields of ``cls``."""
+    if not isinstance(raw, dict):
+        raise ctx.error((section,), not_a_mapping)
+    allowed = set(cls.__dataclass_fields__)
+    for key in raw:
+        if key not in allowed:
+            raise ctx.error((section, key), f"unknown key; valid keys are {sorted(allowed)}")
+
+
 def _protocol(ctx, raw):
     if raw is None:
         return Protocol()
-    if not isinstance(raw, dict):
-        raise ctx.error(("protocol",), "protocol is a mapping")
-    allowed = set(Protocol.__dataclass_fields__)
-    for key in raw:
-        if key not in allowed:
-            raise ctx.error(("protocol", key), f"unknown key; valid keys are {sorted(allowed)}")
+    _check_section(ctx, "protocol", raw, Protocol, "protocol is a mapping")
     values = {k: _number(v) for k, v in raw.items()}
     checks = {
         "folds": lambda v: isinstance(v, int) and v >= 2,
@@ -365,12 +370,7 @@ def parse_config(raw, source="<config>", text=""):
 
 
 def _analysis(ctx, raw):
-    if not isinstance(raw, dict):
-        raise ctx.error(("analysis",), "a mapping")
-    allowed = set(CorrelationAnalysis.__dataclass_fields__)
-    for key in raw:
-        if key not in allowed:
-            raise ctx.error(("analysis", key), f"unknown key; valid keys are {sorted(allowed)}")
+    _check_section(ctx, "analysis", raw, CorrelationAnalysis, "a mapping")
     values = dict(raw)
     if "n_hidden" in values:
         hs = values["n_hidden"]

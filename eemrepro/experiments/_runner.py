@@ -215,7 +215,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 "units_pending": len(pending), "data_sha256": data_sha, "protocol_fingerprint": fingerprint,
                 "unavailable_datasets": unavailable, "commit": commit}
 
-    timed_out = set()
+    abandoned = set()
 
     def timeout_key(dataset, model, params):
         # "skip": a timed-out grid point is not run on the other folds;
@@ -229,7 +229,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     if proto.after_timeout != "run":
         for r in store.read():
             if r["protocol"] == fingerprint and abandons(r):
-                timed_out.add(timeout_key(r["dataset"], r["model"], r["params"]))
+                abandoned.add(timeout_key(r["dataset"], r["model"], r["params"]))
 
     specs = {m.name: m for m in config.models}
 
@@ -250,7 +250,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         for u in pending:
             spec = specs[u.model]
             points = u.points()
-            skip = [p for p in points if timeout_key(u.dataset, u.model, p) in timed_out]
+            skip = [p for p in points if timeout_key(u.dataset, u.model, p) in abandoned]
             yield {
                 "dataset": u.dataset, "model": u.model, "estimator": spec.estimator, "params": spec.params,
                 "path_param": u.path_param if u.path_is_fit_path else None, "points": points, "skip_points": skip,
@@ -274,7 +274,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             for r in records:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
                 if proto.after_timeout != "run" and abandons(r):
-                    timed_out.add(timeout_key(r["dataset"], r["model"], r["params"]))
+                    abandoned.add(timeout_key(r["dataset"], r["model"], r["params"]))
             summary.done_units += 1
             bar.update(f"{records[0]['dataset']} {records[0]['model']}")
     finally:
