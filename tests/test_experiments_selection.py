@@ -41,6 +41,17 @@ def test_a_cell_with_every_point_timed_out_says_so():
     assert row["status"] == "timed-out" and row["point"] is None
 
 
+def test_a_cell_interrupted_mid_grid_reads_incomplete_not_a_smaller_grid():
+    # h=2 has the better mean on fold 0, but its fold 1 was never run: reporting
+    # h=1 (or h=2 on one fold) would present a partial grid as the result.
+    records = [rec({"h": 1}, f, 0.7) for f in range(2)] + [rec({"h": 2}, 0, 0.9)]
+    row = select(records).iloc[0]
+    assert row["status"] == "incomplete" and row["point"] is None
+    # Once the missing fold is stored the cell has a value again: mean(0.9, 0.8).
+    row = select(records + [rec({"h": 2}, 1, 0.8)]).iloc[0]
+    assert row["status"] == "ok" and row["gmean_mean"] == pytest.approx(0.85)
+
+
 def test_nested_selection_uses_inner_folds_only():
     records = []
     # Outer fold 0: inner CV prefers h=1 (0.9 vs 0.5), though h=2 is better on the outer test fold.

@@ -2,7 +2,9 @@
 
 * ``best-of-grid`` (what the EEM paper's tables show): every grid point is run
   on the same outer folds and the point with the best mean GMean is reported.
-  Only points that finished on every outer fold compete; ties go to the
+  Only points that finished on every outer fold compete (a cell where some
+  point has no record yet for a fold that others have reads "incomplete");
+  ties go to the
   smallest parameter values (the simpler model), an order that does not depend
   on how the run was scheduled.
 * ``nested`` (an honest estimate): on each outer fold the point with the best
@@ -71,8 +73,17 @@ def _cell_status(g):
 def select_best_of_grid(df, ddof=1):
     """One row per (data set, model): the selected point and its outer-fold metrics."""
     summary = grid_summary(df, ddof=ddof)
+    outer = df[df["inner"].isna()]
+    n_splits = outer.groupby(["dataset", "model"])[["repeat", "fold"]].apply(
+        lambda g: len(g.drop_duplicates()))
     rows = []
     for (dataset, model), g in summary.groupby(["dataset", "model"], sort=False):
+        if (g["n_folds"] < n_splits[(dataset, model)]).any():
+            # A run was interrupted inside this cell: some point lacks a (repeat,
+            # fold) that others have. Choosing among what is stored would report
+            # a smaller grid as if it were the paper's; resume the run instead.
+            rows.append({"dataset": dataset, "model": model, "status": "incomplete", "point": None})
+            continue
         complete = g[g["n_ok"] == g["n_folds"]].sort_values("order")
         if complete.empty:
             rows.append({"dataset": dataset, "model": model, "status": _cell_status(g), "point": None})
