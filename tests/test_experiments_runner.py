@@ -281,6 +281,10 @@ def test_unavailable_dataset_fails_clearly_or_is_skipped(tmp_path):
     summary = run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c",
                              dry_run=True, skip_unavailable=True)
     assert list(summary.unavailable) == ["ecoli"] and summary.total_units == 1 * 2 * 3 * 7
+    # --only-datasets: the other data sets are neither fetched nor checked.
+    part = run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c",
+                          dry_run=True, only_datasets=["heart"])
+    assert part.unavailable == {} and part.total_units == 1 * 2 * 3 * 7
 
 
 def test_standalone_timing_on_the_first_fold(tmp_path):

@@ -180,9 +180,17 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     fingerprint = proto.fingerprint()
     n_jobs = _n_jobs(jobs if jobs is not None else config.jobs)
 
+    for label, chosen, known in (("model", only_models, [m.name for m in config.models]),
+                                 ("data set", only_datasets, list(config.datasets))):
+        unknown = sorted(set(chosen or ()) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {label}(s) {unknown}; the config has {known}")
+    # Only the data sets run now are fetched and checksummed.
+    running = [d for d in config.datasets if not only_datasets or d in only_datasets]
+
     superseded = store.supersede() if fresh and not dry_run else None
     data_sha, unavailable = {}, {}
-    for d in config.datasets:
+    for d in running:
         try:
             data_sha[d] = dataset_checksum(d, data_home=data_home, mirror=mirror)
         except DatasetError as exc:
@@ -191,13 +199,9 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             unavailable[d] = str(exc)
     if unavailable:
         config = replace(config, datasets=tuple(d for d in config.datasets if d not in unavailable))
-    for label, chosen, known in (("model", only_models, [m.name for m in config.models]),
-                                 ("data set", only_datasets, list(config.datasets))):
-        unknown = sorted(set(chosen or ()) - set(known))
-        if unknown:
-            raise ValueError(f"unknown {label}(s) {unknown}; the config has {known}")
-    units = [u for u in enumerate_units(config)
-             if (not only_models or u.model in only_models) and (not only_datasets or u.dataset in only_datasets)]
+    # The stored config stays whole; only the units run now are enumerated.
+    now = replace(config, datasets=tuple(d for d in running if d not in unavailable))
+    units = [u for u in enumerate_units(now) if not only_models or u.model in only_models]
     done = store.done_keys(fingerprint, data_sha, retry_failed=retry_failed)
     pending = [u for u in units if not set(u.keys()) <= done]
     summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
