@@ -74,8 +74,7 @@ def select_best_of_grid(df, ddof=1):
     """One row per (data set, model): the selected point and its outer-fold metrics."""
     summary = grid_summary(df, ddof=ddof)
     outer = df[df["inner"].isna()]
-    n_splits = outer.groupby(["dataset", "model"])[["repeat", "fold"]].apply(
-        lambda g: len(g.drop_duplicates()))
+    n_splits = outer.drop_duplicates(["dataset", "model", "repeat", "fold"]).groupby(["dataset", "model"]).size()
     rows = []
     for (dataset, model), g in summary.groupby(["dataset", "model"], sort=False):
         if (g["n_folds"] < n_splits[(dataset, model)]).any():

@@ -102,16 +102,17 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None):
     eem = [r for r in grid if r["model"] == "EEMrbf"]
     # Figure 3 needs the dense h grid of configs/stability.yaml (h = 5, 10, ..., 500).
     dense = len({json.dumps(r["params"]) for r in eem}) >= 20
-    for name, possible, why in (("scatter", bool(grid), "no grid-search records"),
-                                ("stability", dense, "needs EEMrbf at >= 20 values of h (configs/stability.yaml)")):
+    drawers = {
+        "scatter": (bool(grid), "no grid-search records",
+                    lambda: scatter_figure(gmean_table(records, selection), out / "gmean_reproduced_vs_published")),
+        "stability": (dense, "needs EEMrbf at >= 20 values of h (configs/stability.yaml)",
+                      lambda: stability_figure(records, out / "eem_figure3_stability")),
+    }
+    for name, (possible, why, draw) in drawers.items():
         if figures and name not in figures:
             continue
-        if not possible:
-            if figures:
-                raise ValueError(f"cannot draw the {name} figure from {', '.join(map(str, dirs))}: {why}")
-            continue
-        if name == "scatter":
-            written += scatter_figure(gmean_table(records, selection), out / "gmean_reproduced_vs_published")
-        else:
-            written += stability_figure(records, out / "eem_figure3_stability")
+        if possible:
+            written += draw()
+        elif figures:
+            raise ValueError(f"cannot draw the {name} figure from {', '.join(map(str, dirs))}: {why}")
     return written
