@@ -197,9 +197,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             if not skip_unavailable:
                 raise
             unavailable[d] = str(exc)
-    if unavailable:
-        config = replace(config, datasets=tuple(d for d in config.datasets if d not in unavailable))
-    # The stored config stays whole; only the units run now are enumerated.
+    # The stored config stays whole (what was skipped is in run_info's
+    # unavailable_datasets); only the units run now are enumerated.
     now = replace(config, datasets=tuple(d for d in running if d not in unavailable))
     units = [u for u in enumerate_units(now) if not only_models or u.model in only_models]
     done = store.done_keys(fingerprint, data_sha, retry_failed=retry_failed)
