@@ -331,6 +331,33 @@ def test_compacted_store_reads_and_resumes_the_same(reference, tmp_path):
     assert run_experiment(cfg, out=tmp_path / "c", jobs=1, progress=False).pending_units == 0
 
 
+def test_forget_moves_one_models_records_aside_and_resume_reruns_them(reference, tmp_path):
+    import gzip
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    cfg, out, _ = reference
+    shutil.copytree(out, tmp_path / "f")
+    store = ResultStore(tmp_path / "f")
+    store.compact()
+    before = _facts(tmp_path / "f")
+    lssvm_heart = {k for k in before if k[:2] == ("heart", "LSSVM")}
+    assert len(lssvm_heart) == 2 * 2 * 3  # points x repeats x folds
+    res = CliRunner().invoke(app, ["forget", str(tmp_path / "f"), "--models", "LSSVM", "--datasets", "heart"])
+    assert res.exit_code == 0, res.output
+    assert set(_facts(tmp_path / "f")) == set(before) - lssvm_heart
+    moved = [json.loads(line) for seg in (tmp_path / "f").glob("superseded-*/*.gz")
+             for line in gzip.open(seg, "rt")]
+    assert len(moved) == len(lssvm_heart) and {(r["dataset"], r["model"]) for r in moved} == {("heart", "LSSVM")}
+    again = run_experiment(cfg, out=tmp_path / "f", jobs=1, progress=False)
+    assert again.pending_units == 2 * 3 and _facts(tmp_path / "f") == before
+    res = CliRunner().invoke(app, ["forget", str(tmp_path / "f"), "--models", "LS-SVM"])
+    assert res.exit_code == 1 and "no stored records of model(s) ['LS-SVM']" in res.output
+
+
 def test_only_models_and_datasets_run_a_subset_and_resume_the_rest(reference, tmp_path):
     cfg, out, _ = reference
     part = run_experiment(cfg, out=tmp_path / "p", jobs=1, progress=False, only_models=["EEMrbf"],

@@ -55,6 +55,35 @@ def test_lssvm_matches_bordered_system_and_c_path():
         np.testing.assert_allclose(model.decision_function(X), K @ alpha + b, rtol=1e-7, atol=1e-9)
 
 
+def test_lssvm_single_fit_is_a_cholesky_solve_with_eigen_fallback(monkeypatch):
+    # A single C needs no eigendecomposition (Table 5 times this fit); when the
+    # Cholesky factorisation fails (K + D not numerically PD) the eigen path
+    # takes over. Expected: scipy.linalg.solve of the bordered system.
+    from scipy import linalg
+
+    from eemrepro.models import _lssvm
+
+    X, y = make_imbalanced(n=90, d=3, seed=23)
+    t = np.where(y == 1, 1.0, -1.0)
+    alpha, b = _lssvm_direct(rbf_kernel(X, gamma=0.7), t, _weights(t), 50.0)
+
+    def no_eigh(*args, **kwargs):
+        raise AssertionError("a single-C fit must not decompose K")
+
+    with monkeypatch.context() as m:
+        m.setattr(_lssvm, "_LSSVMEigenPath", no_eigh)
+        est = LSSVM(C=50.0, gamma=0.7).fit(X, y)
+    np.testing.assert_allclose(est.dual_coef_, alpha, rtol=1e-7, atol=1e-9 * np.abs(alpha).max())
+
+    def not_pd(*args, **kwargs):
+        raise linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(_lssvm.linalg, "cho_factor", not_pd)
+    est = LSSVM(C=50.0, gamma=0.7).fit(X, y)
+    np.testing.assert_allclose(est.dual_coef_, alpha, rtol=1e-7, atol=1e-9 * np.abs(alpha).max())
+    assert est.intercept_ == pytest.approx(b, rel=1e-7, abs=1e-9)
+
+
 @pytest.mark.parametrize("C,gamma", [(1.0, 0.5), (100.0, 5.0), (10.0, 0.05)])
 def test_svm_agrees_with_sklearn_svc(C, gamma):
     # Expected: sklearn.svm.SVC (its own LIBSVM build) with the same class weights.

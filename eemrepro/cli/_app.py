@@ -31,7 +31,7 @@ def _root(
     """Reproduce the EEM paper's experiments."""
 
 
-from .compact import compact_cmd  # noqa: E402
+from .compact import compact_cmd, forget_cmd  # noqa: E402
 from .datasets import app as _datasets_app  # noqa: E402
 from .reports import check_cmd, figures_cmd, tables_cmd  # noqa: E402
 from .run import run_cmd  # noqa: E402
@@ -44,6 +44,7 @@ app.command("tables")(tables_cmd)
 app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)
 app.command("compact")(compact_cmd)
+app.command("forget")(forget_cmd)
 
 
 @app.command("models")

@@ -108,6 +108,46 @@ class ResultStore:
             written.append(target)
         return written
 
+    def forget(self, models=None, datasets=None):
+        """Move the records of these models / data sets aside so that a resume runs them again.
+
+        For re-measuring after a change to a model (its records no longer
+        describe the code). Each segment holding a match is rewritten without
+        it, atomically; the matching records go to ``superseded-<stamp>/``
+        (nothing is deleted). Run it when no run is writing to the folder.
+        Returns ``(number of records moved, folder or None)``.
+        """
+        if self._fh is not None:
+            raise RuntimeError("close the store before forgetting records")
+
+        def matches(record):
+            return (models is None or record["model"] in models) and \
+                (datasets is None or record["dataset"] in datasets)
+
+        target = self.root / f"superseded-{time.strftime('%Y%m%dT%H%M%S')}"
+        moved = 0
+        for path in self.segments():
+            gz = path.suffix == ".gz"
+            opener = gzip.open if gz else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                lines = [line for line in fh if line.endswith("\n")]
+            gone = [line for line in lines if matches(json.loads(line))]
+            if not gone:
+                continue
+            target.mkdir(parents=True, exist_ok=True)
+            with gzip.GzipFile(target / (path.name if gz else path.name + ".gz"), "wb", mtime=0) as out:
+                out.write("".join(gone).encode("utf-8"))
+            kept = "".join(line for line in lines if not matches(json.loads(line)))
+            tmp = path.with_name(path.name + ".tmp")
+            if gz:
+                with gzip.GzipFile(tmp, "wb", mtime=0) as out:
+                    out.write(kept.encode("utf-8"))
+            else:
+                tmp.write_text(kept, encoding="utf-8")
+            os.replace(tmp, path)
+            moved += len(gone)
+        return moved, (target if moved else None)
+
     def supersede(self):
         """Move existing records aside (``--fresh``): nothing computed is deleted."""
         if not self.segments():

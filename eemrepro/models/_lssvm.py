@@ -7,6 +7,9 @@ For a grid over C the Gram matrix is decomposed once: with W = diag(w),
 K + D = W^(-1/2) (W^(1/2) K W^(1/2) + I / C) W^(-1/2), so one symmetric
 eigendecomposition W^(1/2) K W^(1/2) = Q L Q^T gives
 (K + D)^(-1) v = W^(1/2) Q (L + I/C)^(-1) Q^T W^(1/2) v for every C in O(n^2).
+A single C (``fit``) needs no eigenvectors: K + D is symmetric positive definite,
+so one Cholesky factorisation solves it, about 15 times faster than the
+eigendecomposition at n = 2,000-4,000. That is the fit Table 5 times.
 """
 
 import numbers
@@ -30,6 +33,25 @@ def _lssvm_direct(K, t, w, C):
     A[1:, 1:] = K + np.diag(1.0 / (C * w))
     sol = linalg.solve(A, np.concatenate([[0.0], t]))
     return sol[1:], sol[0]
+
+
+def _lssvm_cholesky(K, t, w, C):
+    """alpha, b for one C by a Cholesky solve of K + D; None if K + D is not numerically PD.
+
+    Overwrites ``K``. Near-singular K (a tiny gamma) with a large C can lose
+    positive definiteness to round-off; the caller then falls back to the
+    eigendecomposition, which clips the round-off eigenvalues.
+    """
+    K[np.diag_indices_from(K)] += 1.0 / (C * w)
+    try:
+        factor = linalg.cho_factor(K, overwrite_a=True, check_finite=False)
+    except linalg.LinAlgError:
+        return None
+    u = linalg.cho_solve(factor, np.column_stack([t, np.ones_like(t)]), check_finite=False)
+    u_t, u_1 = u[:, 0], u[:, 1]
+    # 1^T alpha = 0 with alpha = (K + D)^-1 (t - b 1).
+    b = u_t.sum() / u_1.sum()
+    return u_t - b * u_1, b
 
 
 class _LSSVMEigenPath:
@@ -117,7 +139,12 @@ class LSSVM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         return self._fit_path(X, y, C)
 
     def _fit_states(self, X, t, Cs):
-        path = _LSSVMEigenPath(_rbf(X, X, self.gamma), t, _balance_weights(t))
+        w = _balance_weights(t)
+        if len(Cs) == 1:
+            solution = _lssvm_cholesky(_rbf(X, X, self.gamma), t, w, Cs[0])
+            if solution is not None:
+                return [{"dual_coef_": solution[0], "intercept_": solution[1], "support_vectors_": X}]
+        path = _LSSVMEigenPath(_rbf(X, X, self.gamma), t, w)
         states = []
         for c in Cs:
             alpha, b = path.solve(c)
