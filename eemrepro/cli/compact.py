@@ -33,12 +33,9 @@ def forget_cmd(
 
     if models is None and datasets is None:
         fail(ValueError("name --models and/or --datasets (to start a whole store over, use `eemrepro run --fresh`)"))
-    split = (lambda text: None if text is None else [x.strip() for x in text.split(",") if x.strip()])
-    stored = ResultStore(out).read()
-    for label, chosen, key in (("model", split(models), "model"), ("data set", split(datasets), "dataset")):
-        known = sorted({r[key] for r in stored})
-        unknown = sorted(set(chosen or ()) - set(known))
-        if unknown:
-            fail(ValueError(f"{out}: no stored records of {label}(s) {unknown}; stored: {known}"))
-    moved, target = ResultStore(out).forget(models=split(models), datasets=split(datasets))
+    try:
+        moved, target = ResultStore(out).forget(models=models.split(",") if models else None,
+                                                datasets=datasets.split(",") if datasets else None)
+    except ValueError as exc:
+        fail(exc)
     typer.echo(f"{out}: moved {moved} record(s) to {target}; `eemrepro run` runs them again")

@@ -115,37 +115,41 @@ class ResultStore:
         describe the code). Each segment holding a match is rewritten without
         it, atomically; the matching records go to ``superseded-<stamp>/``
         (nothing is deleted). Run it when no run is writing to the folder.
+        Raises ValueError, moving nothing, for a name with no stored record.
         Returns ``(number of records moved, folder or None)``.
         """
         if self._fh is not None:
             raise RuntimeError("close the store before forgetting records")
-
-        def matches(record):
-            return (models is None or record["model"] in models) and \
-                (datasets is None or record["dataset"] in datasets)
+        segments = []
+        for path in self.segments():
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                lines = [line for line in fh if line.endswith("\n")]
+            segments.append((path, lines, [json.loads(line) for line in lines]))
+        for label, chosen, field in (("model", models, "model"), ("data set", datasets, "dataset")):
+            known = sorted({r[field] for _, _, records in segments for r in records})
+            unknown = sorted(set(chosen or ()) - set(known))
+            if unknown:
+                raise ValueError(f"{self.root}: no stored records of {label}(s) {unknown}; stored: {known}")
 
         target = self.root / f"superseded-{time.strftime('%Y%m%dT%H%M%S')}"
         moved = 0
-        for path in self.segments():
-            gz = path.suffix == ".gz"
-            opener = gzip.open if gz else open
-            with opener(path, "rt", encoding="utf-8") as fh:
-                lines = [line for line in fh if line.endswith("\n")]
-            gone = [line for line in lines if matches(json.loads(line))]
-            if not gone:
+        for path, lines, records in segments:
+            split = {True: [], False: []}
+            for line, r in zip(lines, records, strict=True):
+                split[(models is None or r["model"] in models)
+                      and (datasets is None or r["dataset"] in datasets)].append(line)
+            if not split[True]:
                 continue
             target.mkdir(parents=True, exist_ok=True)
+            gz = path.suffix == ".gz"
             with gzip.GzipFile(target / (path.name if gz else path.name + ".gz"), "wb", mtime=0) as out:
-                out.write("".join(gone).encode("utf-8"))
-            kept = "".join(line for line in lines if not matches(json.loads(line)))
+                out.write("".join(split[True]).encode("utf-8"))
             tmp = path.with_name(path.name + ".tmp")
-            if gz:
-                with gzip.GzipFile(tmp, "wb", mtime=0) as out:
-                    out.write(kept.encode("utf-8"))
-            else:
-                tmp.write_text(kept, encoding="utf-8")
+            with (gzip.GzipFile(tmp, "wb", mtime=0) if gz else open(tmp, "wb")) as out:
+                out.write("".join(split[False]).encode("utf-8"))
             os.replace(tmp, path)
-            moved += len(gone)
+            moved += len(split[True])
         return moved, (target if moved else None)
 
     def supersede(self):

@@ -35,6 +35,15 @@ def _lssvm_direct(K, t, w, C):
     return sol[1:], sol[0]
 
 
+def _bordered_solution(u_t, u_1):
+    """alpha, b from u_t = (K + D)^-1 t and u_1 = (K + D)^-1 1.
+
+    1^T alpha = 0 with alpha = (K + D)^-1 (t - b 1) gives b = 1^T u_t / 1^T u_1.
+    """
+    b = u_t.sum() / u_1.sum()
+    return u_t - b * u_1, b
+
+
 def _lssvm_cholesky(K, t, w, C):
     """alpha, b for one C by a Cholesky solve of K + D; None if K + D is not numerically PD.
 
@@ -48,10 +57,7 @@ def _lssvm_cholesky(K, t, w, C):
     except linalg.LinAlgError:
         return None
     u = linalg.cho_solve(factor, np.column_stack([t, np.ones_like(t)]), check_finite=False)
-    u_t, u_1 = u[:, 0], u[:, 1]
-    # 1^T alpha = 0 with alpha = (K + D)^-1 (t - b 1).
-    b = u_t.sum() / u_1.sum()
-    return u_t - b * u_1, b
+    return _bordered_solution(u[:, 0], u[:, 1])
 
 
 class _LSSVMEigenPath:
@@ -74,9 +80,7 @@ class _LSSVMEigenPath:
         inv = 1.0 / (self._eigval + 1.0 / C)
         u_t = self._sw * (self._Q @ (inv * self._qt_t))
         u_1 = self._sw * (self._Q @ (inv * self._qt_1))
-        # 1^T alpha = 0 with alpha = (K + D)^-1 (t - b 1).
-        b = u_t.sum() / u_1.sum()
-        return u_t - b * u_1, b
+        return _bordered_solution(u_t, u_1)
 
 
 class LSSVM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
