@@ -379,3 +379,32 @@ protocol: {folds: 3, repeats: 1, scaling: per-fold}
     summary = run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
     assert summary.status_counts == {"ok": 3}
     assert all(0.5 < r["gmean"] <= 1 for r in ResultStore(tmp_path / "o").read())
+
+
+def test_a_grid_point_never_run_makes_the_cell_incomplete_in_the_reports(reference, tmp_path):
+    # A run stopped between units can leave every stored point of a cell on the
+    # same folds (here SVM at C = 1 on all folds, C = 10 never run): the records
+    # alone look like a finished, smaller grid. The folder's config.yaml says
+    # C = 10 is part of the grid, so the report must read "incomplete".
+    import shutil
+
+    from eemrepro.experiments import select
+    from eemrepro.reports import load_results
+
+    _, ref_out, _ = reference
+    out = tmp_path / "stopped"
+    shutil.copytree(ref_out, out)
+    kept = [r for r in ResultStore(out).read() if not (r["model"] == "SVM" and r["params"]["C"] == 10.0)]
+    for seg in ResultStore(out).segments():
+        seg.unlink()
+    (out / "records" / "only.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+
+    whole, _ = load_results([ref_out])
+    part, _ = load_results([out])
+    by_cell = lambda records: {(r["dataset"], r["model"]): r["status"] for r in select(records).to_dict("records")}
+    assert set(by_cell(whole).values()) == {"ok"}
+    got = by_cell(part)
+    assert got[("heart", "SVM")] == got[("sonar", "SVM")] == "incomplete"
+    assert all(s == "ok" for (d, m), s in got.items() if m != "SVM")
+    # Without the config (records alone) the cut cannot be seen: that is why the reports read it.
+    assert by_cell(kept)[("heart", "SVM")] == "ok"

@@ -3,7 +3,8 @@
 * ``best-of-grid`` (what the EEM paper's tables show): every grid point is run
   on the same outer folds and the point with the best mean GMean is reported.
   Only points that finished on every outer fold compete (a cell where some
-  point has no record yet for a fold that others have reads "incomplete");
+  point has no record yet for a fold that others have, or, read through
+  ``reports.load_results``, a unit of its config has no record, reads "incomplete");
   ties go to the
   smallest parameter values (the simpler model), an order that does not depend
   on how the run was scheduled.
@@ -75,9 +76,14 @@ def select_best_of_grid(df, ddof=1):
     summary = grid_summary(df, ddof=ddof)
     outer = df[df["inner"].isna()]
     n_splits = outer.drop_duplicates(["dataset", "model", "repeat", "fold"]).groupby(["dataset", "model"]).size()
+    # ``_unfinished``: set by reports.load_results where the folder's config has
+    # units this cell's records lack (see experiments._units.unfinished_cells).
+    unfinished = (outer["_unfinished"].eq(True).groupby([outer["dataset"], outer["model"]]).any().to_dict()
+                  if "_unfinished" in outer else {})
     rows = []
     for (dataset, model), g in summary.groupby(["dataset", "model"], sort=False):
-        if (g["n_folds"] < n_splits[(dataset, model)]).any():
+        stopped = (g[["n_timed_out", "n_failed", "n_skipped_after_timeout"]].to_numpy() > 0).any()
+        if (g["n_folds"] < n_splits[(dataset, model)]).any() or (unfinished.get((dataset, model)) and not stopped):
             # A run was interrupted inside this cell: some point lacks a (repeat,
             # fold) that others have. Choosing among what is stored would report
             # a smaller grid as if it were the paper's; resume the run instead.

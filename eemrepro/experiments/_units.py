@@ -90,6 +90,29 @@ def enumerate_units(config):
     return units
 
 
+def unfinished_cells(config, records):
+    """(data set, model) cells of ``config`` whose stored ``records`` lack a unit's record.
+
+    Only the repeats that a cell's records have are expected (a run may use
+    fewer repeats than the config names). A cell stopped by the budget rule
+    (a timeout or a failure, after which ``skip-model`` records the rest as
+    skipped) is judged by its records' status, not here.
+    """
+    done = {}
+    for r in records:
+        done.setdefault((r["dataset"], r["model"]), set()).add(
+            record_key(r["dataset"], r["model"], r["params"], r["repeat"], r["fold"], r["inner"]))
+    repeats = {}
+    for r in records:
+        repeats.setdefault((r["dataset"], r["model"]), set()).add(r["repeat"])
+    unfinished = set()
+    for u in enumerate_units(config):
+        cell = (u.dataset, u.model)
+        if cell in done and u.repeat in repeats[cell] and not set(u.keys()) <= done[cell]:
+            unfinished.add(cell)
+    return unfinished
+
+
 def outer_split(y, folds, seed, dataset, repeat, fold):
     """(train, test) indices of one outer fold; the same for every model on a data set."""
     skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=derive_seed(seed, dataset, "split", repeat))

@@ -30,6 +30,18 @@ def load_results(dirs):
                 raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                  "merged into one cell: pass them to separate commands")
             owner[key] = d
+        # A run stopped between units can leave every stored grid point on the
+        # same folds, which the records alone cannot tell from a finished grid;
+        # the folder's config says which units the cell should have.
+        if (d / "config.yaml").is_file() and these:
+            import yaml
+
+            from ..experiments import parse_config
+            from ..experiments._units import unfinished_cells
+
+            cfg = parse_config(yaml.safe_load((d / "config.yaml").read_text()), source=str(d / "config.yaml"))
+            unfinished = unfinished_cells(cfg, these)
+            these = [dict(r, _unfinished=True) if (r["dataset"], r["model"]) in unfinished else r for r in these]
         records.extend(these)
         for run in sorted((d / "runs").glob("*.json")):
             info = json.loads(run.read_text())
