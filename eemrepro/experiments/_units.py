@@ -98,13 +98,11 @@ def unfinished_cells(config, records):
     (a timeout or a failure, after which ``skip-model`` records the rest as
     skipped) is judged by its records' status, not here.
     """
-    done = {}
+    done, repeats = {}, {}
     for r in records:
-        done.setdefault((r["dataset"], r["model"]), set()).add(
-            record_key(r["dataset"], r["model"], r["params"], r["repeat"], r["fold"], r["inner"]))
-    repeats = {}
-    for r in records:
-        repeats.setdefault((r["dataset"], r["model"]), set()).add(r["repeat"])
+        cell = (r["dataset"], r["model"])
+        done.setdefault(cell, set()).add(record_key(*cell, r["params"], r["repeat"], r["fold"], r["inner"]))
+        repeats.setdefault(cell, set()).add(r["repeat"])
     unfinished = set()
     for u in enumerate_units(config):
         cell = (u.dataset, u.model)
