@@ -10,10 +10,9 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     """Done/total units per data set and model, and every failure."""
     from collections import Counter
 
-    import yaml
     from tabulate import tabulate
 
-    from ..experiments import ResultStore, enumerate_units, parse_config
+    from ..experiments import ResultStore, enumerate_units, load_config
     from ..experiments._units import record_key
     from ._common import fail
 
@@ -22,7 +21,7 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     from ..experiments import ConfigError
 
     try:
-        config = parse_config(yaml.safe_load((out / "config.yaml").read_text()), source=str(out / "config.yaml"))
+        config = load_config(out / "config.yaml")
     except ConfigError as exc:
         fail(exc)
     records = ResultStore(out).read()

@@ -85,8 +85,9 @@ def select_best_of_grid(df, ddof=1):
         stopped = (g[["n_timed_out", "n_failed", "n_skipped_after_timeout"]].to_numpy() > 0).any()
         if (g["n_folds"] < n_splits[(dataset, model)]).any() or (unfinished.get((dataset, model)) and not stopped):
             # A run was interrupted inside this cell: some point lacks a (repeat,
-            # fold) that others have, or a unit of the config has no record. Choosing among what is stored would report
-            # a smaller grid as if it were the paper's; resume the run instead.
+            # fold) that others have, or a unit of the config has no record.
+            # Choosing among what is stored would report a smaller grid as if
+            # it were the paper's; resume the run instead.
             rows.append({"dataset": dataset, "model": model, "status": "incomplete", "point": None})
             continue
         complete = g[g["n_ok"] == g["n_folds"]].sort_values("order")

@@ -34,13 +34,10 @@ def load_results(dirs):
         # same folds, which the records alone cannot tell from a finished grid;
         # the folder's config says which units the cell should have.
         if (d / "config.yaml").is_file() and these:
-            import yaml
-
-            from ..experiments import parse_config
+            from ..experiments import load_config
             from ..experiments._units import unfinished_cells
 
-            cfg = parse_config(yaml.safe_load((d / "config.yaml").read_text()), source=str(d / "config.yaml"))
-            unfinished = unfinished_cells(cfg, these)
+            unfinished = unfinished_cells(load_config(d / "config.yaml"), these)
             these = [dict(r, _unfinished=True) if (r["dataset"], r["model"]) in unfinished else r for r in these]
         records.extend(these)
         for run in sorted((d / "runs").glob("*.json")):
