@@ -110,3 +110,21 @@ def test_svm_handles_label_order():
     b = SVM(C=10, gamma=1.0).fit(X[order], y[order])
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
     assert np.mean(a.predict(X) == y) > 0.8
+
+
+def test_svm_cache_size_reaches_libsvm_and_changes_nothing_else(monkeypatch):
+    # Expected: LIBSVM stores kernel columns as the same floats whether they are
+    # cached or recomputed, so a 0.01 MB cache (far below the 0.16 MB kernel:
+    # columns are evicted and recomputed) and a 50 MB one give bit-identical solutions.
+    from libsvm import svmutil
+
+    X, y = make_imbalanced(n=200, d=4, seed=24, shift=0.5)
+    seen = []
+    train = svmutil.svm_train
+    monkeypatch.setattr(svmutil, "svm_train", lambda *a: seen.append(a[-1]) or train(*a))
+    small = SVM(C=100.0, gamma=5.0, cache_size=0.01).fit(X, y)
+    large = SVM(C=100.0, gamma=5.0, cache_size=50).fit(X, y)
+    assert [o.split("-m ")[1].split()[0] for o in seen] == ["0.01", "50.0"]
+    np.testing.assert_array_equal(small.support_, large.support_)
+    np.testing.assert_array_equal(small.dual_coef_, large.dual_coef_)
+    assert small.intercept_ == large.intercept_

@@ -43,6 +43,7 @@ def test_bad_inputs(est):
         (EEKM(gamma=-1.0), "'gamma' must be"),
         (LSSVM(C=0), "'C' must be"),
         (SVM(gamma="scale"), "'gamma' must be"),
+        (SVM(cache_size=0), "'cache_size' must be"),
         (EEM(priors=[1.0, -1.0]), "priors must be"),
     ],
 )
