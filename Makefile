@@ -8,7 +8,7 @@ PY = $(VENV)/bin/python
 RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation)
 SWEEP ?= $(wildcard results/stability)
 
-.PHONY: install test bench lint clean tables figures
+.PHONY: install test bench bench-svm lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: install
 
 bench: install
 	$(PY) benchmarks/bench_eem.py
+
+# LIBSVM's kernel cache on webpages (needs its data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
+bench-svm: install
+	$(PY) benchmarks/bench_svm_cache.py $(if $(MIRROR),--mirror $(MIRROR))
 
 tables: install
 	$(VENV)/bin/eemrepro tables $(RESULTS) --format md --format csv --format latex --out results/tables
