@@ -23,7 +23,7 @@ test: install
 bench: install
 	$(PY) benchmarks/bench_eem.py
 
-# LIBSVM's kernel cache on webpages (needs its data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
+# LIBSVM's kernel cache, webpages by default (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
 bench-svm: install
 	$(PY) benchmarks/bench_svm_cache.py $(if $(MIRROR),--mirror $(MIRROR))
 
