@@ -13,7 +13,7 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     from tabulate import tabulate
 
     from ..experiments import ResultStore, enumerate_units, load_config
-    from ..experiments._units import record_key
+    from ..experiments._units import stored_key
     from ._common import fail
 
     if not (out / "config.yaml").is_file():
@@ -28,7 +28,7 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     keys = {}
     for r in records:
         keys.setdefault((r["dataset"], r["model"]), Counter())[r["status"]] += 1
-    done_keys = {record_key(r["dataset"], r["model"], r["params"], r["repeat"], r["fold"], r["inner"]) for r in records}
+    done_keys = {stored_key(r) for r in records}
     rows, failures = [], []
     for (dataset, model), units in _group(enumerate_units(config)).items():
         done = sum(set(u.keys()) <= done_keys for u in units)

@@ -19,12 +19,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ._units import record_key
-
-
-def _key(record):
-    return record_key(record["dataset"], record["model"], record["params"], record["repeat"],
-                      record["fold"], record["inner"])
+from ._units import stored_key
 
 
 class ResultStore:
@@ -53,7 +48,7 @@ class ResultStore:
                         record = json.loads(line)
                     except json.JSONDecodeError:
                         continue
-                    latest[_key(record)] = record
+                    latest[stored_key(record)] = record
         return list(latest.values())
 
     def done_keys(self, protocol, data_sha256, retry_failed=False):
@@ -62,7 +57,7 @@ class ResultStore:
         With ``retry_failed``, failed fits do not count as done (timed-out ones do).
         """
         return {
-            _key(r) for r in self.read()
+            stored_key(r) for r in self.read()
             if r["protocol"] == protocol and r["data_sha256"] == data_sha256.get(r["dataset"])
             and not (retry_failed and r["status"] == "failed")
         }

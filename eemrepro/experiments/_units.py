@@ -31,6 +31,12 @@ def record_key(dataset, model, point, repeat, fold, inner):
     return f"{dataset}|{model}|{point_id(point)}|{repeat}|{fold}|{'-' if inner is None else inner}"
 
 
+def stored_key(record):
+    """The ``record_key`` of a stored record (what ``Unit.keys`` lists for it)."""
+    return record_key(record["dataset"], record["model"], record["params"], record["repeat"], record["fold"],
+                      record["inner"])
+
+
 @dataclass(frozen=True)
 class Unit:
     dataset: str
@@ -98,17 +104,12 @@ def unfinished_cells(config, records):
     (a timeout or a failure, after which ``skip-model`` records the rest as
     skipped) is judged by its records' status, not here.
     """
-    done, repeats = {}, {}
+    done = {stored_key(r) for r in records}
+    repeats = {}
     for r in records:
-        cell = (r["dataset"], r["model"])
-        done.setdefault(cell, set()).add(record_key(*cell, r["params"], r["repeat"], r["fold"], r["inner"]))
-        repeats.setdefault(cell, set()).add(r["repeat"])
-    unfinished = set()
-    for u in enumerate_units(config):
-        cell = (u.dataset, u.model)
-        if cell in done and u.repeat in repeats[cell] and not set(u.keys()) <= done[cell]:
-            unfinished.add(cell)
-    return unfinished
+        repeats.setdefault((r["dataset"], r["model"]), set()).add(r["repeat"])
+    return {(u.dataset, u.model) for u in enumerate_units(config)
+            if u.repeat in repeats.get((u.dataset, u.model), ()) and not set(u.keys()) <= done}
 
 
 def outer_split(y, folds, seed, dataset, repeat, fold):
