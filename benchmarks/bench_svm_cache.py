@@ -19,11 +19,13 @@ Usage: python benchmarks/bench_svm_cache.py [--dataset NAME] [--C C] [--gamma G]
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
 from eemrepro.datasets import load_dataset
+from eemrepro.experiments import load_config
 from eemrepro.experiments._units import outer_split
 from eemrepro.models import SVM
 
@@ -39,7 +41,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     X, y, _ = load_dataset(args.dataset, mirror=args.mirror)
-    train, _ = outer_split(y, folds=10, seed=0, dataset=args.dataset, repeat=0, fold=0)
+    protocol = load_config(Path(__file__).resolve().parents[1] / "configs" / "extreme.yaml").protocol
+    train, _ = outer_split(y, folds=protocol.folds, seed=protocol.seed, dataset=args.dataset, repeat=0, fold=0)
     X, y = X[train], y[train]
     if args.n and args.n < len(y):
         X, _, y, _ = train_test_split(X, y, train_size=args.n, stratify=y, random_state=0)
