@@ -4,6 +4,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from typer.testing import CliRunner
@@ -103,6 +104,32 @@ def test_correlation_table_equals_scipy_spearmanr():
     assert t.loc[("heart", 10), "spearman"] == pytest.approx(expected)
     # Published EEM Table 1: heart, h = 10 -> 0.829.
     assert t.loc[("heart", 10), "published"] == 0.829 and t.loc[("heart", 10), "pairs"] == 20
+
+
+def test_correlation_table_variance_share_is_the_median_share_of_the_variance_term():
+    # D_CS = v + ratio with v = ln(((S+ + S-)/2)/sqrt(S+ S-)) >= 0; choosing the share s = v / D_CS
+    # per pair gives D_CS = ratio / (1 - s), so the expected column is median(s) by construction.
+    rng = np.random.RandomState(1)
+    ratio = rng.rand(2, 9) + 0.1
+    share = rng.rand(2, 9) * 0.9
+    dcs = ratio / (1 - share)
+    records = [rec("ionosphere", "dcs-correlation", {"n_hidden": 100}, layer,
+                   dcs=list(dcs[layer]) + [float("inf")], ratio=list(ratio[layer]) + [1.0]) for layer in (0, 1)]
+    t = correlation_table(records).set_index(["dataset", "h"])
+    # The infinite pair (a class projected onto one point) is left out, as it is from rho.
+    assert t.loc[("ionosphere", 100), "var_share"] == pytest.approx(np.median(share))
+    assert t.loc[("ionosphere", 100), "pairs"] == 18
+
+
+def test_variance_share_note_is_scipy_spearman_over_measured_cells():
+    from eemrepro.reports._build import _variance_share_notes
+
+    t1 = pd.DataFrame({"spearman": [0.99, 0.95, 0.7, 0.2, np.nan], "var_share": [0.05, 0.3, 0.1, 0.9, np.nan]})
+    notes = _variance_share_notes(t1)
+    # Closed form: ranks (4, 3, 2, 1) and (1, 3, 2, 4), sum d^2 = 18, rho = 1 - 6 * 18 / (4 * 15) = -0.8.
+    expected = stats.spearmanr([0.99, 0.95, 0.7, 0.2], [0.05, 0.3, 0.1, 0.9]).statistic
+    assert notes[-1] == f"Spearman of rho and var. share over the 4 measured cells: {expected:.2f}"
+    assert expected == pytest.approx(-0.8)
 
 
 def test_check_passes_fails_and_counts():

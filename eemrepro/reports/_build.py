@@ -4,6 +4,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 from ._render import _fmt, _signed, gmean_cell, load_results, write_table
 from ._tables import correlation_table, gmean_table, ranks_and_tests, time_table, wins_draws_losses
@@ -91,11 +92,23 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid"):
         emit(t1, "eem_table1_spearman", "EEM Table 1: Spearman rho of D_CS and (m+ - m-)^2/(S+ + S-)", [
             ("dataset", "data set", None), ("h", "h", None), ("spearman", "rho", lambda v: _fmt(v, 3)),
             ("published", "paper", lambda v: _fmt(v, 3)), ("delta", "delta", lambda v: _signed(v, 3)),
-            ("layers", "layers", None), ("pairs", "pairs", None),
-        ], wide=("dataset", "h", lambda r: f"{_fmt(r['spearman'], 3)} ({_signed(r['delta'], 3)})"))
+            ("var_share", "var. share", lambda v: _fmt(v, 3)), ("layers", "layers", None), ("pairs", "pairs", None),
+        ], wide=("dataset", "h", lambda r: f"{_fmt(r['spearman'], 3)} ({_signed(r['delta'], 3)})"),
+            notes=_variance_share_notes(t1))
     if records:
         written.append(_write_check(records, out, prov))
     return written
+
+
+def _variance_share_notes(t1):
+    """How rho follows the variance term's share of D_CS over the measured cells."""
+    notes = ["var. share: median over the pairs of ln(((S+ + S-)/2)/sqrt(S+ S-)) / D_CS, the part of D_CS "
+             "that is not a function of the ratio"]
+    both = t1.dropna(subset=["spearman", "var_share"])
+    if len(both) > 2:
+        rho = stats.spearmanr(both["spearman"], both["var_share"]).statistic
+        notes.append(f"Spearman of rho and var. share over the {len(both)} measured cells: {rho:.2f}")
+    return notes
 
 
 def _write_check(records, out, prov):

@@ -133,7 +133,13 @@ def time_table(records, selection="best-of-grid"):
 
 
 def correlation_table(records):
-    """EEM Table 1: Spearman rho between D_CS and (m+ - m-)^2 / (S+ + S-), pooled over layers x betas."""
+    """EEM Table 1: Spearman rho between D_CS and (m+ - m-)^2 / (S+ + S-), pooled over layers x betas.
+
+    ``var_share`` is the median over the pairs of the variance term
+    ln(((S+ + S-) / 2) / sqrt(S+ S-)) = D_CS - ratio as a share of D_CS: the part
+    of D_CS that is not a function of the ratio (were it the same for every pair,
+    rho would be exactly 1).
+    """
     pub = published("eem_table1_dcs_spearman").rename(columns={"spearman": "published"})
     pooled = defaultdict(lambda: ([], []))
     layers = defaultdict(int)
@@ -149,11 +155,14 @@ def correlation_table(records):
         d, q = np.asarray(dcs, float), np.asarray(ratio, float)
         ok = np.isfinite(d) & np.isfinite(q)
         rho = stats.spearmanr(d[ok], q[ok]).statistic if ok.sum() > 2 else np.nan
-        rows[(dataset, h)] = {"dataset": dataset, "h": h, "spearman": rho, "pairs": int(ok.sum()),
-                              "layers": layers[(dataset, h)]}
+        positive = ok & (d > 0)
+        share = float(np.median((d[positive] - q[positive]) / d[positive])) if positive.any() else np.nan
+        rows[(dataset, h)] = {"dataset": dataset, "h": h, "spearman": rho, "var_share": share,
+                              "pairs": int(ok.sum()), "layers": layers[(dataset, h)]}
     for _, p in pub.iterrows():
         key = (p["dataset"], int(p["h"]))
-        rows.setdefault(key, {"dataset": key[0], "h": key[1], "spearman": np.nan, "pairs": 0, "layers": 0})
+        rows.setdefault(key, {"dataset": key[0], "h": key[1], "spearman": np.nan, "var_share": np.nan,
+                              "pairs": 0, "layers": 0})
         rows[key]["published"] = p["published"]
     df = pd.DataFrame(list(rows.values()))
     if df.empty:
