@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY = $(VENV)/bin/python
 
-# The paper's reproduction stores (results/quick is CI's regression baseline, not a paper table).
+# The paper's reproduction stores (.ci/quick-baseline is CI's regression baseline, not a paper table).
 # Table results; results/stability (Figure 3's h sweep) is kept apart: its EEMrbf
 # grid would otherwise merge into Table 4's UCI cells (load_results refuses that).
 RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation)
@@ -28,7 +28,7 @@ bench-svm: install
 	$(PY) benchmarks/bench_svm_cache.py $(if $(MIRROR),--mirror $(MIRROR))
 
 tables: install
-	$(VENV)/bin/eemrepro tables $(RESULTS) --format md --format csv --format latex --out results/tables
+	$(VENV)/bin/eemrepro tables $(RESULTS) --format md --format csv --format latex --layout full --out results/tables
 
 figures: install
 	$(VENV)/bin/eemrepro figures $(RESULTS) --figure scatter --out results/figures

@@ -25,8 +25,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from eemrepro.datasets import load_dataset
-from eemrepro.experiments import load_config
-from eemrepro.experiments._units import outer_split
+from eemrepro.experiments import load_config, make_splitter
 from eemrepro.models import SVM
 
 
@@ -42,7 +41,7 @@ def main(argv=None):
 
     X, y, _ = load_dataset(args.dataset, mirror=args.mirror)
     protocol = load_config(Path(__file__).resolve().parents[1] / "configs" / "extreme.yaml").protocol
-    train, _ = outer_split(y, folds=protocol.folds, seed=protocol.seed, dataset=args.dataset, repeat=0, fold=0)
+    train, _ = make_splitter(protocol, args.dataset).split_at(y, repeat=0, fold=0)
     X, y = X[train], y[train]
     if args.n and args.n < len(y):
         X, _, y, _ = train_test_split(X, y, train_size=args.n, stratify=y, random_state=0)

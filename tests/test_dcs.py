@@ -50,16 +50,16 @@ def test_binned_kde_matches_exact_on_a_large_sample(monkeypatch):
 def test_dcs_selection_on_hand_made_records():
     def rec(h, fold, gmean, d):
         return {"dataset": "D", "model": "M", "params": {"h": h}, "repeat": 0, "fold": fold, "inner": None,
-                "status": "ok", "gmean": gmean, "bac": gmean, "auc": None, "fit_seconds": 1.0, "path_size": 1,
-                "dcs_gaussian": d, "dcs_kde": -d}
+                "status": "ok", "metrics": {"gmean": gmean, "bac": gmean, "auc": None}, "fit_seconds": 1.0,
+                "path_size": 1, "criteria": {"dcs_gaussian": d, "dcs_kde": -d}}
     records = [rec(1, 0, 0.9, 0.1), rec(2, 0, 0.5, 0.4), rec(1, 1, 0.6, 0.3), rec(2, 1, 0.8, 0.2)]
     # Gaussian D_CS picks h=2 on fold 0 (0.5) and h=1 on fold 1 (0.6).
     row = select(records, "dcs-gaussian").iloc[0]
     assert row["points"] == ['{"h": 2}', '{"h": 1}'] and row["gmean_mean"] == pytest.approx(0.55)
     # The KDE column (here the negatives) picks the others: 0.9 and 0.8.
     assert select(records, "dcs-kde").iloc[0]["gmean_mean"] == pytest.approx(0.85)
-    no_dcs = [dict(r, dcs_gaussian=None, dcs_kde=None) for r in records]
-    with pytest.raises(ValueError, match="train_dcs: true"):
+    no_dcs = [dict(r, criteria={}) for r in records]
+    with pytest.raises(ValueError, match=r"protocol.criteria: \[dcs_gaussian\]"):
         select(no_dcs, "dcs-gaussian")
 
 
@@ -67,7 +67,7 @@ def test_correlation_pairs_equal_an_independent_computation():
     # Expected: rbf features written out, sklearn's ledoit_wolf per class, SPEC section 3's D_CS.
     from sklearn.covariance import ledoit_wolf
 
-    from eemrepro.experiments._correlation import correlation_pairs
+    from eemrepro.experiments._correlation_kind import correlation_pairs
 
     from .conftest import make_imbalanced
 

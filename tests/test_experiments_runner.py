@@ -37,7 +37,8 @@ def _facts(out):
     """key -> the deterministic part of each record (not timings or host)."""
     return {
         (r["dataset"], r["model"], json.dumps(r["params"], sort_keys=True), r["repeat"], r["fold"], r["inner"]):
-            (r["status"], r["gmean"], r["bac"], r["auc"], r["seed"], r["n_train"])
+            (r["status"], r["metrics"].get("gmean"), r["metrics"].get("bac"), r["metrics"].get("auc"), r["seed"],
+             r["n_train"])
         for r in ResultStore(out).read()
     }
 
@@ -67,10 +68,14 @@ def test_records_have_provenance_and_metrics(reference):
     n_points = 2 * 2 * (2 + 2 + 2 + 2 + 2) * 3  # data sets x repeats x points x folds
     assert len(records) == n_points and summary.status_counts == {"ok": n_points}
     r = records[0]
-    for field in ("gmean", "bac", "auc", "fit_seconds", "predict_seconds", "seed", "data_sha256",
-                  "versions", "host", "protocol", "n_train", "n_test"):
+    for field in ("fit_seconds", "predict_seconds", "seed", "data_sha256",
+                  "versions", "host", "identity", "identity_sha", "n_train", "n_test"):
         assert r[field] is not None, field
-    assert 0 <= r["gmean"] <= 1 and r["versions"]["scikit-learn"]
+    assert set(r["metrics"]) == {"gmean", "bac", "auc", "error"} and None not in r["metrics"].values()
+    assert 0 <= r["metrics"]["gmean"] <= 1 and r["versions"]["scikit-learn"]
+    # What makes the record's values, besides its key (SMALL's protocol and the model's fixed parameters).
+    assert r["identity"]["splitter"] == "stratified-kfold" and r["identity"]["folds"] == 3
+    assert r["identity"]["seed"] == 7 and r["identity"]["scaling"] == "global"
     assert (out / "config.yaml").is_file() and list((out / "runs").glob("*.json"))
 
 
@@ -378,7 +383,7 @@ protocol: {folds: 3, repeats: 1, scaling: per-fold}
 """
     summary = run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
     assert summary.status_counts == {"ok": 3}
-    assert all(0.5 < r["gmean"] <= 1 for r in ResultStore(tmp_path / "o").read())
+    assert all(0.5 < r["metrics"]["gmean"] <= 1 for r in ResultStore(tmp_path / "o").read())
 
 
 def test_a_grid_point_never_run_makes_the_cell_incomplete_in_the_reports(reference, tmp_path):
@@ -399,12 +404,15 @@ def test_a_grid_point_never_run_makes_the_cell_incomplete_in_the_reports(referen
         seg.unlink()
     (out / "records" / "only.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
 
-    whole, _ = load_results([ref_out])
-    part, _ = load_results([out])
-    by_cell = lambda records: {(r["dataset"], r["model"]): r["status"] for r in select(records).to_dict("records")}
+    whole, whole_state = load_results([ref_out])
+    part, part_state = load_results([out])
+    by_cell = lambda records, state=(): {(r["dataset"], r["model"]): r["status"]
+                                         for r in select(records, unfinished=state).to_dict("records")}
+    assert whole_state["unfinished"] == []
     assert set(by_cell(whole).values()) == {"ok"}
-    got = by_cell(part)
+    assert part_state["unfinished"] == [("heart", "SVM"), ("sonar", "SVM")]
+    got = by_cell(part, part_state["unfinished"])
     assert got[("heart", "SVM")] == got[("sonar", "SVM")] == "incomplete"
     assert all(s == "ok" for (d, m), s in got.items() if m != "SVM")
-    # Without the config (records alone) the cut cannot be seen: that is why the reports read it.
+    # Without the store's run state (records alone) the cut cannot be seen: that is why the reports read it.
     assert by_cell(kept)[("heart", "SVM")] == "ok"

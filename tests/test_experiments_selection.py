@@ -9,8 +9,9 @@ from eemrepro.experiments import select
 
 def rec(point, fold, gmean, status="ok", inner=None, repeat=0, model="M", fit=1.0):
     return {"dataset": "D", "model": model, "params": point, "repeat": repeat, "fold": fold, "inner": inner,
-            "status": status, "gmean": gmean if status == "ok" else None, "bac": gmean if status == "ok" else None,
-            "auc": None, "fit_seconds": fit, "path_size": 1}
+            "status": status, "metrics": {"gmean": gmean if status == "ok" else None,
+                                          "bac": gmean if status == "ok" else None, "auc": None},
+            "fit_seconds": fit, "path_size": 1}
 
 
 def test_best_of_grid_mean_std_and_exclusions():
@@ -71,10 +72,10 @@ def test_nested_selection_uses_inner_folds_only():
 def test_gmean_closed_form():
     import numpy as np
 
-    from eemrepro.experiments import gmean_score
+    from eemrepro.experiments import get_metric
 
     y = np.array([1, 1, 1, 1, -1, -1, -1, -1, -1, -1])
     pred = np.array([1, 1, 1, -1, -1, -1, -1, -1, 1, 1])
-    g, bac = gmean_score(y, pred)
+    g, bac = get_metric("gmean")(y, pred), get_metric("bac")(y, pred)
     # TPR = 3/4, TNR = 4/6: GMean = sqrt(0.75 * 2/3), BAC = (0.75 + 2/3) / 2.
     assert g == pytest.approx(math.sqrt(0.5)) and bac == pytest.approx((0.75 + 2 / 3) / 2)

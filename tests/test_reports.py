@@ -15,22 +15,44 @@ from eemrepro.reports import (
     Tolerance,
     build_tables,
     check,
-    correlation_table,
-    gmean_table,
     load_tolerance,
+    metric_table,
+    registered_tables,
     summary_line,
-    time_table,
 )
+from eemrepro.reports import correlation_table as _correlation_table
+from eemrepro.reports import time_table as _time_table
 
 runner = CliRunner()
+# The EEM paper's tables as its plug-in declares them (eemrepro/papers/eem.py).
+SPECS = {t.id: t for t in registered_tables()}
+
+
+def gmean_table(records, **kw):
+    return metric_table(records, SPECS["eem_table4"], **kw)
+
+
+def time_table(records, **kw):
+    return _time_table(records, SPECS["eem_table5"], **kw)
+
+
+def correlation_table(records, **kw):
+    return _correlation_table(records, SPECS["eem_table1"], **kw)
 
 
 def rec(dataset, model, point, fold, gmean=None, status="ok", fit=1.0, standalone=None, path_size=1, **kw):
-    return dict({"dataset": dataset, "model": model, "params": point, "repeat": 0, "fold": fold, "inner": None,
-                 "status": status, "gmean": gmean, "bac": gmean, "auc": None, "fit_seconds": fit,
+    kind = "dcs-correlation" if model == "dcs-correlation" else "grid-search"
+    return dict({"kind": kind, "dataset": dataset, "model": model, "params": point, "repeat": 0, "fold": fold,
+                 "inner": None, "status": status, "metrics": {"gmean": gmean, "bac": gmean, "auc": None},
+                 "criteria": {}, "fit_seconds": fit,
                  "standalone_fit_seconds": standalone, "path_size": path_size, "versions": {"eemrepro": "t"},
-                 "host": "h", "finished_at": 1.8e9, "protocol": "p", "data_sha256": "d", "seed": 1,
-                 "estimator": "EEM", "fixed_params": {}}, **kw)
+                 "host": "h", "finished_at": 1.8e9, "identity": {"kind": kind}, "identity_sha": "i",
+                 "data_sha256": "d", "seed": 1, "estimator": "EEM", "fixed_params": {}}, **kw)
+
+
+def shifted(r, delta):
+    """The record with its GMean moved by ``delta``."""
+    return dict(r, metrics=dict(r["metrics"], gmean=r["metrics"]["gmean"] + delta))
 
 
 def hand_made():
@@ -122,10 +144,10 @@ def test_correlation_table_variance_share_is_the_median_share_of_the_variance_te
 
 
 def test_variance_share_note_is_scipy_spearman_over_measured_cells():
-    from eemrepro.reports._build import _variance_share_notes
+    from eemrepro.papers.eem import variance_share_notes
 
     t1 = pd.DataFrame({"spearman": [0.99, 0.95, 0.7, 0.2, np.nan], "var_share": [0.05, 0.3, 0.1, 0.9, np.nan]})
-    notes = _variance_share_notes(t1)
+    notes = variance_share_notes(t1)
     # Closed form: ranks (4, 3, 2, 1) and (1, 3, 2, 4), sum d^2 = 18, rho = 1 - 6 * 18 / (4 * 15) = -0.8.
     expected = stats.spearmanr([0.99, 0.95, 0.7, 0.2], [0.05, 0.3, 0.1, 0.9]).statistic
     assert notes[-1] == f"Spearman of rho and var. share over the 4 measured cells: {expected:.2f}"
@@ -206,17 +228,17 @@ def test_pinned_differences_pass_now_and_catch_a_later_drift(tmp_path):
     runner.invoke(app, ["check", str(tmp_path / "res"), "--tolerance", str(strict), "--pin", str(pins)])
     assert yaml.safe_load(pins.read_text())["cells"][0]["reason"] == "because"
     # The same pins fail a result that drifted further (85.0 -> 84.5: delta 2.4 > 2.1).
-    drifted = [dict(r, gmean=r["gmean"] - 0.005) if r["model"] == "EEMrbf" and r["dataset"] == "australian"
+    drifted = [shifted(r, -0.005) if r["model"] == "EEMrbf" and r["dataset"] == "australian"
                else r for r in hand_made()]
     assert any(c.outcome == "fail" for c in check(drifted, load_tolerance(pins)))
 
 
 def test_figures_are_written_and_non_empty(tmp_path):
     pytest.importorskip("matplotlib")
-    from eemrepro.reports import scatter_figure, stability_figure
+    from eemrepro.reports import scatter_figure, sweep_figure
 
     records = [rec("heart", "EEMrbf", {"n_hidden": h}, f, 0.7 + 0.001 * h + 0.01 * f) for h in range(5, 105, 5) for f in (0, 1)]
-    paths = stability_figure(records, tmp_path / "fig3") + scatter_figure(gmean_table(hand_made()), tmp_path / "scatter")
+    paths = sweep_figure(records, tmp_path / "fig3", "EEMrbf", "n_hidden") + scatter_figure(gmean_table(hand_made()), tmp_path / "scatter")
     assert sorted(p.suffix for p in paths) == [".png", ".png", ".svg", ".svg"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert (tmp_path / "fig3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -235,7 +257,7 @@ def test_two_folders_with_the_same_cell_are_refused_and_figures_can_be_chosen(tm
         "gmean_reproduced_vs_published.png", "gmean_reproduced_vs_published.svg"]
     # hand_made has EEMrbf at two values of h only: Figure 3 cannot be drawn from it.
     bad = runner.invoke(app, ["figures", str(tmp_path / "a"), "--figure", "stability", "--out", str(tmp_path / "g")])
-    assert bad.exit_code != 0 and ">= 20 values of h" in bad.output
+    assert bad.exit_code != 0 and ">= 20 values of n_hidden" in bad.output
 
 
 def test_wins_draws_losses_ranks_and_tests_by_hand():
@@ -249,7 +271,7 @@ def test_wins_draws_losses_ranks_and_tests_by_hand():
         for d, vals in {"a": (80.0, 85.0, 70.0), "b": (60.04, 60.0, 50.0), "c": (90.0, 95.0, 99.0)}.items()
         for m, v in zip(("WELMrbf", "EEMrbf", "SVMrbf"), vals, strict=False)
     ])
-    wdl = wins_draws_losses(table).set_index("pair").loc["EEMrbf vs WELMrbf"]
+    wdl = wins_draws_losses(table, [("WELMrbf", "EEMrbf")]).set_index("pair").loc["EEMrbf vs WELMrbf"]
     assert (wdl["wins"], wdl["draws"], wdl["losses"]) == (2, 1, 0)
     out = ranks_and_tests(table)
     # Ranks per data set (1 = best): a: EEM 1, WELM 2, SVM 3; b: WELM 1, EEM 2, SVM 3; c: SVM 1, EEM 2, WELM 3.
@@ -266,7 +288,7 @@ def test_check_against_a_reference_reproduction(tmp_path):
     base = hand_made()
     same = check(base, reference=base)
     assert all(c.outcome in ("pass", "skipped") for c in same) and summary_line(same).startswith("within tolerance: 3 of 3")
-    drifted = [dict(r, gmean=r["gmean"] - 0.05) if r["model"] == "EEMrbf" and r["gmean"] else r for r in base]
+    drifted = [shifted(r, -0.05) if r["model"] == "EEMrbf" and r["metrics"]["gmean"] else r for r in base]
     spec = tmp_path / "strict.yaml"
     spec.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\n")
     strict = load_tolerance(spec)

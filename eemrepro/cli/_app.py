@@ -7,8 +7,8 @@ from .. import __version__
 app = typer.Typer(
     name="eemrepro",
     help=(
-        "Reproduce the Extreme Entropy Machines experiments (Czarnecki & Tabor 2017) "
-        "and benchmark classifiers under the same protocol."
+        "Reproduce the Extreme Entropy Machines experiments (Czarnecki & Tabor 2017) and related "
+        "entropy-based classifier papers, and benchmark classifiers under the same protocols."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -45,6 +45,22 @@ app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)
 app.command("compact")(compact_cmd)
 app.command("forget")(forget_cmd)
+
+
+@app.command("papers")
+def _papers():
+    """List the registered papers: their tables, figures and configs."""
+    from ..papers import registered_papers
+
+    for p in registered_papers():
+        typer.echo(f"{p.id}: {p.title}")
+        for t in p.tables:
+            checked = f"checked ({t.tolerance})" if t.tolerance else "not checked"
+            typer.echo(f"  table {t.id} -> {t.stem} [{t.kind}, {t.builder}, {checked}]")
+        for f in p.figures:
+            typer.echo(f"  figure {f.name} -> {f.stem}")
+        for c in p.configs:
+            typer.echo(f"  config {c}")
 
 
 @app.command("models")

@@ -20,19 +20,29 @@ class Selection(str, Enum):
     nested = "nested"
 
 
+class Layout(str, Enum):
+    run = "run"
+    full = "full"
+
+
 def tables_cmd(
     results: ResultsArg,
     format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
     out: Annotated[Path, typer.Option(help="Folder for the table files.")] = Path("results/tables"),
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
+    layout: Annotated[Layout, typer.Option(
+        help="run: the data sets and methods that were run; full: the paper's whole layout.")] = Layout.run,
+    table: Annotated[list[str] | None, typer.Option(
+        help="Only these tables (ids such as eem_table4; repeatable). Default: every one the results hold.")] = None,
 ):
-    """Rebuild the paper's tables from stored results, next to the published numbers."""
+    """Rebuild the papers' tables from stored results, next to the published numbers."""
     from ..reports import build_tables
     from ._common import fail
 
     formats = [f.value for f in format] if format else ["md", "csv"]
     try:
-        written = build_tables(results, out, formats=formats, selection=selection.value)
+        written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
+                               tables=table or None)
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     for path in written:
@@ -59,11 +69,12 @@ def check_cmd(
 
     try:
         tol = load_tolerance(tolerance)
-        records, _ = load_results(results)
+        records, prov = load_results(results)
         ref_records = load_results(reference)[0] if reference else None
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
-    cells = check(records, tol, reference=ref_records)
+    unfinished = {tuple(c) for c in prov["unfinished"]}
+    cells = check(records, tol, reference=ref_records, unfinished=unfinished)
     if pin is not None:
         import yaml
 
@@ -76,7 +87,7 @@ def check_cmd(
         pin.parent.mkdir(parents=True, exist_ok=True)
         pin.write_text(header + yaml.safe_dump(pins, sort_keys=False, width=120))
         typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
-        typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records)))
+        typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records, unfinished=unfinished)))
         return
     for cell in cells:
         if cell.outcome in ("fail", "missing"):
@@ -93,10 +104,10 @@ def figures_cmd(
     results: ResultsArg,
     out: Annotated[Path, typer.Option(help="Folder for the figures.")] = Path("results/figures"),
     figure: Annotated[list[str] | None, typer.Option(
-        help="Only these figures: scatter (reproduced vs published GMean), stability (EEM Figure 3). "
+        help="Only these figures (names the papers register; `eemrepro papers` lists them). "
              "Default: each one the results can draw.")] = None,
 ):
-    """EEM Figure 3 (stability in h) and reproduced-vs-published scatter plots (PNG and SVG)."""
+    """The papers' figures and reproduced-vs-published scatter plots (PNG and SVG)."""
     from ..reports import build_figures
     from ._common import fail
 

@@ -31,8 +31,12 @@ def run_cmd(
         help="Comma-separated models of the config to run now (the rest stays pending).")] = None,
     only_datasets: Annotated[str | None, typer.Option(
         help="Comma-separated data sets of the config to run now.")] = None,
+    rerun_changed: Annotated[bool, typer.Option(
+        "--rerun-changed", help="Cells whose stored records were made under another setting (estimator, "
+                                "parameter, splitter, ...): move those records aside and run the cells afresh.")]
+        = False,
 ):
-    """Run every (data set, model, grid point, repeat, fold) of CONFIG; resumes by default."""
+    """Run every unit of CONFIG (resuming what is stored), then print its result table."""
     from ..datasets import DatasetError
     from ..experiments import ConfigError, load_config, run_experiment
     from ._common import fail
@@ -44,7 +48,8 @@ def run_cmd(
                                  progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
                                  retry_failed=retry_failed,
                                  only_models=only_models.split(",") if only_models else None,
-                                 only_datasets=only_datasets.split(",") if only_datasets else None)
+                                 only_datasets=only_datasets.split(",") if only_datasets else None,
+                                 rerun_changed=rerun_changed)
     except (ConfigError, DatasetError, ValueError) as exc:
         fail(exc)
     for name, why in summary.unavailable.items():
@@ -60,3 +65,7 @@ def run_cmd(
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
     typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "
                f"({done} were stored) in {summary.seconds:.1f} s: {counts}; records in {summary.out}")
+    from ..reports import run_table
+
+    typer.echo("\n" + run_table(cfg, summary.out))
+    typer.echo(f"\nAll tables: eemrepro tables {summary.out}")

@@ -13,7 +13,6 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     from tabulate import tabulate
 
     from ..experiments import ResultStore, enumerate_units, load_config
-    from ..experiments._units import stored_key
     from ._common import fail
 
     if not (out / "config.yaml").is_file():
@@ -28,10 +27,14 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     keys = {}
     for r in records:
         keys.setdefault((r["dataset"], r["model"]), Counter())[r["status"]] += 1
-    done_keys = {stored_key(r) for r in records}
+    from ..experiments import get_kind
+    from ..experiments._units import identity_sha, stored_key
+
+    kind = get_kind(config.kind)
+    done_keys = {(stored_key(r), r["identity_sha"]) for r in records}
     rows, failures = [], []
     for (dataset, model), units in _group(enumerate_units(config)).items():
-        done = sum(set(u.keys()) <= done_keys for u in units)
+        done = sum(all((k, identity_sha(kind.identity(config, u))) in done_keys for k in u.keys()) for u in units)
         c = keys.get((dataset, model), Counter())
         rows.append([dataset, model, f"{done}/{len(units)}", c["ok"], c["timed-out"], c["failed"],
                      c["skipped-after-timeout"]])

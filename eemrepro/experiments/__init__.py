@@ -1,18 +1,33 @@
-"""Experiments: YAML configs, grid search under repeated stratified CV, a resumable store.
+"""Experiments: YAML configs, experiment kinds, splitters, metrics, selection, a resumable store.
 
-Data flows config -> units -> runner -> result store; selection of the grid
-point is computed from stored records (``select``), never during a run.
+Data flows config -> units (the config's kind) -> runner -> result store;
+selection of the grid point is computed from stored records (``select``),
+never during a run. Nothing here knows a paper: kinds, metrics and criteria
+are registries a plug-in can add to.
 """
 
 from ._config import ConfigError, ExperimentConfig, ModelSpec, Protocol, load_config, parse_config
-from ._execute import gmean_score, run_unit
-from ._runner import RunSummary, run_experiment
+from ._criteria import Criterion, criterion_names, get_criterion, register_criterion
+from ._kinds import ExperimentKind, get_kind, kind_names, register_kind
+from ._metrics import Metric, get_metric, metric_names, register_metric, score_all
+from ._runner import ChangedConfigError, RunSummary, enumerate_units, run_experiment
 from ._selection import grid_summary, records_frame, select
+from ._splitters import (
+    StratifiedKFoldSplitter,
+    StratifiedTrainTestSplitter,
+    WholeDataSplitter,
+    derive_seed,
+    make_splitter,
+)
 from ._store import ResultStore
-from ._units import Unit, derive_seed, enumerate_units
+from ._units import Unit
 
 __all__ = [
     "load_config", "parse_config", "ConfigError", "ExperimentConfig", "ModelSpec", "Protocol",
-    "run_experiment", "RunSummary", "run_unit", "gmean_score", "ResultStore",
-    "select", "grid_summary", "records_frame", "enumerate_units", "derive_seed", "Unit",
+    "run_experiment", "RunSummary", "ChangedConfigError", "ResultStore", "enumerate_units", "Unit",
+    "select", "grid_summary", "records_frame",
+    "ExperimentKind", "register_kind", "get_kind", "kind_names",
+    "Metric", "register_metric", "get_metric", "metric_names", "score_all",
+    "Criterion", "register_criterion", "get_criterion", "criterion_names",
+    "StratifiedKFoldSplitter", "StratifiedTrainTestSplitter", "WholeDataSplitter", "make_splitter", "derive_seed",
 ]

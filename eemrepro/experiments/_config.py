@@ -11,33 +11,17 @@ lists what is allowed. Example::
     protocol: {folds: 10, repeats: 1, seed: 0}
 """
 
-import hashlib
 import importlib
 import inspect
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
 
-BUILTIN_ESTIMATORS = ("WELM", "EEM", "EEKM", "LSSVM", "SVM")
 SCALINGS = ("global", "per-fold")
-SELECTIONS = ("best-of-grid", "nested", "dcs-gaussian", "dcs-kde")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data"}
-KINDS = ("grid-search", "dcs-correlation")
-
-
-@dataclass(frozen=True)
-class CorrelationAnalysis:
-    """EEM Table 1: Spearman correlation of D_CS and (m+ - m-)^2 / (S+ + S-) (SPEC section 3)."""
-
-    n_hidden: tuple = (1, 10, 100, 200, 500)
-    layers: int = 100
-    betas: int = 100
-    activation: str = "rbf"  # the paper names neither the activation ...
-    covariance: str = "ledoit-wolf"  # ... nor the covariance estimator
 _DATA_KEYS = {"mirror", "data_home"}
 
 
@@ -45,35 +29,43 @@ class ConfigError(ValueError):
     """A config file that does not validate; the message names file, key and line."""
 
 
+def selections():
+    """``best-of-grid``, ``nested``, or any registered criterion (``dcs-gaussian`` for ``dcs_gaussian``)."""
+    from ._criteria import criterion_names
+
+    return ["best-of-grid", "nested"] + [c.replace("_", "-") for c in criterion_names()]
+
+
 @dataclass(frozen=True)
 class Protocol:
-    """SPEC section 2; every ambiguous choice is a key whose default is the spec's."""
+    """SPEC section 2; every ambiguous choice is a key whose default is the spec's.
+
+    ``splitter``: ``stratified-kfold`` (``folds`` per repeat), ``train-test``
+    (one stratified split of ``train_size``, a count or a fraction, per repeat)
+    or ``whole`` (train and evaluate on all the data). ``selection`` picks the
+    grid point by ``select_metric`` (best of grid, or nested on ``inner_folds``)
+    or by a criterion the fit computes; ``criteria`` are recorded on the
+    training part of every fold.
+    """
 
     folds: int = 10
     repeats: int = 5
     seed: int = 0
+    splitter: str = "stratified-kfold"
+    train_size: float | int | None = None
     scaling: str = "global"
     selection: str = "best-of-grid"
+    select_metric: str = "gmean"
+    criteria: tuple = ()
     inner_folds: int = 3
     fit_timeout: float | None = 600.0
     after_timeout: str = "skip"
     # Address-space limit (GiB) of the process that fits: past it the fit fails
     # with MemoryError (recorded) instead of taking the machine down.
     fit_memory_gb: float | None = None
-    train_dcs: bool = False  # record D_CS of the training projection (EEM Table 6)
     # A path fit times every grid point at once; "first-fold" also times a
     # standalone fit of each point on fold 0 of each repeat (EEM Table 5).
     standalone_timing: str = "none"
-
-    def fingerprint(self):
-        """Hash of what makes records comparable.
-
-        Not the number of repeats (repeat r's splits and seeds do not depend on
-        it, so a run with more repeats extends the store), the timeout or the
-        selection rule.
-        """
-        key = {"folds": self.folds, "seed": self.seed, "scaling": self.scaling}
-        return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -111,29 +103,36 @@ class ExperimentConfig:
     data_home: str | None = None
     source: str | None = None
     kind: str = "grid-search"
-    analysis: CorrelationAnalysis | None = None
+    analysis: object = None  # the kind's ``analysis:`` settings (a dataclass), if it has any
+
+    def model(self, name):
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise KeyError(f"the config has no model {name!r}; it has {[m.name for m in self.models]}")
 
     def to_dict(self):
-        extra = {}
-        if self.kind != "grid-search":
-            extra = {"kind": self.kind, "analysis": {k: list(v) if isinstance(v, tuple) else v
-                                                     for k, v in asdict(self.analysis).items()}}
-        models = {}
-        if self.kind == "grid-search":
-            models = {"models": {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid} for m in self.models}}
-        return {
-            "name": self.name,
-            **extra,
-            "datasets": list(self.datasets),
-            **models,
-            "protocol": asdict(self.protocol),
-            "jobs": self.jobs,
-        }
+        lists = lambda d: {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+        out = {"name": self.name, "kind": self.kind, "datasets": list(self.datasets)}
+        if self.models:
+            out["models"] = {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid} for m in self.models}
+        if self.analysis is not None:
+            out["analysis"] = lists(asdict(self.analysis))
+        out["protocol"] = lists(asdict(self.protocol))
+        out["jobs"] = self.jobs
+        return out
+
+
+def _builtin_estimators():
+    from .. import models
+
+    return [n for n in models.__all__ if inspect.isclass(getattr(models, n))
+            and hasattr(getattr(models, n), "fit")]
 
 
 def resolve_estimator(name):
     """A built-in estimator name or ``"package.module:Class"`` for a user's classifier."""
-    if name in BUILTIN_ESTIMATORS:
+    if name in _builtin_estimators():
         from .. import models
 
         return getattr(models, name)
@@ -144,7 +143,7 @@ def resolve_estimator(name):
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"estimator {name!r} cannot be imported: {exc}") from exc
     raise ConfigError(
-        f"unknown estimator {name!r}; use one of {list(BUILTIN_ESTIMATORS)} or 'package.module:Class'"
+        f"unknown estimator {name!r}; use one of {_builtin_estimators()} or 'package.module:Class'"
     )
 
 
@@ -152,7 +151,7 @@ def resolve_estimator(name):
 
 
 def _key_lines(text):
-    """{("models", "EEM", "grid"): line} for every mapping key, from the YAML node tree."""
+    """{("models", "M", "grid"): line} for every mapping key, from the YAML node tree."""
     lines = {}
 
     def walk(node, path):
@@ -187,6 +186,15 @@ class _Context:
                 break
         at = f", line {line}" if line else ""
         return ConfigError(f"{self.source}{at}: key '{where}': {message}")
+
+    def check_section(self, section, raw, cls, not_a_mapping, extra=()):
+        """A config section is a mapping whose keys are fields of ``cls`` (or ``extra``)."""
+        if not isinstance(raw, dict):
+            raise self.error((section,), not_a_mapping)
+        allowed = set(cls.__dataclass_fields__) | set(extra)
+        for key in raw:
+            if key not in allowed:
+                raise self.error((section, key), f"unknown key; valid keys are {sorted(allowed)}")
 
 
 # -- values -------------------------------------------------------------------
@@ -268,20 +276,11 @@ def _model(ctx, name, raw):
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid)
 
 
-def _check_section(ctx, section, raw, cls, not_a_mapping):
-    """A config section is a mapping whose keys are fields of ``cls``."""
-    if not isinstance(raw, dict):
-        raise ctx.error((section,), not_a_mapping)
-    allowed = set(cls.__dataclass_fields__)
-    for key in raw:
-        if key not in allowed:
-            raise ctx.error((section, key), f"unknown key; valid keys are {sorted(allowed)}")
-
-
 def _protocol(ctx, raw):
     if raw is None:
         return Protocol()
-    _check_section(ctx, "protocol", raw, Protocol, "protocol is a mapping")
+    # train_dcs: true (configs before the criteria registry) records both D_CS criteria.
+    ctx.check_section("protocol", raw, Protocol, "protocol is a mapping", extra=("train_dcs",))
     values = {k: _number(v) for k, v in raw.items()}
     checks = {
         "folds": lambda v: isinstance(v, int) and v >= 2,
@@ -297,14 +296,35 @@ def _protocol(ctx, raw):
     for key, ok in checks.items():
         if key in values and not ok(values[key]):
             raise ctx.error(("protocol", key), f"must be {wants[key]}, got {values[key]!r}")
-    if "train_dcs" in values and not isinstance(values["train_dcs"], bool):
-        raise ctx.error(("protocol", "train_dcs"), f"must be true or false, got {values['train_dcs']!r}")
-    if values.get("selection", "").startswith("dcs-"):
-        values.setdefault("train_dcs", True)
-    for key, allowed_values in (("scaling", SCALINGS), ("selection", SELECTIONS), ("after_timeout", AFTER_TIMEOUT),
-                                ("standalone_timing", ("none", "first-fold"))):
+    from ._criteria import criterion_names
+    from ._metrics import metric_names
+    from ._splitters import SPLITTERS
+
+    criteria = values.pop("criteria", [])
+    if not isinstance(criteria, list) or not all(c in criterion_names() for c in criteria):
+        raise ctx.error(("protocol", "criteria"), f"a list of criteria among {criterion_names()}, got {criteria!r}")
+    train_dcs = values.pop("train_dcs", False)
+    if not isinstance(train_dcs, bool):
+        raise ctx.error(("protocol", "train_dcs"), f"must be true or false, got {train_dcs!r}")
+    if train_dcs:
+        criteria += ["dcs_gaussian", "dcs_kde"]
+    for key, allowed_values in (("scaling", SCALINGS), ("selection", selections()), ("after_timeout", AFTER_TIMEOUT),
+                                ("standalone_timing", ("none", "first-fold")), ("splitter", SPLITTERS),
+                                ("select_metric", metric_names())):
         if key in values and values[key] not in allowed_values:
             raise ctx.error(("protocol", key), f"must be one of {list(allowed_values)}, got {values[key]!r}")
+    if values.get("selection", "best-of-grid") not in ("best-of-grid", "nested"):
+        criteria.append(values["selection"].replace("-", "_"))  # selecting by a criterion records it
+    values["criteria"] = tuple(dict.fromkeys(criteria))
+    splitter = values.get("splitter", "stratified-kfold")
+    size = values.get("train_size")
+    if splitter == "train-test":
+        if isinstance(size, bool) or not ((isinstance(size, int) and size >= 2)
+                                          or (isinstance(size, float) and 0 < size < 1)):
+            raise ctx.error(("protocol", "train_size"), "splitter: train-test needs train_size, a count >= 2 "
+                                                        f"or a fraction in (0, 1), got {size!r}")
+    elif size is not None:
+        raise ctx.error(("protocol", "train_size"), f"only for splitter: train-test (the splitter is {splitter})")
     for key in ("fit_timeout", "fit_memory_gb"):
         if values.get(key) is not None:
             values[key] = float(values[key])
@@ -321,17 +341,21 @@ def parse_config(raw, source="<config>", text=""):
     for key in raw:
         if key not in _TOP_KEYS:
             raise ctx.error((key,), f"unknown key; valid keys are {sorted(_TOP_KEYS)}")
-    kind = raw.get("kind", "grid-search")
-    if kind not in KINDS:
-        raise ctx.error(("kind",), f"must be one of {list(KINDS)}, got {kind!r}")
-    required = ("name", "datasets", "models") if kind == "grid-search" else ("name", "datasets", "analysis")
+    from ._kinds import get_kind, kind_names
+
+    kind_name = raw.get("kind", "grid-search")
+    if kind_name not in kind_names():
+        raise ctx.error(("kind",), f"must be one of {kind_names()}, got {kind_name!r}")
+    kind = get_kind(kind_name)
+    required = ["name", "datasets"] + (["models"] if kind.needs_models else []) \
+        + (["analysis"] if kind.analysis_cls is not None else [])
     for key in required:
         if key not in raw:
             raise ctx.error((key,), "missing (required)")
-    if kind == "grid-search" and "analysis" in raw:
-        raise ctx.error(("analysis",), "only for kind: dcs-correlation")
-    if kind == "dcs-correlation" and "models" in raw:
-        raise ctx.error(("models",), "kind: dcs-correlation has no models (it draws random layers)")
+    if kind.analysis_cls is None and "analysis" in raw:
+        raise ctx.error(("analysis",), f"kind: {kind_name} has no analysis section")
+    if not kind.needs_models and "models" in raw:
+        raise ctx.error(("models",), f"kind: {kind_name} has no models")
     name = raw["name"]
     if not isinstance(name, str) or not name or "/" in name:
         raise ctx.error(("name",), f"a non-empty string without '/', got {name!r}")
@@ -340,21 +364,19 @@ def parse_config(raw, source="<config>", text=""):
         raise ctx.error(("datasets",), "a non-empty list of data set ids")
     for i, d in enumerate(datasets):
         try:
-            entry = get_entry(str(d))
+            get_entry(str(d))
         except UnknownDatasetError as exc:
             raise ctx.error(("datasets", i), str(exc)) from None
-        if not entry.is_binary:
-            raise ctx.error(("datasets", i), f"{d!r} is a multiclass data set; the runner's models are binary")
     if len(set(datasets)) != len(datasets):
         raise ctx.error(("datasets",), "a data set is listed twice")
     models, analysis = (), None
-    if kind == "grid-search":
+    if kind.needs_models:
         models_raw = raw["models"]
         if not isinstance(models_raw, dict) or not models_raw:
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
         models = tuple(_model(ctx, str(k), v) for k, v in models_raw.items())
-    else:
-        analysis = _analysis(ctx, raw["analysis"])
+    if kind.analysis_cls is not None:
+        analysis = kind.parse_analysis(ctx, raw["analysis"])
     jobs = raw.get("jobs")
     if jobs is not None and not (isinstance(jobs, int) and not isinstance(jobs, bool) and (jobs >= 1 or jobs == -1)):
         raise ctx.error(("jobs",), f"a positive integer or -1 (all cores), got {jobs!r}")
@@ -365,28 +387,8 @@ def parse_config(raw, source="<config>", text=""):
         name=name, datasets=tuple(str(d) for d in datasets), models=models,
         protocol=_protocol(ctx, raw.get("protocol")), jobs=jobs,
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
-        kind=kind, analysis=analysis,
+        kind=kind_name, analysis=analysis,
     )
-
-
-def _analysis(ctx, raw):
-    _check_section(ctx, "analysis", raw, CorrelationAnalysis, "a mapping")
-    values = dict(raw)
-    if "n_hidden" in values:
-        hs = values["n_hidden"]
-        if not isinstance(hs, list) or not hs or not all(isinstance(h, int) and h >= 1 for h in hs):
-            raise ctx.error(("analysis", "n_hidden"), f"a list of integers >= 1, got {hs!r}")
-        values["n_hidden"] = tuple(hs)
-    for key in ("layers", "betas"):
-        if key in values and not (isinstance(values[key], int) and values[key] >= 1):
-            raise ctx.error(("analysis", key), f"an integer >= 1, got {values[key]!r}")
-    from ..models._features import ACTIVATIONS
-
-    if values.get("activation", "rbf") not in ACTIVATIONS:
-        raise ctx.error(("analysis", "activation"), f"must be one of {list(ACTIVATIONS)}")
-    if values.get("covariance", "ledoit-wolf") not in ("ledoit-wolf", "empirical"):
-        raise ctx.error(("analysis", "covariance"), "must be 'ledoit-wolf' or 'empirical'")
-    return CorrelationAnalysis(**values)
 
 
 def load_config(path):

@@ -105,10 +105,3 @@ def dcs_kde(a, b, width_a=None, width_b=None):
     self_a = log_integral(a, a, 2 * va)
     self_b = log_integral(b, b, 2 * vb)
     return -cross + 0.5 * self_a + 0.5 * self_b
-
-
-def projection_dcs(z, y):
-    """(Gaussian D_CS, KDE D_CS) of a 1-D projection ``z`` split by labels y in {-1, +1}."""
-    zp, zn = z[y > 0], z[y < 0]
-    gauss = dcs_gaussian(zp.mean(), zp.var(), zn.mean(), zn.var())
-    return gauss, dcs_kde(zp, zn)

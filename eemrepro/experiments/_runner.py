@@ -1,8 +1,13 @@
-"""``run_experiment``: config -> units -> (joblib: loky or Dask) -> result store.
+"""``run_experiment``: config -> units (its kind) -> (joblib: loky or Dask) -> result store.
 
 The runner resumes by default: units whose records are already stored (same
-protocol, same data checksum) are skipped. Records are written by this process
-as units finish, so an interrupted run keeps everything it finished.
+identity, same data checksum) are skipped. A stored cell made under another
+identity (a changed estimator, fixed parameter, splitter, scaling, inner folds
+or kind setting) is refused, naming the changed keys, unless the run is told to
+move its records aside (``rerun_changed``) or to start over (``fresh``).
+Records are written by this process as units finish, so an interrupted run
+keeps everything it finished. The runner knows no paper and no model: the
+config's kind enumerates, describes and runs the units.
 """
 
 import os
@@ -13,17 +18,23 @@ from pathlib import Path
 
 import yaml
 
-from ._execute import environment, out_of_memory, run_unit
+from ._kinds import get_kind
 from ._store import ResultStore
-from ._units import derive_seed, enumerate_units, point_id
+from ._units import changed_identities, identity_sha, point_id
+from ._watchdog import environment, out_of_memory
+
+
+class ChangedConfigError(ValueError):
+    """A results folder holds records made under another identity than the config now asks for."""
+
+
+def enumerate_units(config):
+    """Every unit of a config, in a fixed order (its kind's ``units``)."""
+    return get_kind(config.kind).units(config)
 
 
 def _run_task(task):
-    if task.get("kind") == "dcs-correlation":
-        from ._correlation import run_correlation_unit
-
-        return run_correlation_unit(task)
-    return run_unit(task)
+    return get_kind(task["kind"]).run(task)
 
 
 @dataclass
@@ -37,36 +48,45 @@ class RunSummary:
     estimate_seconds: float = None
     superseded: Path = None
     unavailable: dict = field(default_factory=dict)  # data set -> why it was skipped
+    changed: list = field(default_factory=list)  # cells whose stored identity differs (see rerun_changed)
 
 
 class Progress:
-    """One status line: units done/total, ETA, current data set (redrawn on a TTY)."""
+    """Units done/total, ETA and the current cell: a live bar on a terminal (rich), plain lines in a log."""
 
     def __init__(self, total, stream=None, enabled=True):
         self.total, self.done, self.start = total, 0, time.monotonic()
         self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
-        self.tty = self.enabled and self.stream.isatty()
         self._last_pct = -10
+        self._bar = None
+        if self.enabled and self.stream.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as Bar
+
+            self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn(), console=Console(file=self.stream), transient=False)
+            self._bar.start()
+            self._task = self._bar.add_task("starting", total=total)
 
     def update(self, label):
         self.done += 1
         if not self.enabled:
             return
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, description=label[:40])
+            return
         elapsed = time.monotonic() - self.start
         eta = elapsed / self.done * (self.total - self.done)
         pct = 100 * self.done // self.total
-        line = f"[{self.done}/{self.total}] {pct}%  ETA {_fmt_seconds(eta)}  {label}"
-        if self.tty:
-            self.stream.write("\r" + line[:120].ljust(120))
-            self.stream.flush()
-        elif pct >= self._last_pct + 10 or self.done == self.total:
+        if pct >= self._last_pct + 10 or self.done == self.total:
             self._last_pct = pct
-            self.stream.write(line + "\n")
+            self.stream.write(f"[{self.done}/{self.total}] {pct}%  ETA {_fmt_seconds(eta)}  {label}\n")
 
     def close(self):
-        if self.tty:
-            self.stream.write("\n")
+        if self._bar is not None:
+            self._bar.stop()
 
 
 def _fmt_seconds(s):
@@ -74,39 +94,10 @@ def _fmt_seconds(s):
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-def estimate_seconds(config, units, n_jobs, flops_per_second=2e10):
-    """A rough wall-time estimate from the models' operation counts (for --dry-run)."""
-    from ..datasets import get_entry
-
-    specs = {m.name: m for m in config.models}
-    total = 0.0
-    if config.kind == "dcs-correlation":
-        for u in units:
-            e = get_entry(u.dataset)
-            h = dict(u.fixed)["n_hidden"]
-            total += (e.expected.get("n") or 1000) * (h * h + h * (e.expected.get("d") or 10)) / flops_per_second + 0.02
-        return total / max(1, n_jobs)
-    for u in units:
-        e = get_entry(u.dataset)
-        n = e.expected.get("n") or 1000
-        d = e.expected.get("d") or 10
-        n_train = n * (config.protocol.folds - 1) / config.protocol.folds
-        if u.inner is not None:
-            n_train *= (config.protocol.inner_folds - 1) / config.protocol.inner_folds
-        est = specs[u.model].estimator
-        h = max(u.path_values) if u.path_param == "n_hidden" else dict(u.fixed).get("n_hidden", 100)
-        if est in ("EEM", "EEKM"):
-            flops = n_train * (h * h + d * h)
-        elif est == "WELM":
-            flops = 2 * n_train * h * h + n_train * d * h
-        elif est == "LSSVM":
-            flops = 9 * n_train**3 + n_train * n_train * d
-        elif est == "SVM":
-            flops = 20 * n_train * n_train * d
-        else:
-            flops = n_train * d * 100
-        total += flops / flops_per_second + 0.05  # + process overhead
-    return total / max(1, n_jobs)
+def estimate_seconds(config, units, n_jobs):
+    """A rough wall-time estimate from the kind's cost of each unit (for --dry-run)."""
+    kind = get_kind(config.kind)
+    return sum(kind.seconds(config, u) for u in units) / max(1, n_jobs)
 
 
 def _git_commit():
@@ -134,7 +125,8 @@ def _n_jobs(jobs):
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
                    dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
-                   skip_unavailable=False, retry_failed=False, only_models=None, only_datasets=None):
+                   skip_unavailable=False, retry_failed=False, only_models=None, only_datasets=None,
+                   rerun_changed=False):
     """Run (or resume) every unit of a config and store the records.
 
     Parameters
@@ -159,6 +151,10 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     only_models, only_datasets : sequence of str, optional
         Run only these models / data sets of the config now (cheap ones first,
         say); the stored config stays whole and a later run resumes the rest.
+    rerun_changed : bool
+        Where stored records of a cell were made under another identity than
+        the config's, move them aside (``superseded-<stamp>/``) and run the cell
+        afresh, instead of refusing with :class:`ChangedConfigError`.
 
     Returns
     -------
@@ -177,10 +173,11 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     out = Path(out) if out is not None else Path("results") / config.name
     store = ResultStore(out)
     proto = config.protocol
-    fingerprint = proto.fingerprint()
+    kind = get_kind(config.kind)
     n_jobs = _n_jobs(jobs if jobs is not None else config.jobs)
 
-    for label, chosen, known in (("model", only_models, [m.name for m in config.models]),
+    model_names = sorted({u.model for u in kind.units(replace(config, datasets=config.datasets[:1]))})
+    for label, chosen, known in (("model", only_models, model_names),
                                  ("data set", only_datasets, list(config.datasets))):
         unknown = sorted(set(chosen or ()) - set(known))
         if unknown:
@@ -200,11 +197,29 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     # The stored config stays whole (what was skipped is in run_info's
     # unavailable_datasets); only the units run now are enumerated.
     now = replace(config, datasets=tuple(d for d in running if d not in unavailable))
-    units = [u for u in enumerate_units(now) if not only_models or u.model in only_models]
-    done = store.done_keys(fingerprint, data_sha, retry_failed=retry_failed)
-    pending = [u for u in units if not set(u.keys()) <= done]
+    units = [u for u in kind.units(now) if not only_models or u.model in only_models]
+    # Identities of every cell of the config, not only of those run now: the
+    # folder's config.yaml is rewritten below and must not claim a setting
+    # that stored records of another cell were not made with.
+    identities = {}
+    for u in kind.units(config):
+        cell = (u.dataset, u.model, u.inner is not None)
+        if cell not in identities:
+            identities[cell] = kind.identity(config, u)
+    shas = {cell: identity_sha(i) for cell, i in identities.items()}
+    stored = store.read()
+    changed = changed_identities(stored, identities)
+    if changed and not dry_run:
+        if not rerun_changed:
+            raise ChangedConfigError(_changed_message(out, config, changed))
+        moved, where = store.forget(cells={(d, m) for d, m, _ in changed})
+        superseded = superseded or where
+        stored = store.read()
+    done = store.done_keys(data_sha, retry_failed=retry_failed, records=stored)
+    pending = [u for u in units
+               if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
     summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
-                         unavailable=unavailable)
+                         unavailable=unavailable, changed=changed)
     if dry_run:
         summary.estimate_seconds = estimate_seconds(config, pending, n_jobs)
         return summary
@@ -215,8 +230,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                 "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
-                "units_pending": len(pending), "data_sha256": data_sha, "protocol_fingerprint": fingerprint,
-                "unavailable_datasets": unavailable, "commit": commit}
+                "units_pending": len(pending), "data_sha256": data_sha, "unavailable_datasets": unavailable,
+                "commit": commit}
 
     abandoned = set()
 
@@ -230,41 +245,21 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         return record["status"] == "timed-out" or (proto.after_timeout == "skip-model" and out_of_memory(record))
 
     if proto.after_timeout != "run":
-        for r in store.read():
-            if r["protocol"] == fingerprint and abandons(r):
+        for r in stored:
+            cell = (r["dataset"], r["model"], r["inner"] is not None)
+            if r["identity_sha"] == shas.get(cell) and abandons(r):
                 abandoned.add(timeout_key(r["dataset"], r["model"], r["params"]))
 
-    specs = {m.name: m for m in config.models}
-
-    def correlation_tasks():
-        a = config.analysis
-        for u in pending:
-            yield {"kind": "dcs-correlation", "dataset": u.dataset, "model": u.model,
-                   "n_hidden": dict(u.fixed)["n_hidden"],
-                   "layer": u.fold, "activation": a.activation, "covariance": a.covariance, "betas": a.betas,
-                   "base_seed": proto.seed, "protocol_fingerprint": fingerprint,
-                   "data_home": None if data_home is None else str(data_home),
-                   "mirror": None if mirror is None else str(mirror)}
-
     def tasks():
-        if config.kind == "dcs-correlation":
-            yield from correlation_tasks()
-            return
         for u in pending:
-            spec = specs[u.model]
-            points = u.points()
-            skip = [p for p in points if timeout_key(u.dataset, u.model, p) in abandoned]
+            cell = (u.dataset, u.model, u.inner is not None)
+            points = u.point_dicts()
             yield {
-                "dataset": u.dataset, "model": u.model, "estimator": spec.estimator, "params": spec.params,
-                "path_param": u.path_param if u.path_is_fit_path else None, "points": points, "skip_points": skip,
+                **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
+                "points": points, "skip_points": [p for p in points if timeout_key(u.dataset, u.model, p) in abandoned],
                 "repeat": u.repeat, "fold": u.fold, "inner": u.inner,
-                "folds": proto.folds, "inner_folds": proto.inner_folds, "base_seed": proto.seed,
-                "seed": derive_seed(proto.seed, u.dataset, u.model, u.repeat, u.fold,
-                                    *(() if u.inner is None else ("inner", u.inner))),
-                "scaling": proto.scaling, "fit_timeout": proto.fit_timeout, "train_dcs": proto.train_dcs,
-                "standalone_timing": proto.standalone_timing, "after_timeout": proto.after_timeout,
-                "fit_memory_gb": proto.fit_memory_gb,
-                "protocol_fingerprint": fingerprint, "data_home": None if data_home is None else str(data_home),
+                "identity": identities[cell], "identity_sha": shas[cell],
+                "data_home": None if data_home is None else str(data_home),
                 "mirror": None if mirror is None else str(mirror),
             }
 
@@ -288,6 +283,19 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         run_info.update(finished_at=time.time(), units_done=summary.done_units, status_counts=counts)
         store.write_run(run_info)
     return summary
+
+
+def _changed_message(out, config, changed):
+    lines = [f"{out} holds records made under another setting than {config.source or config.name} now asks for:"]
+    for dataset, model, diff in changed[:10]:
+        what = ", ".join(f"{k}: {old!r} stored, {new!r} in the config" for k, (old, new) in diff.items())
+        lines.append(f"  {model} on {dataset}: {what}")
+    if len(changed) > 10:
+        lines.append(f"  ... and {len(changed) - 10} more cell(s)")
+    models = ",".join(sorted({m for _, m, _ in changed}))
+    lines.append(f"Nothing was run. Run those cells afresh with --rerun-changed (their records are moved aside), "
+                 f"start over with --fresh, use another --out, or `eemrepro forget {out} --models {models}`.")
+    return "\n".join(lines)
 
 
 def _execute(tasks, n_jobs, backend, scheduler):

@@ -1,19 +1,21 @@
 """Choosing the grid point, from stored records only (never during a run).
 
-* ``best-of-grid`` (what the EEM paper's tables show): every grid point is run
-  on the same outer folds and the point with the best mean GMean is reported.
+Every rule ranks by a named metric (its registry entry says which way is
+better) or by a named criterion:
+
+* ``best-of-grid`` (what most papers' tables show): every grid point is run
+  on the same outer folds and the point with the best mean metric is reported.
   Only points that finished on every outer fold compete (a cell where some
-  point has no record yet for a fold that others have, or, read through
-  ``reports.load_results``, a unit of its config has no record, reads "incomplete");
-  ties go to the
-  smallest parameter values (the simpler model), an order that does not depend
-  on how the run was scheduled.
+  point has no record yet for a fold that others have, or where the store says
+  a unit of its config has no record (``unfinished``), reads "incomplete"); ties
+  go to the smallest parameter values (the simpler model), an order that does
+  not depend on how the run was scheduled.
 * ``nested`` (an honest estimate): on each outer fold the point with the best
-  mean GMean over the inner folds of its training part is chosen, and that
-  point's outer-test GMean is what is reported.
-* ``dcs-gaussian`` / ``dcs-kde`` (EEM Table 6): on each outer fold the point
-  whose training projection has the largest Cauchy–Schwarz divergence between
-  the classes (normal fit or Silverman KDE) is chosen; no validation data.
+  mean metric over the inner folds of its training part is chosen, and that
+  point's outer-test metrics are what is reported.
+* a criterion (``dcs-gaussian`` / ``dcs-kde`` for EEM Table 6, any registered
+  one): on each outer fold the point whose training-part criterion is best is
+  chosen; no validation data.
 """
 
 import json
@@ -21,14 +23,26 @@ import json
 import numpy as np
 import pandas as pd
 
-METRICS = ("gmean", "bac", "auc")
+from ._criteria import get_criterion
+from ._metrics import get_metric, metric_names
+
+
+def _metric_columns(df):
+    return [m for m in metric_names() if m in df]
 
 
 def records_frame(records):
     """Records as a DataFrame with a ``point`` column (the grid point as canonical JSON)."""
-    df = pd.DataFrame.from_records(list(records))
+    records = list(records)
+    df = pd.DataFrame.from_records(records)
     if df.empty:
         return df
+    # One column per metric and criterion (a record holds them as mappings).
+    metrics = list(dict.fromkeys(k for r in records for k in r.get("metrics") or {}))
+    criteria = list(dict.fromkeys(k for r in records for k in r.get("criteria") or {}))
+    for key, names in (("metrics", metrics), ("criteria", criteria)):
+        for name in names:
+            df[name] = [(r.get(key) or {}).get(name) for r in records]
     df["point"] = [json.dumps(p, sort_keys=True) for p in df["params"]]
     # Canonical grid order: parameters by name, values ascending.
     ranks = {p: i for i, p in enumerate(sorted(set(df["point"]), key=_point_sort_key))}
@@ -51,7 +65,7 @@ def grid_summary(df, ddof=1):
                "n_folds": len(g), "n_ok": len(ok)}
         for status in ("timed-out", "failed", "skipped-after-timeout"):
             row["n_" + status.replace("-", "_")] = int((g["status"] == status).sum())
-        for m in METRICS:
+        for m in _metric_columns(df):
             values = ok[m].dropna().to_numpy(dtype=float)
             row[m + "_mean"] = values.mean() if values.size else np.nan
             row[m + "_std"] = values.std(ddof=ddof) if values.size > ddof else np.nan
@@ -71,19 +85,21 @@ def _cell_status(g):
     return "timed-out"
 
 
-def select_best_of_grid(df, ddof=1):
-    """One row per (data set, model): the selected point and its outer-fold metrics."""
+def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
+    """One row per (data set, model): the selected point and its outer-fold metrics.
+
+    ``unfinished``: (data set, model) cells the store says lack a unit's
+    record (``ResultStore.unfinished_cells``).
+    """
     summary = grid_summary(df, ddof=ddof)
     outer = df[df["inner"].isna()]
     n_splits = outer.drop_duplicates(["dataset", "model", "repeat", "fold"]).groupby(["dataset", "model"]).size()
-    # ``_unfinished``: set by reports.load_results where the folder's config has
-    # units this cell's records lack (see experiments._units.unfinished_cells).
-    unfinished = (outer["_unfinished"].eq(True).groupby([outer["dataset"], outer["model"]]).any().to_dict()
-                  if "_unfinished" in outer else {})
+    unfinished = set(unfinished)
+    better = get_metric(metric).greater_is_better
     rows = []
     for (dataset, model), g in summary.groupby(["dataset", "model"], sort=False):
         stopped = (g[["n_timed_out", "n_failed", "n_skipped_after_timeout"]].to_numpy() > 0).any()
-        if (g["n_folds"] < n_splits[(dataset, model)]).any() or (unfinished.get((dataset, model)) and not stopped):
+        if (g["n_folds"] < n_splits[(dataset, model)]).any() or ((dataset, model) in unfinished and not stopped):
             # A run was interrupted inside this cell: some point lacks a (repeat,
             # fold) that others have, or a unit of the config has no record.
             # Choosing among what is stored would report a smaller grid as if
@@ -94,8 +110,10 @@ def select_best_of_grid(df, ddof=1):
         if complete.empty:
             rows.append({"dataset": dataset, "model": model, "status": _cell_status(g), "point": None})
             continue
-        has_values = complete["gmean_mean"].notna().any()
-        best = complete.loc[complete["gmean_mean"].idxmax()] if has_values else complete.iloc[0]
+        column = metric + "_mean"
+        has_values = column in complete and complete[column].notna().any()
+        values = complete[column] if better or not has_values else -complete[column]
+        best = complete.loc[values.idxmax()] if has_values else complete.iloc[0]
         # idxmax returns the first maximum; complete is in canonical order.
         rows.append(dict(best.to_dict(), status="ok"))
     return pd.DataFrame(rows)
@@ -110,7 +128,8 @@ def _per_fold_choice(df, choose, ddof):
     outer = df[df["inner"].isna()]
     rows = []
     for (dataset, model), g in outer.groupby(["dataset", "model"], sort=False):
-        chosen, fits, scores = [], [], {m: [] for m in METRICS}
+        metrics = _metric_columns(df)
+        chosen, fits, scores = [], [], {m: [] for m in metrics}
         for (repeat, fold), fold_records in g.groupby(["repeat", "fold"], sort=True):
             point = choose(dataset, model, repeat, fold, fold_records)
             if point is None:
@@ -120,7 +139,7 @@ def _per_fold_choice(df, choose, ddof):
                 continue
             chosen.append(point)
             fits.append(rec["fit_seconds"])
-            for m in METRICS:
+            for m in metrics:
                 scores[m].append(rec[m])
         if not chosen:
             rows.append({"dataset": dataset, "model": model, "status": _cell_status(grid_summary(g)), "point": None})
@@ -128,7 +147,7 @@ def _per_fold_choice(df, choose, ddof):
         row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(chosen),
                "point": pd.Series(chosen).mode().iloc[0], "points": chosen,
                "fit_seconds_mean": float(np.mean(fits))}
-        for m in METRICS:
+        for m in metrics:
             v = np.array([x for x in scores[m] if x is not None and not pd.isna(x)], dtype=float)
             row[m + "_mean"] = v.mean() if v.size else np.nan
             row[m + "_std"] = v.std(ddof=ddof) if v.size > ddof else np.nan
@@ -136,17 +155,18 @@ def _per_fold_choice(df, choose, ddof):
     return pd.DataFrame(rows)
 
 
-def _first_max(table, column):
+def _first_best(table, column, greater_is_better=True):
     table = table.sort_values("order")
-    values = table[column].astype(float)
+    values = table[column].astype(float) * (1 if greater_is_better else -1)
     if values.notna().sum() == 0:
         return None
     return table.loc[values.idxmax(), "point"]
 
 
-def select_nested(df, ddof=1):
+def select_nested(df, ddof=1, metric="gmean"):
     """One row per (data set, model): outer metrics of the points chosen by inner CV."""
     inner = df[df["inner"].notna()]
+    better = get_metric(metric).greater_is_better
 
     def choose(dataset, model, repeat, fold, _):
         cand = inner[(inner["dataset"] == dataset) & (inner["model"] == model)
@@ -154,33 +174,39 @@ def select_nested(df, ddof=1):
         ok = cand.groupby("point", sort=False).filter(lambda c: (c["status"] == "ok").all())
         if ok.empty:
             return None
-        means = ok.groupby("point", sort=False).agg(gmean=("gmean", "mean"), order=("order", "min")).reset_index()
-        return _first_max(means, "gmean")
+        means = ok.groupby("point", sort=False).agg(value=(metric, "mean"), order=("order", "min")).reset_index()
+        return _first_best(means, "value", better)
 
     return _per_fold_choice(df, choose, ddof)
 
 
-def select_by_dcs(df, criterion, ddof=1):
-    """One row per (data set, model): points chosen per fold by the training D_CS."""
-    column = {"dcs-gaussian": "dcs_gaussian", "dcs-kde": "dcs_kde"}[criterion]
-    if column not in df or df.loc[df["status"] == "ok", column].isna().all():
-        raise ValueError(f"the records have no {column} values: run with protocol.train_dcs: true")
+def select_by_criterion(df, criterion, ddof=1):
+    """One row per (data set, model): points chosen per fold by a training-part criterion."""
+    if criterion not in df or df.loc[df["status"] == "ok", criterion].isna().all():
+        raise ValueError(f"the records have no {criterion} values: run with protocol.criteria: [{criterion}]")
+    better = get_criterion(criterion).greater_is_better
 
     def choose(dataset, model, repeat, fold, fold_records):
-        return _first_max(fold_records[fold_records["status"] == "ok"], column)
+        return _first_best(fold_records[fold_records["status"] == "ok"], criterion, better)
 
     return _per_fold_choice(df, choose, ddof)
 
 
-def select(records, mode="best-of-grid", ddof=1):
-    """Selected point and metrics per (data set, model) under ``mode``."""
+def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=()):
+    """Selected point and metrics per (data set, model) under ``mode``.
+
+    ``mode``: ``best-of-grid`` or ``nested`` (by ``metric``), or a criterion
+    name (``dcs-gaussian`` or ``dcs_gaussian``).
+    """
     df = records_frame(records)
     if df.empty:
         return df
     if mode == "best-of-grid":
-        return select_best_of_grid(df, ddof)
+        return select_best_of_grid(df, ddof, metric=metric, unfinished=unfinished)
     if mode == "nested":
-        return select_nested(df, ddof)
-    if mode in ("dcs-gaussian", "dcs-kde"):
-        return select_by_dcs(df, mode, ddof)
-    raise ValueError(f"selection must be best-of-grid, nested, dcs-gaussian or dcs-kde, got {mode!r}")
+        return select_nested(df, ddof, metric=metric)
+    try:
+        get_criterion(mode.replace("-", "_"))
+    except ValueError:
+        raise ValueError(f"selection must be best-of-grid, nested or a criterion, got {mode!r}") from None
+    return select_by_criterion(df, mode.replace("-", "_"), ddof)

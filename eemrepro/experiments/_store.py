@@ -7,7 +7,8 @@ Layout of ``DIR`` (default ``results/<config name>``)::
     records/<stamp>-<pid>.jsonl   one record per line, appended as units finish
     records/*.jsonl.gz     closed segments compacted by ``compact()`` (for git)
 
-Only the main process writes. Each unit's records are written, flushed and
+Each record carries its identity (``_units``): what, besides its key, made
+its values. Only the main process writes. Each unit's records are written, flushed and
 fsync'ed together as it finishes, so a killed run loses at most the units in
 flight; a line torn by the kill is ignored on reading (and redone on resume).
 """
@@ -35,9 +36,24 @@ class ResultStore:
         return sorted([*self.records_dir.glob("*.jsonl"), *self.records_dir.glob("*.jsonl.gz")],
                       key=lambda p: p.name)
 
+    def _legacy_config(self):
+        path = self.root / "config.yaml"
+        if not path.is_file():
+            return None
+        import yaml
+
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+
     def read(self):
-        """Every complete record; the latest record of a key wins (a retried unit)."""
+        """Every complete record; the latest record of a key wins (a retried unit).
+
+        Records written before record identities are upgraded in memory
+        (``_legacy.upgrade``); the files are left as they are.
+        """
+        from ._legacy import is_legacy, upgrade
+
         latest = {}
+        legacy_config = ...
         for path in self.segments():
             opener = gzip.open if path.suffix == ".gz" else open
             with opener(path, "rt", encoding="utf-8") as fh:
@@ -48,19 +64,38 @@ class ResultStore:
                         record = json.loads(line)
                     except json.JSONDecodeError:
                         continue
+                    if is_legacy(record):
+                        if legacy_config is ...:
+                            legacy_config = self._legacy_config()
+                        record = upgrade(record, legacy_config)
                     latest[stored_key(record)] = record
         return list(latest.values())
 
-    def done_keys(self, protocol, data_sha256, retry_failed=False):
-        """Keys of records made under this protocol with this data (what resume skips).
+    def done_keys(self, data_sha256, retry_failed=False, records=None):
+        """(key, identity sha) of the records made with this data (what resume skips).
 
         With ``retry_failed``, failed fits do not count as done (timed-out ones do).
         """
         return {
-            stored_key(r) for r in self.read()
-            if r["protocol"] == protocol and r["data_sha256"] == data_sha256.get(r["dataset"])
-            and not (retry_failed and r["status"] == "failed")
+            (stored_key(r), r["identity_sha"]) for r in (self.read() if records is None else records)
+            if r["data_sha256"] == data_sha256.get(r["dataset"]) and not (retry_failed and r["status"] == "failed")
         }
+
+    def unfinished_cells(self, records=None):
+        """(data set, model) cells of the folder's config whose records lack a unit's record.
+
+        The run state the reports need to tell an interrupted grid from a
+        finished one (``_units.unfinished_cells``); empty without a config.yaml.
+        """
+        path = self.root / "config.yaml"
+        if not path.is_file():
+            return set()
+        from ._config import load_config
+        from ._kinds import get_kind
+        from ._units import unfinished_cells
+
+        config = load_config(path)
+        return unfinished_cells(get_kind(config.kind).units(config), self.read() if records is None else records)
 
     # -- writing ----------------------------------------------------------
     def _open(self):
@@ -103,14 +138,15 @@ class ResultStore:
             written.append(target)
         return written
 
-    def forget(self, models=None, datasets=None):
+    def forget(self, models=None, datasets=None, cells=None):
         """Move the records of these models / data sets aside so that a resume runs them again.
 
         For re-measuring after a change to a model (its records no longer
         describe the code). Each segment holding a match is rewritten without
         it, atomically; the matching records go to ``superseded-<stamp>/``
         (nothing is deleted). Run it when no run is writing to the folder.
-        Raises ValueError, moving nothing, for a name with no stored record.
+        ``cells``: (data set, model) pairs instead of names. Raises ValueError,
+        moving nothing, for a name with no stored record.
         Returns ``(number of records moved, folder or None)``.
         """
         if self._fh is not None:
@@ -132,8 +168,11 @@ class ResultStore:
         for path, lines, records in segments:
             split = {True: [], False: []}
             for line, r in zip(lines, records, strict=True):
-                split[(models is None or r["model"] in models)
-                      and (datasets is None or r["dataset"] in datasets)].append(line)
+                if cells is not None:
+                    chosen = (r["dataset"], r["model"]) in cells
+                else:
+                    chosen = (models is None or r["model"] in models) and (datasets is None or r["dataset"] in datasets)
+                split[chosen].append(line)
             if not split[True]:
                 continue
             target.mkdir(parents=True, exist_ok=True)

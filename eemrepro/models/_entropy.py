@@ -93,6 +93,12 @@ class _BaseEntropyMachine(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, B
     # The grid parameter fit_path covers in one fit (used by the experiment runner).
     _path_param = "n_hidden"
 
+    @staticmethod
+    def _fit_flops(n, d, params):
+        """Rough operation count of one fit (the runner's time estimate)."""
+        h = params.get("n_hidden", 100)
+        return n * (h * h + d * h)
+
     def _check_params(self):
         _check_number(self, "n_hidden", numbers.Integral, low=1)
         _check_choice(self, "dtype", ("float64", "float32"))

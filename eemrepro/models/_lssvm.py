@@ -119,6 +119,11 @@ class LSSVM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     # The grid parameter fit_path covers in one fit (used by the experiment runner).
     _path_param = "C"
 
+    @staticmethod
+    def _fit_flops(n, d, params):
+        """Rough operation count of one fit (the runner's time estimate)."""
+        return 9 * n**3 + n * n * d
+
     def __init__(self, C=1.0, gamma=1.0):
         self.C = C
         self.gamma = gamma

@@ -95,6 +95,12 @@ class WELM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     # The grid parameter fit_path covers in one fit (used by the experiment runner).
     _path_param = "n_hidden"
 
+    @staticmethod
+    def _fit_flops(n, d, params):
+        """Rough operation count of one fit (the runner's time estimate)."""
+        h = params.get("n_hidden", 100)
+        return 2 * n * h * h + n * d * h
+
     def __init__(self, n_hidden=100, activation="sig", random_state=None):
         self.n_hidden = n_hidden
         self.activation = activation

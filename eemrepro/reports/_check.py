@@ -1,23 +1,25 @@
 """``check``: compare reproduced cells with the published ones under a tolerance.
 
-Default tolerance: |reproduced - published| <= max(2 points, published std) for
-GMean (EEM Tables 4 and 6) and |delta rho| <= 0.1 for Spearman (Table 1). A
-YAML file (or inline ``gmean=3,spearman=0.2``) changes it per table and per
-cell, so a user's CI can pin known differences explicitly::
+Each registered table declares its default rule (``TableSpec.tolerance``:
+``|reproduced - published| <= max(abs, published std if use_std)``). A YAML
+file (or inline ``gmean=3,spearman=0.2``, keyed by a table's metric) changes
+it per table and per cell, so a user's CI can pin known differences
+explicitly::
 
     missing: fail            # a published cell with no reproduced value: fail | skip
     tables:
-      eem_table4: {abs: 2.0, use_std: true}
-      eem_table1: {abs: 0.1}
+      paper_table4: {abs: 2.0, use_std: true}
+      paper_table1: {abs: 0.1}
     cells:
-      - {table: eem_table4, dataset: sonar, method: WELMsig, abs: 12, reason: "..."}
-      - {table: eem_table1, dataset: sonar, h: 1, skip: true, reason: "..."}
+      - {table: paper_table4, dataset: sonar, method: WELMsig, abs: 12, reason: "..."}
+      - {table: paper_table1, dataset: sonar, h: 1, skip: true, reason: "..."}
 
-Cells the paper did not report are skipped and counted. Training times
-(Table 5) depend on the machine and are not checked. ``pin_differences``
-writes such a file from a check: every failing cell pinned at its current
-delta plus a margin, every missing one skipped, reasons already written for a
-cell kept, so the pins can be regenerated after a new run.
+Cells the paper did not report are skipped and counted. Tables without a
+default rule (training times depend on the machine) are not checked.
+``pin_differences`` writes such a file from a check: every failing cell
+pinned at its current delta plus the table's margin, every missing one
+skipped, reasons already written for a cell kept, so the pins can be
+regenerated after a new run.
 """
 
 import math
@@ -26,14 +28,24 @@ from pathlib import Path
 
 import yaml
 
-from ._tables import correlation_table, gmean_table
+from ._spec import registered_tables
+from ._tables import build_table, table_applies
 
-DEFAULTS = {
-    "eem_table4": {"abs": 2.0, "use_std": True},
-    "eem_table6_gaussian": {"abs": 2.0, "use_std": True},
-    "eem_table6_kde": {"abs": 2.0, "use_std": True},
-    "eem_table1": {"abs": 0.1, "use_std": False},
-}
+
+def _checked_specs():
+    return {s.id: s for s in registered_tables() if s.tolerance is not None}
+
+
+def defaults():
+    """{table id: default rule} of every registered table that is checked."""
+    return {k: {"use_std": False, **s.tolerance} for k, s in _checked_specs().items()}
+
+
+def describe_rule(spec):
+    rule = {"use_std": False, **spec.tolerance}
+    return f"|delta| <= max({rule['abs']:g}, published std)" if rule["use_std"] else f"|delta| <= {rule['abs']:g}"
+
+
 _TABLE_KEYS = {"abs", "use_std", "skip"}
 _CELL_KEYS = {"table", "dataset", "method", "h", "abs", "use_std", "skip", "reason"}
 
@@ -44,7 +56,7 @@ class ToleranceError(ValueError):
 
 @dataclass
 class Tolerance:
-    tables: dict = field(default_factory=lambda: {k: dict(v) for k, v in DEFAULTS.items()})
+    tables: dict = field(default_factory=defaults)
     cells: list = field(default_factory=list)
     missing: str = "fail"
 
@@ -75,10 +87,12 @@ def load_tolerance(spec=None):
                 number = float(value)
             except ValueError:
                 raise ToleranceError(f"--tolerance {spec!r}: {part!r} is not key=number") from None
-            names = {"gmean": ["eem_table4", "eem_table6_gaussian", "eem_table6_kde"],
-                     "spearman": ["eem_table1"]}.get(key.strip())
+            by_metric = {}
+            for t in _checked_specs().values():
+                by_metric.setdefault("spearman" if t.builder == "correlation" else t.metric, []).append(t.id)
+            names = by_metric.get(key.strip())
             if names is None:
-                raise ToleranceError(f"--tolerance {spec!r}: unknown key {key!r}; use gmean or spearman")
+                raise ToleranceError(f"--tolerance {spec!r}: unknown key {key!r}; use one of {sorted(by_metric)}")
             for n in names:
                 raw["tables"][n] = {"abs": number}
         source = "--tolerance"
@@ -91,8 +105,8 @@ def load_tolerance(spec=None):
         raise ToleranceError(f"{source}: key 'missing' must be fail or skip, got {raw['missing']!r}")
     tol.missing = raw.get("missing", "fail")
     for name, rule in (raw.get("tables") or {}).items():
-        if name not in DEFAULTS:
-            raise ToleranceError(f"{source}: key 'tables.{name}': unknown table; valid: {sorted(DEFAULTS)}")
+        if name not in tol.tables:
+            raise ToleranceError(f"{source}: key 'tables.{name}': unknown table; valid: {sorted(tol.tables)}")
         bad = set(rule) - _TABLE_KEYS
         if bad:
             raise ToleranceError(f"{source}: key 'tables.{name}': unknown key(s) {sorted(bad)}")
@@ -101,7 +115,7 @@ def load_tolerance(spec=None):
         bad = set(cell) - _CELL_KEYS
         if bad or "table" not in cell or "dataset" not in cell:
             raise ToleranceError(f"{source}: key 'cells.{i}': needs table and dataset; unknown {sorted(bad)}")
-        if cell["table"] not in DEFAULTS:
+        if cell["table"] not in tol.tables:
             raise ToleranceError(f"{source}: key 'cells.{i}.table': unknown table {cell['table']!r}")
         tol.cells.append(cell)
     return tol
@@ -138,49 +152,36 @@ def _compare(table, dataset, method, value, pub, pub_std, tol, h=None):
                       "pass" if abs(value - pub) <= limit + 1e-9 else "fail", reason)
 
 
-def check(records, tolerance=None, reference=None):
-    """Compare every published cell of the tables the records cover.
+def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
+    """Compare every published cell of the registered tables the records cover.
 
-    A table is checked when the records hold any data for it (grid-search
-    records for Tables 4 and 6, correlation records for Table 1); within it,
-    every published cell is compared, and one with no reproduced value is
-    missing (a failure unless ``missing: skip``).
+    A table is checked when the records hold data for it (its experiment
+    kind, and its criterion where it needs one); within it, every published
+    cell is compared, and one with no reproduced value is missing (a failure
+    unless ``missing: skip``). ``tables``: only these table ids.
 
-    With ``reference`` (records of a stored reproduction), the GMean cells of
-    the reference replace the published ones: a regression check of a new run
-    against committed results (the ``eem_table4`` tolerance applies).
+    With ``reference`` (records of a stored reproduction), the cells of the
+    reference replace the published ones in every metric table of the
+    selection the run uses: a regression check of a new run against committed
+    results (each table's own tolerance applies).
     """
     tol = tolerance or Tolerance()
     results = []
-    if reference is not None:
-        t = gmean_table(records, reference=reference)
+    for spec in _checked_specs().values():
+        if (tables is not None and spec.id not in tables) or not table_applies(spec, records):
+            continue
+        if reference is not None and (spec.builder != "metric" or spec.selection is not None):
+            continue
+        t = build_table(spec, records, reference=reference, unfinished=unfinished,
+                        layout="run" if reference is not None else "full")
         for _, r in t.iterrows():
-            value = r["gmean"] if r["status"] == "ok" else float("nan")
-            results.append(_compare("eem_table4", r["dataset"], r["method"], value, r.get("published"),
+            if spec.builder == "correlation":
+                results.append(_compare(spec.id, r["dataset"], f"h={r['h']}", r["spearman"], r.get("published"),
+                                        None, tol, h=int(r["h"])))
+                continue
+            value = r[spec.metric] if r["status"] == "ok" else float("nan")
+            results.append(_compare(spec.id, r["dataset"], r["method"], value, r.get("published"),
                                     r.get("published_std"), tol))
-        return results
-    has_grid = any(r["model"] != "dcs-correlation" for r in records)
-    has_corr = any(r["model"] == "dcs-correlation" for r in records)
-    has_dcs = any(r.get("dcs_gaussian") is not None for r in records)
-    if has_grid:
-        t4 = gmean_table(records)
-        for _, r in t4.iterrows():
-            value = r["gmean"] if r["status"] == "ok" else float("nan")
-            results.append(_compare("eem_table4", r["dataset"], r["method"], value, r.get("published"),
-                                    r.get("published_std"), tol))
-    if has_dcs:
-        for crit, sel in (("gaussian", "dcs-gaussian"), ("kde", "dcs-kde")):
-            t6 = gmean_table(records, selection=sel, published_name="eem_table6_dcs_selection_gmean",
-                             criterion=crit)
-            for _, r in t6.iterrows():
-                value = r["gmean"] if r["status"] == "ok" else float("nan")
-                results.append(_compare(f"eem_table6_{crit}", r["dataset"], r["method"], value,
-                                        r.get("published"), r.get("published_std"), tol))
-    if has_corr:
-        t1 = correlation_table(records)
-        for _, r in t1.iterrows():
-            results.append(_compare("eem_table1", r["dataset"], f"h={r['h']}", r["spearman"], r.get("published"),
-                                    None, tol, h=int(r["h"])))
     return results
 
 
@@ -191,15 +192,10 @@ def summary_line(results):
     return f"within tolerance: {passed} of {len(counted)} cells ({skipped} skipped)"
 
 
-#: Margin added to a pinned delta: GMean points, or rho for Table 1.
-PIN_MARGIN = {"eem_table1": 0.02}
-_DEFAULT_PIN_MARGIN = 0.2
-
-
 def _cell_key(cell):
     """The tolerance-file fields that identify ``cell`` (a CellResult or a YAML entry)."""
     if isinstance(cell, CellResult):
-        if cell.table == "eem_table1":
+        if cell.method.startswith("h="):
             return {"table": cell.table, "dataset": cell.dataset, "h": int(cell.method.partition("=")[2])}
         return {"table": cell.table, "dataset": cell.dataset, "method": cell.method}
     return {k: cell[k] for k in ("table", "dataset", "method", "h") if k in cell}
@@ -225,7 +221,8 @@ def pin_differences(results, tolerance=None, reason="known difference, see REPRO
         if c.outcome == "missing":
             entry["skip"] = True
         else:
-            margin = PIN_MARGIN.get(c.table, _DEFAULT_PIN_MARGIN)
+            spec = _checked_specs().get(c.table)
+            margin = spec.pin_margin if spec is not None else 0.2
             entry["abs"] = math.ceil((abs(c.reproduced - c.published) + margin) * 100) / 100
         entry["reason"] = reasons.get(tuple(sorted(key.items()))) or reason
         cells.append(entry)

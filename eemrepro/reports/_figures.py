@@ -1,4 +1,9 @@
-"""Figures (matplotlib, the optional ``plot`` extra): EEM Figure 3 and reproduced vs published."""
+"""Figures (matplotlib, the optional ``plot`` extra), as the registered papers declare them.
+
+Two drawers: ``sweep`` (a metric against one grid parameter, std error bars,
+one panel per data set) and ``scatter`` (reproduced against published cells of
+a metric table).
+"""
 
 import json
 from collections import defaultdict
@@ -35,13 +40,15 @@ def _save(fig, stem):
     return paths
 
 
-def stability_figure(records, stem, model="EEMrbf", param="n_hidden"):
-    """EEM Figure 3: GMean against h with std error bars, one panel per data set."""
+def sweep_figure(records, stem, model, param, metric="gmean", scale=100.0):
+    """``model``'s metric against grid parameter ``param`` with std error bars, one panel per data set."""
+    from ..experiments import get_metric
+
     plt = _pyplot()
     by = defaultdict(lambda: defaultdict(list))
     for r in records:
         if r["model"] == model and r["inner"] is None and r["status"] == "ok" and param in r["params"]:
-            by[r["dataset"]][r["params"][param]].append(100 * r["gmean"])
+            by[r["dataset"]][r["params"][param]].append(scale * r["metrics"][metric])
     if not by:
         raise ValueError(f"no {model} records with a {param} grid")
     names = list(by)
@@ -54,8 +61,8 @@ def stability_figure(records, stem, model="EEMrbf", param="n_hidden"):
         stds = [np.std(by[name][h], ddof=1) if len(by[name][h]) > 1 else 0.0 for h in hs]
         ax.errorbar(hs, means, yerr=stds, fmt="-", lw=1, elinewidth=0.5, capsize=0)
         ax.set_title(name)
-        ax.set_xlabel("h")
-        ax.set_ylabel("GMean (%)")
+        ax.set_xlabel("h" if param == "n_hidden" else param)
+        ax.set_ylabel(get_metric(metric).title + (" (%)" if scale == 100 else ""))
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
     fig.tight_layout()
@@ -64,17 +71,19 @@ def stability_figure(records, stem, model="EEMrbf", param="n_hidden"):
     return paths
 
 
-def scatter_figure(table, stem, title="GMean: reproduced vs published"):
-    """Reproduced against published GMean, one point per cell, with the diagonal."""
+def scatter_figure(table, stem, title="GMean: reproduced vs published", metric="gmean", label="GMean (%)"):
+    """Reproduced against published values, one point per cell, with the diagonal."""
     plt = _pyplot()
-    t = table[np.isfinite(table["gmean"]) & np.isfinite(table["published"])]
+    t = table[np.isfinite(table[metric]) & np.isfinite(table["published"])]
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
     for method, g in t.groupby("method", sort=False):
-        ax.scatter(g["published"], g["gmean"], s=14, label=method)
-    lo = float(min(t["published"].min(), t["gmean"].min(), 0)) if len(t) else 0
-    ax.plot([lo, 100], [lo, 100], "k--", lw=0.8)
-    ax.set_xlabel("published GMean (%)")
-    ax.set_ylabel("reproduced GMean (%)")
+        ax.scatter(g["published"], g[metric], s=14, label=method)
+    lo = float(min(t["published"].min(), t[metric].min(), 0)) if len(t) else 0
+    hi = float(max(t["published"].max(), t[metric].max(), 1)) if len(t) else 1
+    hi = 100 if hi > 1 else 1
+    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+    ax.set_xlabel(f"published {label}")
+    ax.set_ylabel(f"reproduced {label}")
     ax.set_title(title)
     if len(t):
         ax.legend(fontsize=6, ncol=2)
@@ -84,33 +93,39 @@ def scatter_figure(table, stem, title="GMean: reproduced vs published"):
     return paths
 
 
-FIGURES = ("scatter", "stability")
-
-
 def build_figures(dirs, out, selection="best-of-grid", figures=None):
-    """Draw ``figures`` (default: each of FIGURES the records can draw) into ``out``."""
+    """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``."""
+    from ..experiments import get_metric
     from ._render import load_results
-    from ._tables import gmean_table
+    from ._spec import registered_figures, registered_tables
+    from ._tables import build_table, table_applies
 
-    unknown = sorted(set(figures or ()) - set(FIGURES))
+    specs = {f.name: f for f in registered_figures()}
+    unknown = sorted(set(figures or ()) - set(specs))
     if unknown:
-        raise ValueError(f"unknown figure(s) {unknown}; choose from {list(FIGURES)}")
-    records, _ = load_results(dirs)
+        raise ValueError(f"unknown figure(s) {unknown}; choose from {sorted(specs)}")
+    records, prov = load_results(dirs)
+    unfinished = {tuple(c) for c in prov["unfinished"]}
+    tables = {t.id: t for t in registered_tables()}
     out = Path(out)
     written = []
-    grid = [r for r in records if r["model"] != "dcs-correlation"]
-    eem = [r for r in grid if r["model"] == "EEMrbf"]
-    # Figure 3 needs the dense h grid of configs/stability.yaml (h = 5, 10, ..., 500).
-    dense = len({json.dumps(r["params"]) for r in eem}) >= 20
-    drawers = {
-        "scatter": (bool(grid), "no grid-search records",
-                    lambda: scatter_figure(gmean_table(records, selection), out / "gmean_reproduced_vs_published")),
-        "stability": (dense, "needs EEMrbf at >= 20 values of h (configs/stability.yaml)",
-                      lambda: stability_figure(records, out / "eem_figure3_stability")),
-    }
-    for name, (possible, why, draw) in drawers.items():
+    for name, f in specs.items():
         if figures and name not in figures:
             continue
+        if f.drawer == "scatter":
+            spec = tables[f.table]
+            possible, why = table_applies(spec, records), f"no records for table {spec.id}"
+            metric = get_metric(spec.metric)
+            label = metric.title + (" (%)" if spec.scale == 100 else "")
+            draw = lambda spec=spec, f=f, label=label: scatter_figure(
+                build_table(spec, records, selection, unfinished=unfinished), out / f.stem,
+                title=f.title or f"{get_metric(spec.metric).title}: reproduced vs published",
+                metric=spec.metric, label=label)
+        else:
+            values = {json.dumps(r["params"]) for r in records if r["model"] == f.model}
+            possible = len(values) >= f.min_points
+            why = f"needs {f.model} at >= {f.min_points} values of {f.param}"
+            draw = lambda f=f: sweep_figure(records, out / f.stem, f.model, f.param, f.metric)
         if possible:
             written += draw()
         elif figures:

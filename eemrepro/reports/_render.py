@@ -15,13 +15,18 @@ from ..experiments import ResultStore
 
 
 def load_results(dirs):
-    """(records, provenance) of one or more results folders."""
-    records, runs, configs, owner = [], [], {}, {}
+    """(records, provenance) of one or more results folders.
+
+    ``provenance["unfinished"]`` lists the (data set, model) cells whose
+    folder's config has units the records lack (the store's run state).
+    """
+    records, runs, configs, owner, unfinished = [], [], {}, {}, set()
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
             raise FileNotFoundError(f"{d} is not a results folder")
-        these = ResultStore(d).read()
+        store = ResultStore(d)
+        these = store.read()
         # Two folders with the same model on the same data set (say results/uci
         # and the h sweep of results/stability) would silently merge their grids
         # into one best-of-grid cell.
@@ -30,15 +35,8 @@ def load_results(dirs):
                 raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                  "merged into one cell: pass them to separate commands")
             owner[key] = d
-        # A run stopped between units can leave every stored grid point on the
-        # same folds, which the records alone cannot tell from a finished grid;
-        # the folder's config says which units the cell should have.
-        if (d / "config.yaml").is_file() and these:
-            from ..experiments import load_config
-            from ..experiments._units import unfinished_cells
-
-            unfinished = unfinished_cells(load_config(d / "config.yaml"), these)
-            these = [dict(r, _unfinished=True) if (r["dataset"], r["model"]) in unfinished else r for r in these]
+        if these:
+            unfinished |= store.unfinished_cells(these)
         records.extend(these)
         for run in sorted((d / "runs").glob("*.json")):
             info = json.loads(run.read_text())
@@ -57,6 +55,7 @@ def load_results(dirs):
         "repeats": len(repeats),
         "records_finished": _date_range(finished),
         "hosts": sorted({r.get("host") for r in records if r.get("host")}),
+        "unfinished": sorted(unfinished),
     }
     return records, provenance
 
@@ -84,11 +83,12 @@ def provenance_lines(prov, title, notes=()):
     return lines
 
 
-def _fmt(x, digits=1):
+def _fmt(x, digits=1, limit=None):
+    """A number at ``digits``; NaN "–"; +inf (past the fit budget ``limit``) "> limit"."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if isinstance(x, float) and math.isinf(x):
-        return "> 600"
+        return f"> {limit:g}" if limit is not None else "inf"
     return f"{x:.{digits}f}"
 
 
@@ -151,9 +151,15 @@ def _wide(df, index, cols, cell):
                         columns=[index] + order_cols)
 
 
-def gmean_cell(r):
-    if r["status"] == "timed-out":
-        return "> 600"
-    if r["status"] != "ok":
-        return "–" if np.isnan(r.get("published", np.nan)) else f"– ({_fmt(r['published'])})"
-    return f"{_fmt(r['gmean'])}±{_fmt(r['gmean_std'])} ({_signed(r['delta'])})"
+def metric_cell(metric, limit, digits=1):
+    """Wide-view cell: reproduced mean±std (delta); "> limit" past the fit budget; "–" not run."""
+
+    def cell(r):
+        if r["status"] == "timed-out":
+            return f"> {limit:g}"
+        if r["status"] != "ok":
+            return "–" if np.isnan(r.get("published", np.nan)) else f"– ({_fmt(r['published'], digits)})"
+        return (f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)} "
+                f"({_signed(r['delta'], digits)})")
+
+    return cell

@@ -1,69 +1,70 @@
-"""The paper's tables, rebuilt from stored records (never by running a model).
+"""Table builders, from stored records (never by running a model) and a paper's ``TableSpec``.
 
 Every builder returns a long-format DataFrame: one row per (data set, method)
 cell with the reproduced value, the published one and their difference, plus
 what a reader needs to judge it (selected grid point, folds, status).
+``layout="full"`` keeps every published cell (a cell not run reads
+"missing"); ``layout="run"`` only the cells that have records.
 """
 
 import json
 from collections import defaultdict
-from importlib import resources
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from ..experiments import select
-from ..experiments._units import CORRELATION_MODEL
-
-TIMEOUT_SECONDS = 600
+from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
-def published(name):
-    """A published table (``eem_table4_gmean`` ...) as shipped with the package."""
-    path = resources.files("eemrepro.reports") / "published" / f"{name}.csv"
-    with resources.as_file(path) as p:
-        return pd.read_csv(p, keep_default_na=False, na_values=[""])
-
-
-def _order(df, pub):
+def _order(df, pub, index="method"):
     """Rows in the published table's data set and method order."""
+    if pub is None or pub.empty:
+        return df.reset_index(drop=True)
     ds = {d: i for i, d in enumerate(dict.fromkeys(pub["dataset"]))}
-    ms = {m: i for i, m in enumerate(dict.fromkeys(pub["method"]))}
-    df = df.assign(_d=df["dataset"].map(ds).fillna(len(ds)), _m=df["method"].map(ms).fillna(len(ms)))
-    return df.sort_values(["_d", "_m", "dataset", "method"]).drop(columns=["_d", "_m"]).reset_index(drop=True)
+    ms = {m: i for i, m in enumerate(dict.fromkeys(pub[index]))}
+    df = df.assign(_d=df["dataset"].map(ds).fillna(len(ds)), _m=df[index].map(ms).fillna(len(ms)))
+    return df.sort_values(["_d", "_m", "dataset", index]).drop(columns=["_d", "_m"]).reset_index(drop=True)
 
 
-def _grid_records(records):
-    return [r for r in records if r["model"] != CORRELATION_MODEL]
+def _of_kind(records, kind):
+    return [r for r in records if r.get("kind") == kind]
 
 
-def gmean_table(records, selection="best-of-grid", published_name="eem_table4_gmean", criterion=None,
-                reference=None):
-    """EEM Table 4 (or Table 6 with ``selection`` dcs-*): GMean in percent, mean +- std.
+def timeout_limit(records, default=600.0):
+    """The fit budget the timed-out records ran into (their recorded fit seconds)."""
+    limits = [r["fit_seconds"] for r in records if r["status"] == "timed-out" and r.get("fit_seconds")]
+    return max(limits) if limits else default
+
+
+def metric_table(records, spec, selection="best-of-grid", reference=None, unfinished=(), layout="full"):
+    """A metric at the selected grid point per (data set, method), mean +- std, next to the published cell.
 
     ``reference``: records of another reproduction to compare with instead of
     the published table (its cells become the "published" columns).
 
     Returns
     -------
-    DataFrame with columns dataset, method, status, gmean, gmean_std, published,
-    published_std, delta, point, n_folds, repeats.
+    DataFrame with columns dataset, method, status, <metric>, <metric>_std,
+    published, published_std, delta, point, n_folds, repeats.
     """
+    m = spec.metric
+    selection = spec.selection or selection
     if reference is not None:
-        ref = gmean_table(reference, selection)
+        ref = metric_table(reference, spec, selection, layout="run")
         ref = ref[ref["status"] == "ok"]
         pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
-                            "gmean_mean": ref["gmean"], "gmean_std": ref["gmean_std"]})
+                            spec.value_column: ref[m] / spec.scale, spec.std_column: ref[m + "_std"] / spec.scale})
+        pub_scale = spec.scale
     else:
-        pub = published(published_name)
-    if criterion is not None:
-        pub = pub[pub["criterion"] == criterion]
-    grid = _grid_records(records)
-    if selection.startswith("dcs-"):
-        with_dcs = {r["dataset"] for r in grid if r.get("dcs_gaussian") is not None}
-        grid = [r for r in grid if r["dataset"] in with_dcs]
-    sel = select(grid, selection) if grid else pd.DataFrame()
+        pub = spec.published_frame()
+        pub_scale = 1.0
+    grid = _of_kind(records, spec.kind)
+    if spec.requires_criterion:
+        with_values = {r["dataset"] for r in grid if r.get("criteria", {}).get(spec.requires_criterion) is not None}
+        grid = [r for r in grid if r["dataset"] in with_values]
+    sel = select(grid, selection, metric=m, unfinished=unfinished) if grid else pd.DataFrame()
     repeats = defaultdict(set)
     for r in grid:
         repeats[(r["dataset"], r["model"])].add(r["repeat"])
@@ -72,33 +73,43 @@ def gmean_table(records, selection="best-of-grid", published_name="eem_table4_gm
         ok = s.get("status") == "ok"
         rows[(s["dataset"], s["model"])] = {
             "dataset": s["dataset"], "method": s["model"], "status": s["status"],
-            "gmean": 100 * s["gmean_mean"] if ok else np.nan,
-            "gmean_std": 100 * s["gmean_std"] if ok else np.nan,
+            m: spec.scale * s[m + "_mean"] if ok else np.nan,
+            m + "_std": spec.scale * s[m + "_std"] if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": len(repeats[(s["dataset"], s["model"])]),
         }
-    for _, p in pub.iterrows():
-        key = (p["dataset"], p["method"])
-        row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing",
-                                    "gmean": np.nan, "gmean_std": np.nan, "point": None, "n_folds": 0, "repeats": 0})
-        row["published"], row["published_std"] = p["gmean_mean"], p["gmean_std"]
-    df = pd.DataFrame(list(rows.values()))
+    if pub is not None:
+        for _, p in pub.iterrows():
+            key = (p["dataset"], p["method"])
+            if layout == "run" and key not in rows:
+                continue
+            row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing", m: np.nan,
+                                        m + "_std": np.nan, "point": None, "n_folds": 0, "repeats": 0})
+            row["published"] = p[spec.value_column] * pub_scale
+            row["published_std"] = p[spec.std_column] * pub_scale if spec.std_column in p else np.nan
+    df = pd.DataFrame(list(rows.values()),
+                      columns=None if rows else ["dataset", "method", "status", m, m + "_std", "point", "n_folds",
+                                                 "repeats"])
     for col in ("published", "published_std"):
         if col not in df:
             df[col] = np.nan
-    df["delta"] = df["gmean"] - df["published"]
+    df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
+             "published_std"]]
+    df["delta"] = df[m] - df["published"]
     return _order(df, pub)
 
 
-def time_table(records, selection="best-of-grid"):
-    """EEM Table 5: seconds of one training fit at the selected grid point.
+def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="full"):
+    """Seconds of one training fit at the selected grid point (EEM Table 5's shape).
 
     Uses standalone fit times (``protocol.standalone_timing``) where recorded,
     otherwise the unit's fit time (for a path unit that covers the whole grid,
-    flagged in ``timing``). A cell whose every grid point timed out is ``> 600``.
+    flagged in ``timing``). A cell whose every grid point timed out is +inf,
+    and so is a published cell noted "more than" the budget.
     """
-    pub = published("eem_table5_time_seconds")
-    grid = _grid_records(records)
-    sel = select(grid, selection) if grid else pd.DataFrame()
+    pub = spec.published_frame()
+    grid = _of_kind(records, spec.kind)
+    sel = select(grid, spec.selection or selection, metric=spec.metric, unfinished=unfinished) if grid \
+        else pd.DataFrame()
     frame = pd.DataFrame(grid)
     if not frame.empty:
         frame["point"] = [json.dumps(p, sort_keys=True) for p in frame["params"]]
@@ -120,31 +131,39 @@ def time_table(records, selection="best-of-grid"):
                 row["seconds"] = g["fit_seconds"].mean()
                 row["timing"] = "path (whole grid)" if path and path > 1 else "standalone"
         rows[key] = row
-    for _, p in pub.iterrows():
+    value = spec.published_value or "seconds"
+    for _, p in pub.iterrows() if pub is not None else ():
         key = (p["dataset"], p["method"])
+        if layout == "run" and key not in rows:
+            continue
         row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing",
                                     "seconds": np.nan, "timing": None, "point": None})
-        row["published"] = np.inf if "more than" in str(p["note"]) else float(p["seconds"])
-    df = pd.DataFrame(list(rows.values()))
+        row["published"] = np.inf if "more than" in str(p.get("note", "")) else float(p[value])
+    df = pd.DataFrame(list(rows.values()),
+                      columns=None if rows else ["dataset", "method", "status", "seconds", "timing", "point"])
     if "published" not in df:
         df["published"] = np.nan
-    df = df[df["dataset"].isin(set(pub["dataset"]))]
+    if pub is not None:
+        df = df[df["dataset"].isin(set(pub["dataset"]))]
     return _order(df, pub)
 
 
-def correlation_table(records):
-    """EEM Table 1: Spearman rho between D_CS and (m+ - m-)^2 / (S+ + S-), pooled over layers x betas.
+def correlation_table(records, spec, layout="full"):
+    """The D_CS correlation kind's table: Spearman rho between D_CS and (m+ - m-)^2 / (S+ + S-),
+    pooled over layers x betas, per (data set, h).
 
     ``var_share`` is the median over the pairs of the variance term
     ln(((S+ + S-) / 2) / sqrt(S+ S-)) = D_CS - ratio as a share of D_CS: the part
     of D_CS that is not a function of the ratio (were it the same for every pair,
     rho would be exactly 1).
     """
-    pub = published("eem_table1_dcs_spearman").rename(columns={"spearman": "published"})
+    pub = spec.published_frame()
+    if pub is not None:
+        pub = pub.rename(columns={spec.published_value or "spearman": "published"})
     pooled = defaultdict(lambda: ([], []))
     layers = defaultdict(int)
-    for r in records:
-        if r["model"] != CORRELATION_MODEL or r["status"] != "ok":
+    for r in _of_kind(records, spec.kind):
+        if r["status"] != "ok":
             continue
         key = (r["dataset"], r["params"]["n_hidden"])
         pooled[key][0].extend(r["dcs"])
@@ -159,34 +178,52 @@ def correlation_table(records):
         share = float(np.median((d[positive] - q[positive]) / d[positive])) if positive.any() else np.nan
         rows[(dataset, h)] = {"dataset": dataset, "h": h, "spearman": rho, "var_share": share,
                               "pairs": int(ok.sum()), "layers": layers[(dataset, h)]}
-    for _, p in pub.iterrows():
+    for _, p in pub.iterrows() if pub is not None else ():
         key = (p["dataset"], int(p["h"]))
+        if layout == "run" and key not in rows:
+            continue
         rows.setdefault(key, {"dataset": key[0], "h": key[1], "spearman": np.nan, "var_share": np.nan,
                               "pairs": 0, "layers": 0})
         rows[key]["published"] = p["published"]
     df = pd.DataFrame(list(rows.values()))
     if df.empty:
         return df
+    if "published" not in df:
+        df["published"] = np.nan
     df["delta"] = df["spearman"] - df["published"]
-    order = {d: i for i, d in enumerate(dict.fromkeys(pub["dataset"]))}
+    order = {d: i for i, d in enumerate(dict.fromkeys(pub["dataset"]))} if pub is not None else {}
     df["_d"] = df["dataset"].map(order).fillna(len(order))
-    return df.sort_values(["_d", "h"]).drop(columns="_d").reset_index(drop=True)
+    return df.sort_values(["_d", "dataset", "h"]).drop(columns="_d").reset_index(drop=True)
+
+
+def build_table(spec, records, selection="best-of-grid", reference=None, unfinished=(), layout="full"):
+    """Dispatch on ``spec.builder``."""
+    if spec.builder == "metric":
+        return metric_table(records, spec, selection, reference=reference, unfinished=unfinished, layout=layout)
+    if spec.builder == "time":
+        return time_table(records, spec, selection, unfinished=unfinished, layout=layout)
+    return correlation_table(records, spec, layout=layout)
+
+
+def table_applies(spec, records):
+    """Whether ``records`` hold data for ``spec`` (its kind, and its criterion if it needs one)."""
+    mine = [r for r in records if r.get("kind") == spec.kind]
+    if spec.requires_criterion:
+        return any(r.get("criteria", {}).get(spec.requires_criterion) is not None for r in mine)
+    return bool(mine)
 
 
 # -- comparisons between methods -------------------------------------------------
 
-PAIRS = [("WELMsig", "EEMsig"), ("WELMnsig", "EEMnsig"), ("WELMrbf", "EEMrbf"),
-         ("LS-SVMrbf", "EEKMrbf"), ("SVMrbf", "EEKMrbf")]
 
+def wins_draws_losses(table, pairs, value="gmean", decimals=1):
+    """For each pair (a, b) compared: data sets where b wins/draws/loses against a.
 
-def wins_draws_losses(table, value="gmean", decimals=1):
-    """For each pair the paper compares: data sets where the second method wins/draws/loses.
-
-    A draw is equal values at the paper's printed precision (one decimal).
+    A draw is equal values at the printed precision (``decimals``).
     """
     wide = table.pivot_table(index="dataset", columns="method", values=value)
     rows = []
-    for a, b in PAIRS:
+    for a, b in pairs:
         if a not in wide or b not in wide:
             continue
         both = wide[[a, b]].dropna().round(decimals)
@@ -196,7 +233,7 @@ def wins_draws_losses(table, value="gmean", decimals=1):
     return pd.DataFrame(rows)
 
 
-def ranks_and_tests(table, value="gmean", alpha=0.05):
+def ranks_and_tests(table, pairs=(), value="gmean", alpha=0.05, greater_is_better=True):
     """Average rank per method (1 = best), Friedman test, Nemenyi CD and Wilcoxon tests of the pairs.
 
     Only data sets where every method has a value take part.
@@ -205,7 +242,7 @@ def ranks_and_tests(table, value="gmean", alpha=0.05):
     out = {"datasets": len(wide), "methods": list(wide.columns)}
     if len(wide) < 2 or wide.shape[1] < 2:
         return out
-    ranks = wide.rank(axis=1, ascending=False)
+    ranks = wide.rank(axis=1, ascending=not greater_is_better)
     out["average_rank"] = ranks.mean().sort_values().to_dict()
     if wide.shape[1] >= 3:
         friedman = stats.friedmanchisquare(*[wide[c] for c in wide.columns])
@@ -214,7 +251,7 @@ def ranks_and_tests(table, value="gmean", alpha=0.05):
         q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
         out["nemenyi_cd"] = float(q * np.sqrt(k * (k + 1) / (6 * n)))
     tests = []
-    for a, b in PAIRS:
+    for a, b in pairs:
         if a in wide and b in wide:
             diff = wide[b] - wide[a]
             p = float(stats.wilcoxon(wide[b], wide[a]).pvalue) if np.any(diff != 0) else 1.0

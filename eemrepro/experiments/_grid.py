@@ -1,0 +1,193 @@
+"""The grid-search kind: every grid point of every model on every split.
+
+A unit is one (data set, model, non-path parameters, repeat, fold[, inner
+fold]); it covers every value of the model's path parameter (h for WELM, EEM
+and EEKM, C for LS-SVM) in one ``fit_path`` call and yields one record per grid
+point. A model without a path (SVM) is batched instead over its last grid
+parameter: one unit fits those points one after the other (each under the fit
+timeout), which keeps the number of processes down. Seeds are derived by
+hashing, so a record does not depend on the order or the parallelism of the run.
+"""
+
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from ._kinds import ExperimentKind, register_kind
+from ._metrics import decision_scores, score_all
+from ._splitters import derive_seed, inner_split, make_splitter
+from ._units import Unit, make_points, point_id
+from ._watchdog import _short_error, load_data, make_record, run_points
+
+
+class GridSearch(ExperimentKind):
+    name = "grid-search"
+
+    def units(self, config):
+        proto = config.protocol
+        inners = [None] + (list(range(proto.inner_folds)) if proto.selection == "nested" else [])
+        units = []
+        for dataset in config.datasets:
+            n_folds = make_splitter(proto, dataset).n_folds
+            for spec in config.models:
+                path = spec.path_param
+                batched = path if path is not None or not spec.grid else sorted(spec.grid)[-1]
+                others = {k: v for k, v in spec.grid.items() if k != batched}
+                fixed_points = [{}]
+                for key in sorted(others):
+                    fixed_points = [dict(p, **{key: v}) for p in fixed_points for v in others[key]]
+                for fixed in fixed_points:
+                    points = [dict(fixed, **{batched: v}) for v in spec.grid[batched]] if batched else [fixed]
+                    for repeat in range(proto.repeats):
+                        for fold in range(n_folds):
+                            for inner in inners:
+                                units.append(Unit(dataset=dataset, model=spec.name, points=make_points(points),
+                                                  repeat=repeat, fold=fold, inner=inner, fit_path=path))
+        return units
+
+    def identity(self, config, unit):
+        spec = config.model(unit.model)
+        proto = config.protocol
+        # An estimator names the parameters that change only its speed (a cache size).
+        speed_only = getattr(spec.estimator_class(), "_speed_only_params", ())
+        ident = {"kind": self.name, "estimator": spec.estimator,
+                 **{f"params.{k}": v for k, v in sorted(spec.params.items()) if k not in speed_only},
+                 **make_splitter(proto, unit.dataset).identity(), "scaling": proto.scaling}
+        if unit.inner is not None:
+            ident["inner_folds"] = proto.inner_folds
+        return ident
+
+    def task(self, config, unit):
+        spec = config.model(unit.model)
+        proto = config.protocol
+        return {
+            "estimator": spec.estimator, "params": spec.params, "fit_path": unit.fit_path,
+            "protocol": asdict(proto),
+            "seed": derive_seed(proto.seed, unit.dataset, unit.model, unit.repeat, unit.fold,
+                                *(() if unit.inner is None else ("inner", unit.inner))),
+        }
+
+    @staticmethod
+    def run(task):
+        from ._config import Protocol
+
+        proto = Protocol(**task["protocol"])
+        X, y, meta = load_data(task["dataset"], proto.scaling == "per-fold", task["data_home"], task["mirror"])
+        splitter = make_splitter(proto, task["dataset"])
+        train, test = splitter.split_at(y, task["repeat"], task["fold"])
+        if task["inner"] is not None:
+            tr, va = inner_split(y[train], proto.inner_folds, proto.seed, task["dataset"],
+                                 task["repeat"], task["fold"], task["inner"])
+            train, test = train[tr], train[va]
+        X_train, X_test = X[train], X[test]
+        if proto.scaling == "per-fold":
+            from ..datasets import minmax_scale
+
+            X_train, X_test = minmax_scale(X_train), minmax_scale(X_test, reference=X_train)
+        data = (X_train, y[train], X_test, y[test])
+        task = dict(task, fit_timeout=proto.fit_timeout, after_timeout=proto.after_timeout,
+                    fit_memory_gb=proto.fit_memory_gb)
+        results = run_points(task, _fit_steps, data)
+        return [make_record(task, p, results[point_id(p)], meta["sha256"], len(train), len(test))
+                for p in task["points"]]
+
+    def seconds(self, config, unit, flops_per_second=2e10):
+        from ..datasets import get_entry
+
+        e = get_entry(unit.dataset)
+        n = e.expected.get("n") or 1000
+        d = e.expected.get("d") or 10
+        proto = config.protocol
+        splitter = make_splitter(proto, unit.dataset)
+        if proto.splitter == "train-test":
+            n_train = n * proto.train_size if isinstance(proto.train_size, float) else proto.train_size
+        else:
+            n_train = n * (splitter.n_folds - 1) / splitter.n_folds if splitter.n_folds > 1 else n
+        if unit.inner is not None:
+            n_train *= (proto.inner_folds - 1) / proto.inner_folds
+        cls = config.model(unit.model).estimator_class()
+        cost = getattr(cls, "_fit_flops", None)
+        flops = [cost(n_train, d, p) if cost else n_train * d * 100 for p in unit.point_dicts()]
+        total = max(flops) if unit.fit_path else sum(flops)
+        return total / flops_per_second + 0.05  # + process overhead
+
+
+def _evaluate(model, data, criteria):
+    """Metrics on the test part, and the protocol's criteria on the training part."""
+    from ._criteria import get_criterion
+
+    X_train, y_train, X_test, y_test = data
+    start = time.perf_counter()
+    y_pred = np.asarray(model.predict(X_test))
+    score = decision_scores(model, X_test)
+    predict_seconds = time.perf_counter() - start
+    classes = getattr(model, "classes_", np.unique(y_train))
+    fields = {"metrics": score_all(y_test, y_pred, score, classes), "predict_seconds": predict_seconds}
+    values = {}
+    for name in criteria:
+        try:
+            values[name] = float(get_criterion(name).func(model, X_train, y_train))
+        except Exception as exc:  # a diagnostic must never fail the fit
+            fields["error"] = f"criterion {name}: {_short_error(exc)}"
+    fields["criteria"] = values
+    return fields
+
+
+def _fit_steps(task, data, points):
+    """Yield ("start", points) before each fit and ("record", point, fields) after."""
+    from sklearn.base import clone
+
+    from ._config import resolve_estimator
+
+    X_train, y_train = data[0], data[1]
+    proto = task["protocol"]
+    cls = resolve_estimator(task["estimator"])
+    base = cls(**task["params"])
+    if "random_state" in base.get_params():
+        base.set_params(random_state=task["seed"])
+    path = task["fit_path"]
+    steps = [points] if path is not None else [[p] for p in points]
+    for step in steps:
+        yield "start", step
+        try:
+            start = time.perf_counter()
+            if path is not None:
+                est = clone(base).set_params(**{k: v for k, v in step[0].items() if k != path})
+                models = est.fit_path(X_train, y_train, [p[path] for p in step])
+            else:
+                models = [clone(base).set_params(**step[0]).fit(X_train, y_train)]
+            fit_seconds = time.perf_counter() - start
+        except Exception as exc:  # a failed fit fails its grid points, never the run
+            for p in step:
+                yield "record", p, {"status": "failed", "error": _short_error(exc)}
+            continue
+        standalone = {}
+        if path is not None and proto["standalone_timing"] == "first-fold" and task["fold"] == 0 \
+                and task["inner"] is None:
+            for p in step:
+                yield "start", [p]
+                single = clone(base).set_params(**p)
+                t0 = time.perf_counter()
+                try:
+                    single.fit(X_train, y_train)
+                    standalone[point_id(p)] = time.perf_counter() - t0
+                except Exception:
+                    standalone[point_id(p)] = None
+            yield "start", step
+        for p, model in zip(step, models, strict=False):
+            try:
+                fields = _evaluate(model, data, proto["criteria"])
+                fields.update(status="ok", fit_seconds=fit_seconds, path_size=len(step))
+                if path is None:
+                    fields["standalone_fit_seconds"] = fit_seconds
+                elif point_id(p) in standalone:
+                    fields["standalone_fit_seconds"] = standalone[point_id(p)]
+            except Exception as exc:
+                fields = {"status": "failed", "error": _short_error(exc), "fit_seconds": fit_seconds}
+            yield "record", p, fields
+
+
+register_kind(GridSearch())
+
+__all__ = ["GridSearch"]

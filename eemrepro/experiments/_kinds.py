@@ -1,0 +1,69 @@
+"""Experiment kinds: what a config's units are and how one is run.
+
+A kind is an object with a small protocol; the runner, the store and the
+reports know nothing else about it:
+
+* ``units(config)``: every unit of the config, in a fixed order;
+* ``identity(config, unit)``: everything besides the record key that changes
+  a unit's values (a flat mapping; stored in each record);
+* ``task(config, unit)``: a picklable mapping a worker runs with ``run``;
+* ``run(task)``: the unit's records (a static method: it runs in a worker);
+* ``seconds(config, unit)``: a rough cost, for ``--dry-run`` and the ETA.
+
+A kind that has settings of its own reads them from the config's ``analysis:``
+section (``analysis_cls``, a frozen dataclass, and ``parse_analysis``); one
+that runs estimators reads ``models:``. ``register_kind`` adds a kind (the
+MELM projection + classifier kind is one more module).
+"""
+
+_REGISTRY = {}
+
+
+class ExperimentKind:
+    name = None
+    needs_models = True  # the config has a ``models:`` section
+    analysis_cls = None  # dataclass of the ``analysis:`` section, if the kind has one
+
+    def parse_analysis(self, ctx, raw):
+        """Validate the ``analysis:`` mapping into ``analysis_cls`` (errors through ``ctx.error``)."""
+        raise NotImplementedError
+
+    def units(self, config):
+        raise NotImplementedError
+
+    def identity(self, config, unit):
+        raise NotImplementedError
+
+    def task(self, config, unit):
+        raise NotImplementedError
+
+    @staticmethod
+    def run(task):
+        raise NotImplementedError
+
+    def seconds(self, config, unit):
+        return 0.05
+
+
+def register_kind(kind):
+    """Register an :class:`ExperimentKind` instance under its ``name``; returns it."""
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def get_kind(name):
+    _builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown experiment kind {name!r}; known: {sorted(_REGISTRY)}") from None
+
+
+def kind_names():
+    _builtin()
+    return list(_REGISTRY)
+
+
+def _builtin():
+    # The built-in kinds register themselves on import.
+    from . import _correlation_kind, _grid  # noqa: F401

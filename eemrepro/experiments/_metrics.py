@@ -1,0 +1,116 @@
+"""The metric registry: every score a record can hold, computed from ``sklearn.metrics``.
+
+A record stores ``metrics = {name: value}`` for every registered metric that
+applies to its data (a score-based metric needs ``decision_function`` or
+``predict_proba``). Selection and tables name a metric; its direction says
+which way is better.
+
+>>> import numpy as np
+>>> y = np.array([-1, -1, -1, 1, 1]); p = np.array([-1, -1, 1, 1, -1])
+>>> round(get_metric("gmean")(y, p), 4)   # sqrt(TPR 1/2 * TNR 2/3)
+0.5774
+>>> get_metric("error")(y, p)
+0.4
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, recall_score, roc_auc_score
+from sklearn.preprocessing import label_binarize
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named score of predictions (``needs="predict"``) or of decision scores (``needs="score"``).
+
+    ``func(y_true, y_pred_or_score, classes)``; ``greater_is_better`` gives
+    the direction for selection; ``title`` heads a table column.
+    """
+
+    name: str
+    func: object
+    needs: str = "predict"
+    greater_is_better: bool = True
+    title: str = ""
+
+    def __call__(self, y_true, values, classes=None):
+        return float(self.func(np.asarray(y_true), np.asarray(values), classes))
+
+
+def _gmean(y_true, y_pred, classes=None):
+    # Geometric mean of the per-class recalls: sqrt(TPR * TNR) for two classes
+    # (EEM paper, SPEC section 2), its k-th root analogue for k classes.
+    labels = np.unique(y_true)
+    recalls = recall_score(y_true, y_pred, labels=labels, average=None, zero_division=0.0)
+    return np.prod(recalls) ** (1.0 / len(labels))
+
+
+def _bac(y_true, y_pred, classes=None):
+    return balanced_accuracy_score(y_true, y_pred)
+
+
+def _error(y_true, y_pred, classes=None):
+    return 1.0 - accuracy_score(y_true, y_pred)
+
+
+def _auc(y_true, score, classes=None):
+    """Binary: ROC AUC of the positive class's score; multiclass: the macro mean of the
+    one-vs-rest AUCs of the columns (rank-based, so decision values need not be probabilities)."""
+    if score.ndim == 1:
+        return roc_auc_score(y_true, score)
+    return roc_auc_score(label_binarize(y_true, classes=list(classes)), score, average="macro")
+
+
+_REGISTRY = {}
+
+
+def register_metric(metric):
+    """Add a :class:`Metric` to the registry (a plug-in may add its own); returns it."""
+    _REGISTRY[metric.name] = metric
+    return metric
+
+
+def get_metric(name):
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown metric {name!r}; known: {sorted(_REGISTRY)}") from None
+
+
+def metric_names():
+    return list(_REGISTRY)
+
+
+register_metric(Metric("gmean", _gmean, title="GMean"))
+register_metric(Metric("bac", _bac, title="BAC"))
+register_metric(Metric("auc", _auc, needs="score", title="AUC"))
+register_metric(Metric("error", _error, greater_is_better=False, title="error"))
+
+
+def decision_scores(model, X):
+    """Scores for the score-based metrics: ``decision_function``, else ``predict_proba``.
+
+    Two classes give one column (the score of ``classes_[1]``), more give n x m.
+    """
+    if hasattr(model, "decision_function"):
+        return np.asarray(model.decision_function(X))
+    if hasattr(model, "predict_proba"):
+        proba = np.asarray(model.predict_proba(X))
+        return proba[:, 1] if proba.shape[1] == 2 else proba
+    return None
+
+
+def score_all(y_true, y_pred, score, classes):
+    """{name: value} of every registered metric that applies (None where it cannot be computed)."""
+    values = {}
+    present = len(np.unique(y_true))
+    for m in _REGISTRY.values():
+        if m.needs == "score":
+            # Every class must be in y_true for its one-vs-rest AUC to exist.
+            usable = (score is not None and np.all(np.isfinite(score))
+                      and (present == 2 if score.ndim == 1 else present == len(classes) == score.shape[1]))
+            values[m.name] = m(y_true, score, classes) if usable else None
+        else:
+            values[m.name] = m(y_true, y_pred, classes)
+    return values

@@ -1,0 +1,200 @@
+"""Fits under a watchdog, and what every record of every kind carries.
+
+Fits run in a forked child process that reports the start of each fit and each
+finished record through a pipe. The parent kills the child (SIGKILL: really
+stopped, LIBSVM's C code included) when a fit runs past ``fit_timeout``, records
+that fit as timed out, and forks a new child for the grid points left. A crash
+of the child (segfault, out of memory) fails only the fit in flight. The
+watchdog runs wherever the unit runs: in a joblib/loky worker, a Dask worker or
+the main process. An experiment kind supplies the fitting steps
+(``steps(task, data, points)`` yielding ``("start", points)`` before a fit and
+``("record", point, fields)`` after).
+"""
+
+import os
+import pickle
+import platform
+import select
+import signal
+import socket
+import struct
+import time
+import traceback
+from functools import cache, lru_cache
+
+from ._units import point_id
+
+_HEADER = struct.Struct("<Q")
+
+
+@cache
+def environment():
+    """Package versions and host, recorded with every result."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for pkg in ("eemrepro", "numpy", "scipy", "scikit-learn", "libsvm-official", "pandas"):
+        try:
+            versions[pkg] = version(pkg)
+        except PackageNotFoundError:
+            versions[pkg] = None
+    host = {"name": socket.gethostname(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    return versions, host
+
+
+@lru_cache(maxsize=8)
+def load_data(dataset, raw, data_home, mirror):
+    from ..datasets import load_dataset
+
+    return load_dataset(dataset, scaling=None if raw else "minmax", data_home=data_home, mirror=mirror)
+
+
+def out_of_memory(fields):
+    """Whether a record's fields say its fit failed for lack of memory."""
+    return fields.get("status") == "failed" and str(fields.get("error") or "").startswith("MemoryError")
+
+
+def _short_error(exc):
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _send(fd, obj):
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _Reader:
+    def __init__(self, fd):
+        self.fd, self.buf = fd, b""
+
+    def read(self, timeout):
+        """Next message; None at end of stream; raises TimeoutError."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if len(self.buf) >= _HEADER.size:
+                (n,) = _HEADER.unpack_from(self.buf)
+                if len(self.buf) >= _HEADER.size + n:
+                    data = self.buf[_HEADER.size : _HEADER.size + n]
+                    self.buf = self.buf[_HEADER.size + n :]
+                    return pickle.loads(data)
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.fd], [], [], wait)
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buf += chunk
+
+
+def _run_points_in_child(task, steps, data, points, timeout):
+    """Fork, fit ``points``; return (records by point id, timed-out points, crashed points)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        code = 0
+        try:
+            # libgomp's thread pool does not survive fork: a child that uses
+            # OpenMP (LIBSVM in libsvm-official) with a pool its parent started
+            # waits forever for threads that do not exist. One OpenMP thread
+            # never touches the pool; LIBSVM's reference build is single-
+            # threaded anyway, and the cores go to parallel units.
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=1, user_api="openmp")
+            if task.get("fit_memory_gb"):
+                import resource
+
+                limit = int(task["fit_memory_gb"] * 2**30)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            for message in steps(task, data, points):
+                _send(w, message)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    reader, done, in_flight, timed_out, crashed = _Reader(r), {}, [], [], []
+    try:
+        while True:
+            try:
+                message = reader.read(timeout if in_flight else None)
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                timed_out = in_flight
+                break
+            if message is None:
+                crashed = [p for p in in_flight if point_id(p) not in done]
+                break
+            if message[0] == "start":
+                in_flight = message[1]
+            else:
+                _, point, fields = message
+                done[point_id(point)] = fields
+                if all(point_id(p) in done for p in in_flight):
+                    in_flight = []
+    finally:
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+    crash_reason = None
+    if crashed:
+        crash_reason = (f"the fit's process died (signal {os.WTERMSIG(status)})" if os.WIFSIGNALED(status)
+                        else f"the fit's process exited with status {os.WEXITSTATUS(status)}")
+    return done, timed_out, crashed, crash_reason
+
+
+def run_points(task, steps, data):
+    """Fit ``task["points"]`` (less ``task["skip_points"]``) under the watchdog; {point id: fields}.
+
+    ``task`` needs ``points``, ``skip_points``, ``fit_timeout``, ``after_timeout``
+    and (optionally) ``fit_memory_gb``.
+    """
+    skip = {point_id(p) for p in task["skip_points"]}
+    points = [p for p in task["points"] if point_id(p) not in skip]
+    results = {point_id(p): {"status": "skipped-after-timeout"} for p in task["points"] if point_id(p) in skip}
+    use_fork = hasattr(os, "fork")
+    while points:
+        if use_fork:
+            done, timed_out, crashed, reason = _run_points_in_child(task, steps, data, points, task["fit_timeout"])
+        else:  # no fork (Windows): no watchdog, the fit runs here
+            done, timed_out, crashed, reason = {}, [], [], None
+            for message in steps(task, data, points):
+                if message[0] == "record":
+                    done[point_id(message[1])] = message[2]
+        results.update(done)
+        for p in timed_out:
+            results[point_id(p)] = {"status": "timed-out", "fit_seconds": task["fit_timeout"],
+                                    "error": f"fit ran past fit_timeout={task['fit_timeout']} s and was killed"}
+        for p in crashed:
+            results[point_id(p)] = {"status": "failed", "error": reason}
+        points = [p for p in points if point_id(p) not in results]
+        if task.get("after_timeout") == "skip-model" and (timed_out or any(map(out_of_memory, done.values()))):
+            # The model has run past the time (or memory) budget on this data
+            # set: the rest of its grid is not attempted (the paper's "not
+            # finished within the budget").
+            results.update({point_id(p): {"status": "skipped-after-timeout"} for p in points})
+            points = []
+    return results
+
+
+def make_record(task, point, fields, data_sha256, n_train, n_test):
+    """A stored record: the unit's identity and provenance around one point's ``fields``."""
+    versions, host = environment()
+    return {
+        "kind": task["kind"], "dataset": task["dataset"], "model": task["model"],
+        "estimator": task.get("estimator"), "params": point, "fixed_params": task.get("params", {}),
+        "repeat": task["repeat"], "fold": task["fold"], "inner": task["inner"],
+        "status": fields["status"], "metrics": fields.get("metrics") or {},
+        "criteria": fields.get("criteria") or {},
+        **{k: fields.get(k) for k in ("fit_seconds", "predict_seconds", "path_size", "error",
+                                      "standalone_fit_seconds")},
+        **fields.get("extra", {}),
+        "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"],
+        "identity": task["identity"], "identity_sha": task["identity_sha"], "data_sha256": data_sha256,
+        "versions": versions, "host": host["name"], "finished_at": time.time(),
+    }

@@ -1,0 +1,40 @@
+"""The papers eemrepro reproduces, one plug-in module each.
+
+A module here defines ``PAPER = Paper(...)`` (``eemrepro.reports.Paper``): its
+tables (published CSV, metric and scale, selection, default tolerance, layout,
+method pairs), figures and configs. ``registered_papers()`` finds every such
+module in this package, plus any registered at run time with
+``register_paper`` (a user's own paper, or a test's). The engine loops over
+this registry and imports no paper by name.
+"""
+
+import importlib
+import pkgutil
+
+_EXTRA = {}
+
+
+def register_paper(paper):
+    """Add a paper (a ``Paper``) to the registry; returns it. Replaces one with the same id."""
+    _EXTRA[paper.id] = paper
+    return paper
+
+
+def unregister_paper(paper_id):
+    _EXTRA.pop(paper_id, None)
+
+
+def registered_papers():
+    papers = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        paper = getattr(module, "PAPER", None)
+        if paper is not None:
+            papers[paper.id] = paper
+    papers.update(_EXTRA)
+    return list(papers.values())
+
+
+__all__ = ["register_paper", "unregister_paper", "registered_papers"]

@@ -1,0 +1,94 @@
+"""Extreme Entropy Machines (Czarnecki & Tabor, Pattern Analysis and Applications 2017).
+
+Tables 1, 4, 5 and 6 and Figure 3 (SPEC sections 1-3); the configs in
+``configs/`` (uci, unbalanced, extreme, dcs_correlation, stability).
+"""
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from ..reports import FigureSpec, Paper, TableSpec
+
+#: The method pairs the paper compares (second against first).
+PAIRS = (("WELMsig", "EEMsig"), ("WELMnsig", "EEMnsig"), ("WELMrbf", "EEMrbf"),
+         ("LS-SVMrbf", "EEKMrbf"), ("SVMrbf", "EEKMrbf"))
+
+_GMEAN = {"abs": 2.0, "use_std": True}  # two GMean points, or the published std where larger
+
+
+def welm_eem_time_ratios(t5):
+    """WELM/EEM training-time ratios (geometric mean over data sets), ours and the paper's."""
+    notes = []
+    for x in ("sig", "nsig", "rbf"):
+        w, e = t5[t5["method"] == f"WELM{x}"], t5[t5["method"] == f"EEM{x}"]
+        both = w.merge(e, on="dataset", suffixes=("_w", "_e"))
+        both = both[np.isfinite(both["seconds_w"]) & np.isfinite(both["seconds_e"])]
+        if len(both):
+            ours = float(np.exp(np.mean(np.log(both["seconds_w"] / both["seconds_e"]))))
+            pub = both[np.isfinite(both["published_w"]) & np.isfinite(both["published_e"])]
+            ratios = pub["published_w"] / pub["published_e"]
+            theirs = float(np.exp(np.mean(np.log(ratios)))) if len(pub) else math.nan
+            notes.append(f"WELM{x}/EEM{x} training time, geometric mean over {len(both)} data sets: "
+                         f"{ours:.2f} here, {theirs:.2f} in the paper")
+    return notes
+
+
+def variance_share_notes(t1):
+    """How rho follows the variance term's share of D_CS over the measured cells."""
+    notes = ["var. share: median over the pairs of ln(((S+ + S-)/2)/sqrt(S+ S-)) / D_CS, the part of D_CS "
+             "that is not a function of the ratio"]
+    both = t1.dropna(subset=["spearman", "var_share"])
+    if len(both) > 2:
+        rho = stats.spearmanr(both["spearman"], both["var_share"]).statistic
+        notes.append(f"Spearman of rho and var. share over the {len(both)} measured cells: {rho:.2f}")
+    return notes
+
+
+def _table6(criterion, letter):
+    return TableSpec(
+        id=f"eem_table6_{criterion}", stem=f"eem_table6_dcs_{criterion}",
+        title=f"EEM Table 6 ({letter}): GMean (%) with the grid point chosen by the {criterion} D_CS of the "
+              "training projection",
+        published="eem_table6_dcs_selection_gmean", published_filter={"criterion": criterion},
+        metric="gmean", selection=f"dcs-{criterion}", requires_criterion=f"dcs_{criterion}", tolerance=_GMEAN,
+    )
+
+
+PAPER = Paper(
+    id="eem",
+    title="Extreme Entropy Machines (Czarnecki & Tabor 2017)",
+    tables=(
+        TableSpec(
+            id="eem_table4", stem="eem_table4_gmean",
+            title="EEM Table 4: GMean (%), reproduced ({selection}) vs published",
+            published="eem_table4_gmean", metric="gmean", tolerance=_GMEAN,
+            notes=("cell: reproduced mean±std (delta = reproduced - published); '–' not run or no data here",),
+            pairs=PAIRS, summary="summary",
+        ),
+        TableSpec(
+            id="eem_table5", stem="eem_table5_time", builder="time",
+            title="EEM Table 5: training seconds at the selected grid point",
+            published="eem_table5_time_seconds", published_value="seconds",
+            notes=("seconds differ by machine: compare ratios between methods of the same run",),
+            note_fn=welm_eem_time_ratios,
+        ),
+        _table6("gaussian", "a"),
+        _table6("kde", "b"),
+        TableSpec(
+            id="eem_table1", stem="eem_table1_spearman", kind="dcs-correlation", builder="correlation",
+            title="EEM Table 1: Spearman rho of D_CS and (m+ - m-)^2/(S+ + S-)",
+            published="eem_table1_dcs_spearman", published_value="spearman",
+            tolerance={"abs": 0.1, "use_std": False}, pin_margin=0.02, note_fn=variance_share_notes,
+        ),
+    ),
+    figures=(
+        FigureSpec(name="scatter", stem="gmean_reproduced_vs_published", drawer="scatter", table="eem_table4"),
+        # Figure 3 needs the dense h grid of configs/stability.yaml (h = 5, 10, ..., 500).
+        FigureSpec(name="stability", stem="eem_figure3_stability", drawer="sweep", model="EEMrbf",
+                   param="n_hidden", min_points=20),
+    ),
+    configs=("configs/uci.yaml", "configs/unbalanced.yaml", "configs/extreme.yaml",
+             "configs/dcs_correlation.yaml", "configs/stability.yaml"),
+)

@@ -1,0 +1,49 @@
+"""The result table a run ends with: what it ran, with the published values beside it."""
+
+from pathlib import Path
+
+from ._build import table_columns
+from ._render import load_results
+from ._spec import TableSpec, registered_tables
+from ._tables import build_table, timeout_limit
+
+
+def run_table(config, out):
+    """Markdown text: per data set and model of ``config``, the selected result in ``out``.
+
+    Shows each registered table of the config's kind whose metric is the one
+    the run selects by (with the paper's value and the delta where the paper
+    has the cell); a run no paper table covers gets a table of that metric alone.
+    """
+    from tabulate import tabulate
+
+    records, prov = load_results([Path(out)])
+    models = {m.name for m in config.models} or {r["model"] for r in records}
+    records = [r for r in records if r["dataset"] in config.datasets and r["model"] in models]
+    if not records:
+        return "no stored results for this config yet"
+    unfinished = {tuple(c) for c in prov["unfinished"]}
+    proto = config.protocol
+    specs = [s for s in registered_tables(config.kind)
+             if s.selection is None and s.requires_criterion is None and s.builder != "time"
+             and (s.builder == "correlation" or s.metric == proto.select_metric)]
+    tables = [(s, build_table(s, records, proto.selection, unfinished=unfinished, layout="run")) for s in specs]
+    with_paper = [(s, t) for s, t in tables if not t.empty and t["published"].notna().any()]
+    if not with_paper:
+        scale = 1.0 if proto.select_metric == "error" else 100.0
+        spec = specs[0] if specs and specs[0].builder == "correlation" else TableSpec(
+            id="run", stem="run", title=f"{config.name}", kind=config.kind, metric=proto.select_metric, scale=scale)
+        with_paper = [(spec, build_table(spec, records, proto.selection, unfinished=unfinished, layout="run"))]
+    limit = timeout_limit(records)
+    parts = []
+    for spec, df in with_paper:
+        _, (index, columns, cell) = table_columns(spec, limit)
+        rows = list(dict.fromkeys(df[index]))
+        cols = list(dict.fromkeys(df[columns]))
+        grid = {(r[index], r[columns]): cell(r) for _, r in df.iterrows()}
+        body = [[i] + [grid.get((i, c), "") for c in cols] for i in rows]
+        title = spec.title.format(selection=spec.selection or proto.selection) if spec.id != "run" else \
+            f"{config.name}: {spec.metric} ({proto.selection}), mean±std over the test folds (no published table)"
+        parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
+                                               disable_numparse=True))
+    return "\n\n".join(parts)
