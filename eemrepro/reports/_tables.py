@@ -206,10 +206,12 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
 
 
 def table_applies(spec, records):
-    """Whether ``records`` hold data for ``spec`` (its kind, and its criterion if it needs one)."""
+    """Whether ``records`` hold data for ``spec``: its kind, its metric, its criterion if it needs one."""
     mine = [r for r in records if r.get("kind") == spec.kind]
     if spec.requires_criterion:
         return any(r.get("criteria", {}).get(spec.requires_criterion) is not None for r in mine)
+    if spec.builder in ("metric", "time"):  # a time table selects its point by the metric
+        return any(spec.metric in (r.get("metrics") or {}) for r in mine)
     return bool(mine)
 
 
