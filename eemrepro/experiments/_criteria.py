@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._registry import Registry
+
 
 @dataclass(frozen=True)
 class Criterion:
@@ -19,23 +21,10 @@ class Criterion:
     greater_is_better: bool = True
 
 
-_REGISTRY = {}
-
-
-def register_criterion(criterion):
-    _REGISTRY[criterion.name] = criterion
-    return criterion
-
-
-def get_criterion(name):
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown criterion {name!r}; known: {sorted(_REGISTRY)}") from None
-
-
-def criterion_names():
-    return list(_REGISTRY)
+_REGISTRY = Registry("criterion")
+register_criterion = _REGISTRY.register
+get_criterion = _REGISTRY.get
+criterion_names = _REGISTRY.names
 
 
 def _projection(model, X):

@@ -16,7 +16,9 @@ that runs estimators reads ``models:``. ``register_kind`` adds a kind (the
 MELM projection + classifier kind is one more module).
 """
 
-_REGISTRY = {}
+from ._registry import Registry
+
+_REGISTRY = Registry("experiment kind")
 
 
 class ExperimentKind:
@@ -47,21 +49,17 @@ class ExperimentKind:
 
 def register_kind(kind):
     """Register an :class:`ExperimentKind` instance under its ``name``; returns it."""
-    _REGISTRY[kind.name] = kind
-    return kind
+    return _REGISTRY.register(kind)
 
 
 def get_kind(name):
     _builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown experiment kind {name!r}; known: {sorted(_REGISTRY)}") from None
+    return _REGISTRY.get(name)
 
 
 def kind_names():
     _builtin()
-    return list(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def _builtin():

@@ -19,6 +19,8 @@ import numpy as np
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, recall_score, roc_auc_score
 from sklearn.preprocessing import label_binarize
 
+from ._registry import Registry
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -62,24 +64,11 @@ def _auc(y_true, score, classes=None):
     return roc_auc_score(label_binarize(y_true, classes=list(classes)), score, average="macro")
 
 
-_REGISTRY = {}
-
-
-def register_metric(metric):
-    """Add a :class:`Metric` to the registry (a plug-in may add its own); returns it."""
-    _REGISTRY[metric.name] = metric
-    return metric
-
-
-def get_metric(name):
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown metric {name!r}; known: {sorted(_REGISTRY)}") from None
-
-
-def metric_names():
-    return list(_REGISTRY)
+_REGISTRY = Registry("metric")
+#: Add a :class:`Metric` (a plug-in may add its own); returns it.
+register_metric = _REGISTRY.register
+get_metric = _REGISTRY.get
+metric_names = _REGISTRY.names
 
 
 register_metric(Metric("gmean", _gmean, title="GMean"))
