@@ -14,6 +14,7 @@ and never equals a config's, so such records are run again, never reused.
 
 import hashlib
 import json
+from functools import cache
 
 
 def _fingerprint(folds, seed, scaling):
@@ -21,6 +22,7 @@ def _fingerprint(folds, seed, scaling):
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
+@cache  # called once per record on every read of an old store
 def _speed_only(estimator):
     from ._config import ConfigError, resolve_estimator
 
