@@ -1,8 +1,8 @@
-"""scikit-learn's estimator checks over all five estimators (as imblearn does)."""
+"""scikit-learn's estimator checks over every estimator (as imblearn does)."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from eemrepro.models import EEKM, EEM, LSSVM, SVM, WELM
+from eemrepro.models import EEKM, EEM, LSSVM, SVM, WELM, LSSVMEnsemble, LSSVMEnsembleGCV
 
 
 def _expected_failed_checks(estimator):
@@ -26,6 +26,10 @@ def _expected_failed_checks(estimator):
         EEKM(n_hidden=30, gamma=0.1, random_state=0),
         LSSVM(C=10.0, gamma=0.1),
         SVM(C=10.0, gamma=0.1),
+        LSSVMEnsemble(C=10.0, sigma2=10.0),
+        LSSVMEnsemble(n_subsets=2, C=10.0, sigma2=10.0, class_weight="balanced", random_state=0),
+        LSSVMEnsembleGCV(Cs=(0.1, 10.0), sigma2s=(1.0, 10.0)),
+        LSSVMEnsembleGCV(n_subsets=2, criterion="loo", shared=True, random_state=0),
     ],
     expected_failed_checks=_expected_failed_checks,
 )

@@ -118,9 +118,12 @@ def _check_choice(estimator, name, choices):
         )
 
 
-def _chunked(X, n_columns, fn):
-    """``fn`` applied to row chunks of X (sized for ``n_columns`` intermediate columns), concatenated."""
-    out = np.empty(X.shape[0])
+def _chunked(X, n_columns, fn, n_outputs=None):
+    """``fn`` applied to row chunks of X (sized for ``n_columns`` intermediate columns), concatenated.
+
+    ``fn`` returns one value per row, or ``n_outputs`` values per row.
+    """
+    out = np.empty(X.shape[0] if n_outputs is None else (X.shape[0], n_outputs))
     for sl in _iter_slices(X.shape[0], _chunk_rows(n_columns)):
         out[sl] = fn(X[sl])
     return out

@@ -103,8 +103,12 @@ def _kernel_features(X, landmarks, whitening, gamma):
 
 
 def _kernel_expansion(X, support_vectors, coef, intercept, gamma):
-    """sum_i coef_i K(x, sv_i) + intercept for each row, in chunks (LS-SVM, SVM)."""
+    """sum_i coef_i K(x, sv_i) + intercept for each row, in chunks (LS-SVM, SVM).
+
+    ``coef`` of shape (n_sv,) gives one score per row, (n_sv, m) m scores.
+    """
     from ._base import _chunked
 
     return _chunked(X, max(1, support_vectors.shape[0]),
-                    lambda chunk: _rbf(chunk, support_vectors, gamma) @ coef + intercept)
+                    lambda chunk: _rbf(chunk, support_vectors, gamma) @ coef + intercept,
+                    n_outputs=None if coef.ndim == 1 else coef.shape[1])

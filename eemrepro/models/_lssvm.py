@@ -24,63 +24,155 @@ from ._features import _kernel_expansion, _rbf
 __all__ = ["LSSVM"]
 
 
-def _lssvm_direct(K, t, w, C):
-    """Reference solution of the bordered system by a dense solve (tests use it)."""
+def _lssvm_direct(K, Y, w, C):
+    """Reference solution of the bordered system by a dense solve (tests use it).
+
+    ``Y`` of shape (n,) or (n, m) (one system, m right-hand sides); ``w=None``
+    is the unweighted system K + I/C.
+    """
     n = K.shape[0]
+    w = np.ones(n) if w is None else w
     A = np.zeros((n + 1, n + 1))
     A[0, 1:] = 1.0
     A[1:, 0] = 1.0
     A[1:, 1:] = K + np.diag(1.0 / (C * w))
-    sol = linalg.solve(A, np.concatenate([[0.0], t]))
+    rhs = np.concatenate([np.zeros((1,) + Y.shape[1:]), Y])
+    sol = linalg.solve(A, rhs)
     return sol[1:], sol[0]
 
 
-def _bordered_solution(u_t, u_1):
-    """alpha, b from u_t = (K + D)^-1 t and u_1 = (K + D)^-1 1.
+def _bordered_solution(u_y, u_1):
+    """alpha, b from u_y = (K + D)^-1 Y and u_1 = (K + D)^-1 1.
 
-    1^T alpha = 0 with alpha = (K + D)^-1 (t - b 1) gives b = 1^T u_t / 1^T u_1.
+    1^T alpha = 0 with alpha = (K + D)^-1 (Y - 1 b^T) gives b = 1^T u_y / 1^T u_1
+    (a scalar for one column, one per column of Y otherwise).
     """
-    b = u_t.sum() / u_1.sum()
-    return u_t - b * u_1, b
+    b = u_y.sum(axis=0) / u_1.sum()
+    return u_y - np.multiply.outer(u_1, b), b
 
 
-def _lssvm_cholesky(K, t, w, C):
+def _lssvm_cholesky(K, Y, w, C):
     """alpha, b for one C by a Cholesky solve of K + D; None if K + D is not numerically PD.
 
     Overwrites ``K``. Near-singular K (a tiny gamma) with a large C can lose
     positive definiteness to round-off; the caller then falls back to the
     eigendecomposition, which clips the round-off eigenvalues.
     """
-    K[np.diag_indices_from(K)] += 1.0 / (C * w)
+    K[np.diag_indices_from(K)] += 1.0 / (C * (1.0 if w is None else w))
     try:
         factor = linalg.cho_factor(K, overwrite_a=True, check_finite=False)
     except linalg.LinAlgError:
         return None
-    u = linalg.cho_solve(factor, np.column_stack([t, np.ones_like(t)]), check_finite=False)
-    return _bordered_solution(u[:, 0], u[:, 1])
+    rhs = np.column_stack([Y, np.ones(K.shape[0])])
+    u = linalg.cho_solve(factor, rhs, check_finite=False)
+    u_y = u[:, 0] if Y.ndim == 1 else u[:, :-1]
+    return _bordered_solution(u_y, u[:, -1])
 
 
 class _LSSVMEigenPath:
-    """Per-(gamma, training set) eigendecomposition serving every C."""
+    """Per-(kernel, training set) eigendecomposition serving every C.
 
-    def __init__(self, K, t, w):
-        sw = np.sqrt(w)
-        K *= sw[:, None]
-        K *= sw[None, :]
-        eigval, Q = linalg.eigh(K, overwrite_a=True, check_finite=False)
+    With W = diag(w) and D = diag(1 / (C w)), K + D = W^(-1/2) (W^(1/2) K W^(1/2)
+    + I/C) W^(-1/2); one symmetric eigendecomposition W^(1/2) K W^(1/2) = Q L Q^T
+    gives (K + D)^-1 v = W^(1/2) Q (L + I/C)^-1 Q^T W^(1/2) v for every C in
+    O(n^2 m). ``w=None``: unweighted (the hat-matrix LS-SVM of Hwang 2016).
+    """
+
+    def __init__(self, K, Y, w=None):
+        sw = None if w is None else np.sqrt(w)
+        if sw is not None:
+            K *= sw[:, None]
+            K *= sw[None, :]
+        eigval, Q = linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
         # K is PSD; negative eigenvalues are round-off and would make
         # L + I/C singular at the large C of the grid (1e10).
         self._eigval = np.maximum(eigval, 0.0)
         self._Q = Q
+        self._Q2 = None
+        self._w = w
         self._sw = sw
-        self._qt_t = Q.T @ (sw * t)
-        self._qt_1 = Q.T @ sw
+        scale = (lambda v: v) if sw is None else (lambda v: np.multiply(sw.reshape((-1,) + (1,) * (v.ndim - 1)), v))
+        self._scale = scale
+        self._qt_y = Q.T @ scale(Y)
+        self._qt_1 = Q.T @ scale(np.ones(K.shape[0]))
+
+    def _inverse_eigvals(self, C):
+        return 1.0 / (self._eigval + 1.0 / C)
 
     def solve(self, C):
-        inv = 1.0 / (self._eigval + 1.0 / C)
-        u_t = self._sw * (self._Q @ (inv * self._qt_t))
-        u_1 = self._sw * (self._Q @ (inv * self._qt_1))
-        return _bordered_solution(u_t, u_1)
+        """alpha, b of the bordered system at ``C``."""
+        inv = self._inverse_eigvals(C)
+        u_y = self._scale(self._Q @ (inv.reshape((-1,) + (1,) * (self._qt_y.ndim - 1)) * self._qt_y))
+        u_1 = self._scale(self._Q @ (inv * self._qt_1))
+        return _bordered_solution(u_y, u_1)
+
+    def hat_diagonal(self, C):
+        """diag H of the hat matrix (fitted values = H Y) at ``C``, in O(n^2).
+
+        Y_hat = K alpha + 1 b^T = Y - D alpha = (I - D P) Y with
+        P = G^-1 - G^-1 1 1^T G^-1 / (1^T G^-1 1), G = K + D, so
+        h_ii = 1 - P_ii / (C w_i) and G^-1_ii = w_i sum_j Q_ij^2 / (l_j + 1/C).
+        """
+        inv = self._inverse_eigvals(C)
+        if self._Q2 is None:
+            self._Q2 = self._Q * self._Q
+        w = 1.0 if self._w is None else self._w
+        u_1 = self._scale(self._Q @ (inv * self._qt_1))
+        p_diag = w * (self._Q2 @ inv) - u_1 * u_1 / u_1.sum()
+        return 1.0 - p_diag / (C * w)
+
+
+def _lssvm_hat_path(K, Y, Cs, w=None):
+    """alpha, b and diag H of the bordered system for every C from one eigendecomposition.
+
+    The core of the GCV / leave-one-out model selection (Hwang 2016, eq. 3.4-3.6).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel matrix; overwritten.
+    Y : ndarray of shape (n,) or (n, m)
+        Targets (one-vs-all columns of +-1 for classification).
+    Cs : sequence of float
+    w : ndarray of shape (n,), optional
+        Per-sample weights, D = diag(1 / (C w)); None: D = I / C.
+
+    Yields
+    ------
+    alpha : ndarray like Y
+    b : float or ndarray of shape (m,)
+    fitted : ndarray like Y
+        Y_hat = K alpha + b on the training points (= Y - D alpha).
+    hat_diagonal : ndarray of shape (n,)
+        h_ii; tr H is its sum.
+    """
+    path = _LSSVMEigenPath(K, Y, w)
+    for C in Cs:
+        alpha, b = path.solve(C)
+        d = 1.0 / (C * (1.0 if w is None else w))
+        fitted = Y - (d.reshape((-1,) + (1,) * (Y.ndim - 1)) if np.ndim(d) else d) * alpha
+        yield alpha, b, fitted, path.hat_diagonal(C)
+
+
+def _selection_criterion(residual, hat_diagonal, criterion="gcv", w=None):
+    """GCV (Hwang 2016, eq. 3.5) or leave-one-out (eq. 3.4) from training residuals.
+
+    ``residual``: Y_ik - Y_hat_ik of each point's own class column k = k_i.
+    GCV = n sum_i w_i r_i^2 / (n - tr H)^2; LOO = mean_i w_i (r_i / (1 - h_ii))^2
+    (w_i = 1 unweighted: the paper's formulas; weighted: weighted GCV, and the
+    exact leave-one-out error with the weights held fixed). A fit that
+    interpolates (tr H = n, or h_ii = 1) has no estimate: +inf, never selected.
+    """
+    w = 1.0 if w is None else w
+    n = residual.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if criterion == "gcv":
+            denom = n - hat_diagonal.sum()
+            value = n * np.sum(w * residual**2) / denom**2 if denom > 1e-10 * n else np.inf
+        else:
+            loo = residual / (1.0 - hat_diagonal)
+            value = float(np.mean(w * loo**2))
+    return float(value) if np.isfinite(value) else np.inf
 
 
 class LSSVM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
