@@ -41,8 +41,9 @@ class Protocol:
     """SPEC section 2; every ambiguous choice is a key whose default is the spec's.
 
     ``splitter``: ``stratified-kfold`` (``folds`` per repeat), ``train-test``
-    (one stratified split of ``train_size``, a count or a fraction, per repeat)
-    or ``whole`` (train and evaluate on all the data). ``selection`` picks the
+    (one stratified split of ``train_size``, a count or a fraction, per repeat;
+    a mapping data set -> size gives each data set its own) or ``whole`` (train
+    and evaluate on all the data). ``selection`` picks the
     grid point by ``select_metric`` (best of grid, or nested on ``inner_folds``)
     or by a criterion the fit computes; ``criteria`` are recorded on the
     training part of every fold.
@@ -52,7 +53,7 @@ class Protocol:
     repeats: int = 5
     seed: int = 0
     splitter: str = "stratified-kfold"
-    train_size: float | int | None = None
+    train_size: float | int | dict | None = None
     scaling: str = "global"
     selection: str = "best-of-grid"
     select_metric: str = "gmean"
@@ -74,6 +75,11 @@ class ModelSpec:
     estimator: str
     params: dict = field(default_factory=dict)  # fixed parameters
     grid: dict = field(default_factory=dict)  # parameter -> list of values
+    per_dataset: dict = field(default_factory=dict)  # data set -> fixed parameters that differ there
+
+    def params_for(self, dataset):
+        """The fixed parameters on ``dataset`` (``per_dataset`` overrides the model's own)."""
+        return {**self.params, **self.per_dataset.get(dataset, {})}
 
     def estimator_class(self):
         return resolve_estimator(self.estimator)
@@ -115,7 +121,9 @@ class ExperimentConfig:
         lists = lambda d: {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
         out = {"name": self.name, "kind": self.kind, "datasets": list(self.datasets)}
         if self.models:
-            out["models"] = {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid} for m in self.models}
+            out["models"] = {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid,
+                                      **({"per_dataset": m.per_dataset} if m.per_dataset else {})}
+                             for m in self.models}
         if self.analysis is not None:
             out["analysis"] = lists(asdict(self.analysis))
         out["protocol"] = lists(asdict(self.protocol))
@@ -245,7 +253,7 @@ def _check_param(ctx, path, cls, key, value):
             raise ctx.error(path, str(exc)) from exc
 
 
-def _model(ctx, name, raw):
+def _model(ctx, name, raw, datasets=()):
     path = ("models", name)
     if not isinstance(raw, dict) or "estimator" not in raw:
         raise ctx.error(path, "a model is a mapping with an 'estimator' key (and a 'grid')")
@@ -266,17 +274,40 @@ def _model(ctx, name, raw):
         grid[key] = values
     params = {}
     for key, value in raw.items():
-        if key in ("estimator", "grid"):
+        if key in ("estimator", "grid", "per_dataset"):
             continue
         value = _number(value)
         _check_param(ctx, path + (key,), cls, key, value)
         if key in grid:
             raise ctx.error(path + (key,), "set both as a fixed parameter and in the grid")
         params[key] = value
-    return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid)
+    per_dataset = {}
+    per_raw = raw.get("per_dataset") or {}
+    if not isinstance(per_raw, dict):
+        raise ctx.error(path + ("per_dataset",), "a mapping data set -> {parameter: value}")
+    for dataset, values in per_raw.items():
+        where = path + ("per_dataset", dataset)
+        if dataset not in datasets:
+            raise ctx.error(where, f"not a data set of this config; its data sets are {list(datasets)}")
+        if not isinstance(values, dict) or not values:
+            raise ctx.error(where, "a non-empty mapping parameter -> value")
+        per_dataset[str(dataset)] = {}
+        for key, value in values.items():
+            value = _number(value)
+            _check_param(ctx, where + (key,), cls, key, value)
+            if key in grid:
+                raise ctx.error(where + (key,), "set both as a per-data-set parameter and in the grid")
+            per_dataset[str(dataset)][key] = value
+    return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
+                     per_dataset=per_dataset)
 
 
-def _protocol(ctx, raw):
+def _train_size_ok(size):
+    return not isinstance(size, bool) and ((isinstance(size, int) and size >= 2)
+                                           or (isinstance(size, float) and 0 < size < 1))
+
+
+def _protocol(ctx, raw, datasets=()):
     if raw is None:
         return Protocol()
     # train_dcs: true (configs before the criteria registry) records both D_CS criteria.
@@ -319,10 +350,20 @@ def _protocol(ctx, raw):
     splitter = values.get("splitter", "stratified-kfold")
     size = values.get("train_size")
     if splitter == "train-test":
-        if isinstance(size, bool) or not ((isinstance(size, int) and size >= 2)
-                                          or (isinstance(size, float) and 0 < size < 1)):
+        if isinstance(size, dict):
+            missing = [d for d in datasets if d not in size]
+            extra = [d for d in size if d not in datasets]
+            if missing or extra:
+                raise ctx.error(("protocol", "train_size"), "a per-data-set train_size names every data set of "
+                                f"the config and no other: missing {missing}, not in the config {extra}")
+            size = values["train_size"] = {str(d): _number(v) for d, v in size.items()}
+            for d, v in size.items():
+                if not _train_size_ok(v):
+                    raise ctx.error(("protocol", "train_size", d), f"a count >= 2 or a fraction in (0, 1), got {v!r}")
+        elif not _train_size_ok(size):
             raise ctx.error(("protocol", "train_size"), "splitter: train-test needs train_size, a count >= 2 "
-                                                        f"or a fraction in (0, 1), got {size!r}")
+                                                        "or a fraction in (0, 1) (or a mapping data set -> one), "
+                                                        f"got {size!r}")
     elif size is not None:
         raise ctx.error(("protocol", "train_size"), f"only for splitter: train-test (the splitter is {splitter})")
     for key in ("fit_timeout", "fit_memory_gb"):
@@ -374,7 +415,7 @@ def parse_config(raw, source="<config>", text=""):
         models_raw = raw["models"]
         if not isinstance(models_raw, dict) or not models_raw:
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
-        models = tuple(_model(ctx, str(k), v) for k, v in models_raw.items())
+        models = tuple(_model(ctx, str(k), v, datasets) for k, v in models_raw.items())
     if kind.analysis_cls is not None:
         analysis = kind.parse_analysis(ctx, raw["analysis"])
     jobs = raw.get("jobs")
@@ -385,7 +426,7 @@ def parse_config(raw, source="<config>", text=""):
         raise ctx.error(("data",), f"a mapping with keys among {sorted(_DATA_KEYS)}")
     return ExperimentConfig(
         name=name, datasets=tuple(str(d) for d in datasets), models=models,
-        protocol=_protocol(ctx, raw.get("protocol")), jobs=jobs,
+        protocol=_protocol(ctx, raw.get("protocol"), tuple(str(d) for d in datasets)), jobs=jobs,
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
         kind=kind_name, analysis=analysis,
     )

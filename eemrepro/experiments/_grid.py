@@ -52,7 +52,8 @@ class GridSearch(ExperimentKind):
         # An estimator names the parameters that change only its speed (a cache size).
         speed_only = getattr(spec.estimator_class(), "_speed_only_params", ())
         ident = {"kind": self.name, "estimator": spec.estimator,
-                 **{f"params.{k}": v for k, v in sorted(spec.params.items()) if k not in speed_only},
+                 **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())
+                    if k not in speed_only},
                  **make_splitter(proto, unit.dataset).identity(), "scaling": proto.scaling}
         if unit.inner is not None:
             ident["inner_folds"] = proto.inner_folds
@@ -62,7 +63,7 @@ class GridSearch(ExperimentKind):
         spec = config.model(unit.model)
         proto = config.protocol
         return {
-            "estimator": spec.estimator, "params": spec.params, "fit_path": unit.fit_path,
+            "estimator": spec.estimator, "params": spec.params_for(unit.dataset), "fit_path": unit.fit_path,
             "protocol": asdict(proto),
             "seed": derive_seed(proto.seed, unit.dataset, unit.model, unit.repeat, unit.fold,
                                 *(() if unit.inner is None else ("inner", unit.inner))),
@@ -101,14 +102,15 @@ class GridSearch(ExperimentKind):
         proto = config.protocol
         splitter = make_splitter(proto, unit.dataset)
         if proto.splitter == "train-test":
-            n_train = n * proto.train_size if isinstance(proto.train_size, float) else proto.train_size
+            n_train = n * splitter.train_size if isinstance(splitter.train_size, float) else splitter.train_size
         else:
             n_train = n * (splitter.n_folds - 1) / splitter.n_folds if splitter.n_folds > 1 else n
         if unit.inner is not None:
             n_train *= (proto.inner_folds - 1) / proto.inner_folds
         cls = config.model(unit.model).estimator_class()
         cost = getattr(cls, "_fit_flops", None)
-        flops = [cost(n_train, d, p) if cost else n_train * d * 100 for p in unit.point_dicts()]
+        fixed = config.model(unit.model).params_for(unit.dataset)
+        flops = [cost(n_train, d, {**fixed, **p}) if cost else n_train * d * 100 for p in unit.point_dicts()]
         total = max(flops) if unit.fit_path else sum(flops)
         return total / flops_per_second + 0.05  # + process overhead
 

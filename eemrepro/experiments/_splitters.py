@@ -113,7 +113,8 @@ def make_splitter(protocol, dataset):
     if protocol.splitter == "stratified-kfold":
         return StratifiedKFoldSplitter(n_splits=protocol.folds, **common)
     if protocol.splitter == "train-test":
-        return StratifiedTrainTestSplitter(train_size=protocol.train_size, **common)
+        size = protocol.train_size
+        return StratifiedTrainTestSplitter(train_size=size[dataset] if isinstance(size, dict) else size, **common)
     if protocol.splitter == "whole":
         return WholeDataSplitter(**common)
     raise ValueError(f"splitter must be one of {list(SPLITTERS)}, got {protocol.splitter!r}")

@@ -15,11 +15,11 @@ def table_columns(spec, limit):
     if spec.builder == "metric":
         m = spec.metric
         unit = " %" if spec.scale == 100 else ""
-        digits = 1 if spec.scale == 100 else 3
+        digits = spec.digits or (1 if spec.scale == 100 else 3)
         fmt = lambda v: _fmt(v, digits)
         columns = [("dataset", "data set", None), ("method", "method", None), ("status", "status", None),
-                   (m, get_metric(m).title + unit, fmt), (m + "_std", "std", fmt), ("published", "paper", fmt),
-                   ("published_std", "paper std", fmt), ("delta", "delta", lambda v: _signed(v, digits)),
+                   (m, get_metric(m).title + unit, fmt), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
+                   ("published_std", f"paper {spec.spread}", fmt), ("delta", "delta", lambda v: _signed(v, digits)),
                    ("point", "selected point", None), ("repeats", "repeats", None)]
         return columns, ("dataset", "method", metric_cell(m, limit, digits))
     if spec.builder == "time":

@@ -39,6 +39,11 @@ class TableSpec:
         CSV columns of the value and its spread (default ``<metric>_mean``, ``<metric>_std``).
     metric : str
         The registered metric a metric table shows; ``scale`` multiplies it (100: percent).
+    digits : int, optional
+        Decimals of a metric table's values (default 1 for percent, 3 otherwise).
+    spread : {"std", "se"}
+        The spread shown next to a metric: the std over the test folds, or the
+        standard error of the mean (std / sqrt(number of test folds)).
     selection : str, optional
         A fixed selection rule (a criterion such as ``dcs-gaussian``); None: the
         rule the reports are asked for (``tables --selection``, default best of grid).
@@ -67,6 +72,8 @@ class TableSpec:
     published_std: str | None = None
     metric: str = "gmean"
     scale: float = 100.0
+    digits: int | None = None
+    spread: str = "std"
     selection: str | None = None
     requires_criterion: str | None = None
     tolerance: dict | None = None
@@ -79,6 +86,8 @@ class TableSpec:
     def __post_init__(self):
         if self.builder not in BUILDERS:
             raise ValueError(f"table {self.id}: builder must be one of {list(BUILDERS)}, got {self.builder!r}")
+        if self.spread not in ("std", "se"):
+            raise ValueError(f"table {self.id}: spread must be 'std' or 'se', got {self.spread!r}")
 
     @property
     def value_column(self):

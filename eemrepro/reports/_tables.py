@@ -69,12 +69,18 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     for r in grid:
         repeats[(r["dataset"], r["model"])].add(r["repeat"])
     rows = {}
+    # A paper's table holds its own data sets: records of other data sets (another
+    # paper's, loaded from the same results folders) are not its rows.
+    datasets = None if reference is not None or pub is None else set(pub["dataset"])
     for _, s in sel.iterrows():
+        if datasets is not None and s["dataset"] not in datasets:
+            continue
         ok = s.get("status") == "ok"
+        spread = s[m + "_std"] / np.sqrt(s["n_folds"]) if spec.spread == "se" and ok else s[m + "_std"]
         rows[(s["dataset"], s["model"])] = {
             "dataset": s["dataset"], "method": s["model"], "status": s["status"],
             m: spec.scale * s[m + "_mean"] if ok else np.nan,
-            m + "_std": spec.scale * s[m + "_std"] if ok else np.nan,
+            m + "_std": spec.scale * spread if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": len(repeats[(s["dataset"], s["model"])]),
         }
     if pub is not None:
