@@ -315,3 +315,70 @@ def test_quick_start_runs_real_work_and_prints_its_table(tmp_path, monkeypatch):
     again = runner.invoke(app, ["run", "configs/quick.yaml", "--quiet"])
     assert again.exit_code == 0 and "ran 0 of 0 pending units (160 were stored)" in again.output
     assert heart in again.output  # the same table, read back from the store
+
+
+# -- per-data-set settings (Hwang's sizes and members) ------------------------------------------
+
+PER_DATASET = """name: pd
+datasets: [wine, heart]
+models:
+  LR: {estimator: "sklearn.linear_model:LogisticRegression", max_iter: 500,
+       per_dataset: {heart: {max_iter: 900}}}
+protocol: {splitter: train-test, train_size: {wine: 144, heart: 0.6}, repeats: 2, seed: 0, select_metric: error}
+"""
+
+
+def test_per_data_set_train_size_and_parameters_reach_the_splits_and_the_identity(tmp_path):
+    cfg = _cfg(tmp_path, PER_DATASET)
+    assert cfg.model("LR").params_for("wine") == {"max_iter": 500}
+    assert cfg.model("LR").params_for("heart") == {"max_iter": 900}
+    run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False)
+    records = ResultStore(tmp_path / "o").read()
+    sizes = {(r["dataset"], r["n_train"], r["n_test"]) for r in records}
+    assert sizes == {("wine", 144, 34), ("heart", 162, 108)}  # 144 of 178; 0.6 of 270
+    ident = {r["dataset"]: r["identity"] for r in records}
+    assert ident["wine"]["params.max_iter"] == 500 and ident["heart"]["params.max_iter"] == 900
+    assert ident["wine"]["train_size"] == 144 and ident["heart"]["train_size"] == 0.6
+    # Changing one data set's size makes only that data set's cells stale.
+    changed = _cfg(tmp_path, PER_DATASET.replace("heart: 0.6", "heart: 0.5"), "c2.yaml")
+    with pytest.raises(ChangedConfigError, match=r"LR on heart") as err:
+        run_experiment(changed, out=tmp_path / "o", jobs=1, progress=False)
+    assert "on wine" not in str(err.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("heart: 0.6}", "heart: 1.5}"), r"protocol.train_size.heart'.*a count >= 2 or a fraction"),
+    (("{wine: 144, heart: 0.6}", "{wine: 144}"), r"missing \['heart'\]"),
+    (("{heart: {max_iter: 900}}", "{sonar: {max_iter: 900}}"), r"models.LR.per_dataset.sonar'.*not a data set"),
+    (("{heart: {max_iter: 900}}", "{heart: {max_iterations: 9}}"), r"has no parameter 'max_iterations'"),
+])
+def test_per_data_set_settings_are_validated_naming_the_key(tmp_path, change, message):
+    from eemrepro.experiments import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        _cfg(tmp_path, PER_DATASET.replace(*change))
+
+
+def test_a_table_shows_its_own_data_sets_and_standard_errors(tmp_path):
+    """Records of another paper's data set are not rows of this table; se = std / sqrt(splits)."""
+    from eemrepro.papers import register_paper, unregister_paper
+    from eemrepro.reports import Paper, TableSpec, build_table
+
+    csv = tmp_path / "toy_table9_error.csv"
+    csv.write_text("dataset,method,error_mean,error_se\nwine,M,0.05,0.01\n")
+    spec = TableSpec(id="toy_table9", stem="toy_table9_error", title="t", published=csv, metric="error",
+                     published_value="error_mean", published_std="error_se", scale=1.0, spread="se")
+    recs = [_rec({}, f, {"error": v}) | {"dataset": d, "model": "M", "kind": "grid-search", "repeat": f,
+                                          "fold": 0}
+            for d in ("wine", "sonar") for f, v in enumerate((0.02, 0.04, 0.06, 0.08))]
+    register_paper(Paper(id="toy9", title="t", tables=(spec,)))
+    try:
+        table = build_table(spec, recs, layout="run")
+    finally:
+        unregister_paper("toy9")
+    assert list(table["dataset"]) == ["wine"]
+    row = table.iloc[0]
+    # mean 0.05; sample std of (0.02, 0.04, 0.06, 0.08) = 0.0258; / sqrt(4) = 0.0129
+    assert row["error"] == pytest.approx(0.05) and row["error_std"] == pytest.approx(np.std([2, 4, 6, 8], ddof=1)
+                                                                                      / 100 / 2)
+    assert row["published_std"] == pytest.approx(0.01) and row["delta"] == pytest.approx(0.0)
