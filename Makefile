@@ -8,7 +8,7 @@ PY = $(VENV)/bin/python
 RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation)
 SWEEP ?= $(wildcard results/stability)
 
-.PHONY: install test bench bench-svm lint clean tables figures
+.PHONY: install test bench bench-svm bench-lssvm lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ test: install
 
 bench: install
 	$(PY) benchmarks/bench_eem.py
+
+bench-lssvm: install
+	$(PY) benchmarks/bench_lssvm_gcv.py
 
 # LIBSVM's kernel cache, webpages by default (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
 bench-svm: install
