@@ -17,6 +17,10 @@ PAIRS = (("WELMsig", "EEMsig"), ("WELMnsig", "EEMnsig"), ("WELMrbf", "EEMrbf"),
 
 _GMEAN = {"abs": 2.0, "use_std": True}  # two GMean points, or the published std where larger
 
+_ENSEMBLE_NOTE = ("LS-SVM ensemble (not in the paper, configs/extreme.yaml): Hwang's ensemble, class-weighted, "
+                  "members of <= 1000 points, (C, sigma^2) per member by weighted GCV on its training subset "
+                  "(no best-of-grid over the test folds, unlike the paper's columns)")
+
 
 def welm_eem_time_ratios(t5):
     """WELM/EEM training-time ratios (geometric mean over data sets), ours and the paper's."""
@@ -64,14 +68,17 @@ PAPER = Paper(
             id="eem_table4", stem="eem_table4_gmean",
             title="EEM Table 4: GMean (%), reproduced ({selection}) vs published",
             published="eem_table4_gmean", metric="gmean", tolerance=_GMEAN,
-            notes=("cell: reproduced mean±std (delta = reproduced - published); '–' not run or no data here",),
+            notes=("cell: reproduced mean±std (delta = reproduced - published); '–' not run or no data here",
+                   _ENSEMBLE_NOTE),
             pairs=PAIRS, summary="summary",
         ),
         TableSpec(
             id="eem_table5", stem="eem_table5_time", builder="time",
             title="EEM Table 5: training seconds at the selected grid point",
             published="eem_table5_time_seconds", published_value="seconds",
-            notes=("seconds differ by machine: compare ratios between methods of the same run",),
+            notes=("seconds differ by machine: compare ratios between methods of the same run",
+                   "LS-SVM ensemble (not in the paper): one whole fit, its GCV selection over 12 C x 11 sigma^2 "
+                   "included"),
             note_fn=welm_eem_time_ratios,
         ),
         _table6("gaussian", "a"),
