@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import _check_choice, _check_number
 from ._features import _kernel_expansion, _rbf
-from ._lssvm import _LSSVMEigenPath, _lssvm_cholesky, _lssvm_hat_path, _selection_criterion
+from ._lssvm import _lssvm_cholesky, _lssvm_hat_path, _LSSVMEigenPath, _selection_criterion
 
 __all__ = ["LSSVMEnsemble", "LSSVMEnsembleGCV"]
 
