@@ -223,3 +223,29 @@ def test_bad_grids_are_clear_errors():
         LSSVMEnsembleGCV(sigma2s=(1.0, -1.0)).fit(X, y)
     with pytest.raises(ValueError, match="'criterion' must be one of"):
         LSSVMEnsembleGCV(criterion="cv").fit(X, y)
+
+
+def test_a_run_records_each_members_selection_and_matches_a_refit(tmp_path):
+    """The engine runs the ensemble on multiclass wine with Hwang's split size; errors equal a refit."""
+    from eemrepro.datasets import load_dataset
+    from eemrepro.experiments import ResultStore, StratifiedTrainTestSplitter, derive_seed, load_config, run_experiment
+
+    path = tmp_path / "h.yaml"
+    path.write_text("""name: h
+datasets: [wine]
+models:
+  ens: {estimator: LSSVMEnsembleGCV, n_subsets: 2, per_dataset: {wine: {n_subsets: 3}},
+        Cs: [1.0, 100.0], sigma2s: [0.3, 3.0]}
+protocol: {splitter: train-test, train_size: {wine: 144}, repeats: 2, seed: 0, select_metric: error}
+""")
+    run_experiment(load_config(path), out=tmp_path / "o", jobs=1, progress=False)
+    records = ResultStore(tmp_path / "o").read()
+    X, y, _ = load_dataset("wine")
+    for r in records:
+        assert len(r["fitted"]["C_"]) == len(r["fitted"]["sigma2_"]) == 3
+        assert set(r["fitted"]["C_"]) <= {1.0, 100.0} and set(r["fitted"]["sigma2_"]) <= {0.3, 3.0}
+        train, test = StratifiedTrainTestSplitter(144, 2, 0, "wine").split_at(y, r["repeat"], 0)
+        model = LSSVMEnsembleGCV(n_subsets=3, Cs=[1.0, 100.0], sigma2s=[0.3, 3.0],
+                                 random_state=derive_seed(0, "wine", "ens", r["repeat"], 0)).fit(X[train], y[train])
+        assert r["metrics"]["error"] == pytest.approx(1 - model.score(X[test], y[test]))
+        assert r["fitted"]["C_"] == model.C_.tolist()

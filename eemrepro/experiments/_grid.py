@@ -126,6 +126,11 @@ def _evaluate(model, data, criteria):
     predict_seconds = time.perf_counter() - start
     classes = getattr(model, "classes_", np.unique(y_train))
     fields = {"metrics": score_all(y_test, y_pred, score, classes), "predict_seconds": predict_seconds}
+    # What a fit chose for itself (an estimator lists it in ``_recorded_attributes``:
+    # the C and sigma^2 each GCV member picked), stored beside the metrics.
+    recorded = [a for a in getattr(model, "_recorded_attributes", ()) if hasattr(model, a)]
+    if recorded:
+        fields["fitted"] = {a: np.asarray(getattr(model, a)).tolist() for a in recorded}
     values = {}
     for name in criteria:
         try:

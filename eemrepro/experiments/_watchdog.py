@@ -194,6 +194,7 @@ def make_record(task, point, fields, data_sha256, n_train, n_test):
         **{k: fields.get(k) for k in ("fit_seconds", "predict_seconds", "path_size", "error",
                                       "standalone_fit_seconds")},
         **fields.get("extra", {}),
+        **({"fitted": fields["fitted"]} if fields.get("fitted") else {}),
         "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"],
         "identity": task["identity"], "identity_sha": task["identity_sha"], "data_sha256": data_sha256,
         "versions": versions, "host": host["name"], "finished_at": time.time(),

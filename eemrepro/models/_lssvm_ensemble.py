@@ -315,6 +315,9 @@ class LSSVMEnsembleGCV(_LSSVMEnsembleBase):
     ((2, 11, 9), True)
     """
 
+    # Stored in experiment records beside the metrics: what each member selected.
+    _recorded_attributes = ("C_", "sigma2_")
+
     @staticmethod
     def _fit_flops(n, d, params):
         m = max(1, params.get("n_subsets", 1))
