@@ -30,6 +30,7 @@ def _expected_failed_checks(estimator):
         LSSVMEnsemble(n_subsets=2, C=10.0, sigma2=10.0, class_weight="balanced", random_state=0),
         LSSVMEnsembleGCV(Cs=(0.1, 10.0), sigma2s=(1.0, 10.0)),
         LSSVMEnsembleGCV(n_subsets=2, criterion="loo", shared=True, random_state=0),
+        LSSVMEnsembleGCV(Cs=(1.0, 100.0), sigma2s=(0.1, 1.0), duplicates="merge"),
     ],
     expected_failed_checks=_expected_failed_checks,
 )

@@ -249,3 +249,40 @@ protocol: {splitter: train-test, train_size: {wine: 144}, repeats: 2, seed: 0, s
                                  random_state=derive_seed(0, "wine", "ens", r["repeat"], 0)).fit(X[train], y[train])
         assert r["metrics"]["error"] == pytest.approx(1 - model.score(X[test], y[test]))
         assert r["fitted"]["C_"] == model.C_.tolist()
+
+
+def _with_duplicates(seed=7):
+    X, y, _ = _problem(n=60, seed=seed)
+    copies = np.arange(0, 12, 2)  # six rows twice more
+    return np.vstack([X, X[copies], X[copies]]), np.concatenate([y, y[copies], y[copies]])
+
+
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_merging_duplicates_leaves_the_fit_unchanged(class_weight):
+    X, y = _with_duplicates()
+    kw = dict(n_subsets=2, C=30.0, sigma2=2.0, class_weight=class_weight, random_state=0)
+    keep = LSSVMEnsemble(**kw).fit(X, y)
+    merge = LSSVMEnsemble(duplicates="merge", **kw).fit(X, y)
+    assert sum(len(s) for s in merge.support_vectors_) < sum(len(s) for s in keep.support_vectors_)
+    np.testing.assert_allclose(merge.decision_function(X), keep.decision_function(X), rtol=1e-7, atol=1e-9)
+
+
+def test_duplicates_draw_gcv_to_the_interpolating_corner_and_merging_removes_it():
+    X, y = _with_duplicates()
+    Cs, sigma2s = (0.1, 1.0, 10.0, 1e3, 1e6), (0.01, 0.1, 1.0, 10.0)
+    keep = LSSVMEnsembleGCV(Cs=Cs, sigma2s=sigma2s).fit(X, y)
+    assert (keep.sigma2_[0], keep.C_[0]) == (0.01, 1e6)  # the corner: K ~ I plus the copies' zero directions
+    merge = LSSVMEnsembleGCV(Cs=Cs, sigma2s=sigma2s, duplicates="merge").fit(X, y)
+    assert (merge.sigma2_[0], merge.C_[0]) != (0.01, 1e6)
+    # The merged criterion is the weighted GCV of the distinct points (weights = copies),
+    # from the explicit hat matrix of the weighted system.
+    Xu, index, counts = np.unique(X, axis=0, return_index=True, return_counts=True)
+    yu = y[index]
+    Yu = np.where(yu[:, None] == np.arange(3)[None, :], 1.0, -1.0)
+    n, rows = len(yu), np.arange(len(yu))
+    for i, s2 in enumerate(sigma2s):
+        for j, C in enumerate(Cs):
+            H = _explicit_hat(rbf_kernel(Xu, gamma=1 / s2), C, counts.astype(float))
+            r = 1 - (H @ Yu)[rows, yu]
+            expected = n * np.sum(counts * r**2) / (n - np.trace(H)) ** 2
+            assert merge.cv_values_[0, i, j] == pytest.approx(expected, rel=1e-5)

@@ -67,6 +67,26 @@ def _subset_indices(codes, n_classes, n_subsets, stratify, rng, name):
     return subsets
 
 
+def _merge_duplicates(X, Y, codes, w):
+    """Identical rows of one class as one point weighted by their summed weights.
+
+    Exact for the fit: their squared errors are equal, so the LS-SVM objective
+    (and its solution) is the same. But GCV and leave-one-out then see each
+    distinct point once: with copies kept, a pair of identical rows leaves a
+    direction of K with eigenvalue 0, n - tr H >= 1 per pair however C and
+    sigma^2 go, while the residuals vanish as sigma^2 -> 0 and C -> infinity,
+    so GCV is drawn to that interpolating corner (and a left-out copy is
+    predicted by its twin).
+    """
+    _, first, inverse = np.unique(np.column_stack([X, codes]), axis=0, return_index=True, return_inverse=True)
+    if first.shape[0] == X.shape[0]:
+        return X, Y, codes, w
+    inverse = inverse.ravel()
+    keep = np.sort(first)
+    summed = np.bincount(inverse, weights=np.ones(X.shape[0]) if w is None else w)
+    return X[keep], Y[keep], codes[keep], summed[inverse[keep]]
+
+
 class _LSSVMEnsembleBase(ClassifierMixin, BaseEstimator):
     """Fit skeleton shared by the fixed and the GCV ensemble: targets, subsets, members, averaging."""
 
@@ -77,6 +97,7 @@ class _LSSVMEnsembleBase(ClassifierMixin, BaseEstimator):
         _check_choice(self, "stratify", (True, False))
         if not isinstance(self.class_weight, dict):
             _check_choice(self, "class_weight", (None, "balanced"))
+        _check_choice(self, "duplicates", ("keep", "merge"))
 
     def fit(self, X, y):
         """Fit one LS-SVM per random subset.
@@ -123,7 +144,8 @@ class _LSSVMEnsembleBase(ClassifierMixin, BaseEstimator):
                 w = _class_weights(codes[idx], m)
             elif per_class is not None:
                 w = per_class[codes[idx]]
-            parts.append((X[idx], Y[idx], codes[idx], w))
+            part = (X[idx], Y[idx], codes[idx], w)
+            parts.append(_merge_duplicates(*part) if self.duplicates == "merge" else part)
         self._fit_members(parts)
         return self
 
@@ -205,6 +227,11 @@ _ENSEMBLE_PARAMS_DOC = """
         SPEC section 1; scikit-learn's "balanced" n / (k n_c) would rescale C).
         A dict {label: weight} sets w_i per class (1 for a class not named).
         None: D = I / C, the paper's unweighted LS-SVM.
+    duplicates : {"keep", "merge"}, default="keep"
+        "merge": identical rows of one class in a member become one point
+        weighted by their number (the same fit; GCV and leave-one-out then
+        count each distinct point once and are not drawn to interpolation by
+        the copies). "keep": every row as given (the paper).
 """
 
 
@@ -253,13 +280,14 @@ class LSSVMEnsemble(_LSSVMEnsembleBase):
         return m * (s**3 / 3 + s * s * d)
 
     def __init__(self, n_subsets=1, C=1.0, sigma2=1.0, max_subset_size=None, stratify=True, class_weight=None,
-                 random_state=None):
+                 duplicates="keep", random_state=None):
         self.n_subsets = n_subsets
         self.C = C
         self.sigma2 = sigma2
         self.max_subset_size = max_subset_size
         self.stratify = stratify
         self.class_weight = class_weight
+        self.duplicates = duplicates
         self.random_state = random_state
 
     def _check_params(self):
@@ -329,7 +357,7 @@ class LSSVMEnsembleGCV(_LSSVMEnsembleBase):
         return m * n_sigma2 * (5 * s**3 + s * s * (d + 4 * n_c))
 
     def __init__(self, n_subsets=1, Cs=DEFAULT_CS, sigma2s=DEFAULT_SIGMA2S, criterion="gcv", shared=False,
-                 max_subset_size=None, stratify=True, class_weight=None, random_state=None):
+                 max_subset_size=None, stratify=True, class_weight=None, duplicates="keep", random_state=None):
         self.n_subsets = n_subsets
         self.Cs = Cs
         self.sigma2s = sigma2s
@@ -338,6 +366,7 @@ class LSSVMEnsembleGCV(_LSSVMEnsembleBase):
         self.max_subset_size = max_subset_size
         self.stratify = stratify
         self.class_weight = class_weight
+        self.duplicates = duplicates
         self.random_state = random_state
 
     def _check_params(self):
