@@ -18,7 +18,7 @@ PAIRS = (("WELMsig", "EEMsig"), ("WELMnsig", "EEMnsig"), ("WELMrbf", "EEMrbf"),
 _GMEAN = {"abs": 2.0, "use_std": True}  # two GMean points, or the published std where larger
 
 _ENSEMBLE_NOTE = ("LS-SVM ensemble (not in the paper, configs/extreme.yaml): Hwang's ensemble, class-weighted, "
-                  "members of <= 1000 points, (C, sigma^2) per member by weighted GCV on its training subset "
+                  "members of <= 1000 points, (C, sigma^2) per member by weighted leave-one-out on its training subset "
                   "(no best-of-grid over the test folds, unlike the paper's columns)")
 
 
@@ -77,7 +77,7 @@ PAPER = Paper(
             title="EEM Table 5: training seconds at the selected grid point",
             published="eem_table5_time_seconds", published_value="seconds",
             notes=("seconds differ by machine: compare ratios between methods of the same run",
-                   "LS-SVM ensemble (not in the paper): one whole fit, its GCV selection over 12 C x 11 sigma^2 "
+                   "LS-SVM ensemble (not in the paper): one whole fit, its LOO selection over 12 C x 11 sigma^2 "
                    "included"),
             note_fn=welm_eem_time_ratios,
         ),
