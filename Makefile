@@ -5,7 +5,7 @@ PY = $(VENV)/bin/python
 # The paper's reproduction stores (.ci/quick-baseline is CI's regression baseline, not a paper table).
 # Table results; results/stability (Figure 3's h sweep) is kept apart: its EEMrbf
 # grid would otherwise merge into Table 4's UCI cells (load_results refuses that).
-RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation)
+RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation results/lssvm_ensemble)
 SWEEP ?= $(wildcard results/stability)
 
 .PHONY: install test bench bench-svm bench-lssvm lint clean tables figures

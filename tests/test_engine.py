@@ -363,6 +363,7 @@ def test_a_table_shows_its_own_data_sets_and_standard_errors(tmp_path):
     """Records of another paper's data set are not rows of this table; se = std / sqrt(splits)."""
     from eemrepro.papers import register_paper, unregister_paper
     from eemrepro.reports import Paper, TableSpec, build_table
+    from eemrepro.reports._tables import table_applies
 
     csv = tmp_path / "toy_table9_error.csv"
     csv.write_text("dataset,method,error_mean,error_se\nwine,M,0.05,0.01\n")
@@ -377,6 +378,8 @@ def test_a_table_shows_its_own_data_sets_and_standard_errors(tmp_path):
     finally:
         unregister_paper("toy9")
     assert list(table["dataset"]) == ["wine"]
+    # Nor does the table apply (in tables or check) to records of other data sets only.
+    assert table_applies(spec, recs) and not table_applies(spec, [r for r in recs if r["dataset"] == "sonar"])
     row = table.iloc[0]
     # mean 0.05; sample std of (0.02, 0.04, 0.06, 0.08) = 0.0258; / sqrt(4) = 0.0129
     assert row["error"] == pytest.approx(0.05) and row["error_std"] == pytest.approx(np.std([2, 4, 6, 8], ddof=1)

@@ -212,8 +212,13 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
 
 
 def table_applies(spec, records):
-    """Whether ``records`` hold data for ``spec``: its kind, its metric, its criterion if it needs one."""
+    """Whether ``records`` hold data for ``spec``: its kind, one of its published data sets,
+    its metric, its criterion if it needs one."""
     mine = [r for r in records if r.get("kind") == spec.kind]
+    pub = spec.published_frame()
+    if pub is not None and spec.builder in ("metric", "time"):
+        datasets = set(pub["dataset"])
+        mine = [r for r in mine if r["dataset"] in datasets]
     if spec.requires_criterion:
         return any(r.get("criteria", {}).get(spec.requires_criterion) is not None for r in mine)
     if spec.builder in ("metric", "time"):  # a time table selects its point by the metric
