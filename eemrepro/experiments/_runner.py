@@ -101,7 +101,12 @@ def estimate_seconds(config, units, n_jobs):
 
 
 def _git_commit():
-    """The eemrepro checkout's commit (with '+dirty' for uncommitted changes), if any."""
+    """The eemrepro checkout's commit (with '+dirty' for uncommitted changes), if any.
+
+    Changes under ``results/`` do not count: a run rewrites its folder's
+    ``config.yaml`` itself, and a committed store's config would otherwise make
+    every later run of the same checkout look dirty.
+    """
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
@@ -110,7 +115,8 @@ def _git_commit():
                               capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)results"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return head.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
