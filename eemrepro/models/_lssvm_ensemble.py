@@ -30,6 +30,14 @@ DEFAULT_CS = tuple(10.0**k for k in range(-2, 7))
 DEFAULT_SIGMA2S = tuple(10.0 ** (k / 2) for k in range(-4, 7))
 
 
+def _n_members(n_samples, params):
+    """M: ``n_subsets``, raised so that no member exceeds ``max_subset_size`` if set."""
+    m = max(1, params.get("n_subsets", 1))
+    if params.get("max_subset_size"):
+        m = max(m, math.ceil(n_samples / params["max_subset_size"]))
+    return m
+
+
 def _class_weights(codes, n_classes):
     """w_i = |largest class| / |class of x_i| (the EEM paper's balance weights, SPEC section 1)."""
     counts = np.bincount(codes, minlength=n_classes)
@@ -121,10 +129,7 @@ class _LSSVMEnsembleBase(ClassifierMixin, BaseEstimator):
         if m < 2:
             raise ValueError(f"{name} needs samples of at least 2 classes to train, but the data contains only "
                              f"one class: {self.classes_[0]!r}.")
-        n_subsets = self.n_subsets
-        if self.max_subset_size is not None:
-            n_subsets = max(n_subsets, math.ceil(X.shape[0] / self.max_subset_size))
-        self.n_subsets_ = n_subsets
+        self.n_subsets_ = n_subsets = _n_members(X.shape[0], self.get_params())
         rng = check_random_state(self.random_state)
         subsets = _subset_indices(codes, m, n_subsets, self.stratify, rng, name)
         Y = np.where(codes[:, None] == np.arange(m)[None, :], 1.0, -1.0)
@@ -275,7 +280,7 @@ class LSSVMEnsemble(_LSSVMEnsembleBase):
 
     @staticmethod
     def _fit_flops(n, d, params):
-        m = max(1, params.get("n_subsets", 1))
+        m = _n_members(n, params)
         s = n / m
         return m * (s**3 / 3 + s * s * d)
 
@@ -348,9 +353,7 @@ class LSSVMEnsembleGCV(_LSSVMEnsembleBase):
 
     @staticmethod
     def _fit_flops(n, d, params):
-        m = max(1, params.get("n_subsets", 1))
-        if params.get("max_subset_size"):
-            m = max(m, math.ceil(n / params["max_subset_size"]))
+        m = _n_members(n, params)
         s = n / m
         n_sigma2 = len(params.get("sigma2s") or DEFAULT_SIGMA2S)
         n_c = len(params.get("Cs") or DEFAULT_CS)
