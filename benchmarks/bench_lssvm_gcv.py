@@ -68,7 +68,7 @@ def gcv_per_c(K, Y, y):
         rhs = np.zeros((n + 1, m + n))
         rhs[1:, :m] = Y
         rhs[1:, m:] = np.eye(n)
-        sol = linalg.solve(A, rhs, assume_a="sym", check_finite=False)
+        sol = linalg.solve(A, rhs, check_finite=False)
         alpha, b = sol[1:, :m], sol[0, :m]
         fitted = K @ alpha + b
         # H = (K, 1) [inverse block]: its diagonal from the columns of the identity.

@@ -88,7 +88,6 @@ class _LSSVMEigenPath:
         # L + I/C singular at the large C of the grid (1e10).
         self._eigval = np.maximum(eigval, 0.0)
         self._Q = Q
-        self._Q2 = None
         self._w = w
         self._sw = sw
         scale = (lambda v: v) if sw is None else (lambda v: np.multiply(sw.reshape((-1,) + (1,) * (v.ndim - 1)), v))
@@ -105,21 +104,6 @@ class _LSSVMEigenPath:
         u_y = self._scale(self._Q @ (inv.reshape((-1,) + (1,) * (self._qt_y.ndim - 1)) * self._qt_y))
         u_1 = self._scale(self._Q @ (inv * self._qt_1))
         return _bordered_solution(u_y, u_1)
-
-    def hat_diagonal(self, C):
-        """diag H of the hat matrix (fitted values = H Y) at ``C``, in O(n^2).
-
-        Y_hat = K alpha + 1 b^T = Y - D alpha = (I - D P) Y with
-        P = G^-1 - G^-1 1 1^T G^-1 / (1^T G^-1 1), G = K + D, so
-        h_ii = 1 - P_ii / (C w_i) and G^-1_ii = w_i sum_j Q_ij^2 / (l_j + 1/C).
-        """
-        inv = self._inverse_eigvals(C)
-        if self._Q2 is None:
-            self._Q2 = self._Q * self._Q
-        w = 1.0 if self._w is None else self._w
-        u_1 = self._scale(self._Q @ (inv * self._qt_1))
-        p_diag = w * (self._Q2 @ inv) - u_1 * u_1 / u_1.sum()
-        return 1.0 - p_diag / (C * w)
 
 
 def _lssvm_hat_path(K, Y, Cs, w=None):
@@ -147,11 +131,26 @@ def _lssvm_hat_path(K, Y, Cs, w=None):
         h_ii; tr H is its sum.
     """
     path = _LSSVMEigenPath(K, Y, w)
-    for C in Cs:
-        alpha, b = path.solve(C)
-        d = 1.0 / (C * (1.0 if w is None else w))
-        fitted = Y - (d.reshape((-1,) + (1,) * (Y.ndim - 1)) if np.ndim(d) else d) * alpha
-        yield alpha, b, fitted, path.hat_diagonal(C)
+    Cs = np.asarray(Cs, dtype=float)
+    # Every C at once: three matrix products with Q and Q * Q instead of a few
+    # matrix-vector passes per C (memory-bound at large n). The hat diagonal:
+    # Y_hat = K alpha + 1 b^T = Y - D alpha = (I - D P) Y with
+    # P = G^-1 - G^-1 1 1^T G^-1 / (1^T G^-1 1), G = K + D, so h_ii = 1 - D_ii P_ii
+    # and G^-1_ii = w_i sum_j Q_ij^2 / (l_j + 1/C).
+    inv = 1.0 / (path._eigval[:, None] + 1.0 / Cs[None, :])  # (n, n_C)
+    qt_y = path._qt_y.reshape(path._qt_y.shape[0], -1)  # (n, m)
+    m = qt_y.shape[1]
+    u_y = path._scale(path._Q @ (inv[:, :, None] * qt_y[:, None, :]).reshape(inv.shape[0], -1))
+    u_1 = path._scale(path._Q @ (inv * path._qt_1[:, None]))
+    ww = np.ones(inv.shape[0]) if w is None else w
+    g_diag = ww[:, None] * ((path._Q * path._Q) @ inv)  # diag of (K + D)^-1 per C
+    for j, C in enumerate(Cs):
+        u_yj = u_y[:, j * m:(j + 1) * m].reshape(Y.shape)
+        alpha, b = _bordered_solution(u_yj, u_1[:, j])
+        d = 1.0 / (C * ww)
+        fitted = Y - (d.reshape((-1,) + (1,) * (Y.ndim - 1))) * alpha
+        p_diag = g_diag[:, j] - u_1[:, j] ** 2 / u_1[:, j].sum()
+        yield alpha, b, fitted, 1.0 - p_diag * d
 
 
 def _selection_criterion(residual, hat_diagonal, criterion="gcv", w=None):
