@@ -78,10 +78,17 @@ def _write_summary(df, spec, path, selection):
     from tabulate import tabulate
 
     metric = get_metric(spec.metric)
+    # The paper's comparisons rank the paper's columns; an extra column (a user's model,
+    # a variant of ours) would cut the data sets to those where it ran.
+    pub = spec.published_frame()
+    extra = sorted(set(df["method"]) - set(pub["method"])) if pub is not None else []
+    df = df[~df["method"].isin(extra)]
     wdl = wins_draws_losses(df, spec.pairs, value=spec.metric)
     tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=metric.greater_is_better)
     lines = [f"# Method comparisons on reproduced {metric.title} ({selection})", "",
              f"Data sets with every method: {tests['datasets']}", ""]
+    if extra:
+        lines += [f"Not in the paper, not ranked here: {', '.join(extra)}", ""]
     if len(wdl):
         lines += ["## Wins / draws / losses (draw = equal at one decimal)", "",
                   tabulate(wdl.values.tolist(), headers=list(wdl.columns), tablefmt="github"), ""]

@@ -20,7 +20,7 @@ def load_results(dirs):
     ``provenance["unfinished"]`` lists the (data set, model) cells whose
     folder's config has units the records lack (the store's run state).
     """
-    records, runs, configs, owner, unfinished = [], [], {}, {}, set()
+    records, runs, configs, owner, unfinished, per_dir_repeats = [], [], {}, {}, set(), {}
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
@@ -38,6 +38,7 @@ def load_results(dirs):
         if these:
             unfinished |= store.unfinished_cells(these)
         records.extend(these)
+        per_dir_repeats.setdefault(len({r["repeat"] for r in these}), []).append(Path(d).name)
         for run in sorted((d / "runs").glob("*.json")):
             info = json.loads(run.read_text())
             runs.append(info)
@@ -45,14 +46,16 @@ def load_results(dirs):
     versions = sorted({json.dumps(r["versions"], sort_keys=True) for r in records if r.get("versions")})
     commits = sorted({r.get("commit") for r in runs if r.get("commit")})
     finished = [r["finished_at"] for r in records if r.get("finished_at")]
-    repeats = sorted({r["repeat"] for r in records})
+    # One count when every folder has the same; else each count with its folders.
+    repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
+        f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items()))
     provenance = {
         "results": [str(Path(d)) for d in dirs],
         "configs": {k: v for k, v in sorted(configs.items())},
         "commits": commits,
         "package_versions": [json.loads(v) for v in versions],
         "records": len(records),
-        "repeats": len(repeats),
+        "repeats": repeats,
         "records_finished": _date_range(finished),
         "hosts": sorted({r.get("host") for r in records if r.get("host")}),
         "unfinished": sorted(unfinished),
