@@ -385,3 +385,14 @@ def test_a_table_shows_its_own_data_sets_and_standard_errors(tmp_path):
     assert row["error"] == pytest.approx(0.05) and row["error_std"] == pytest.approx(np.std([2, 4, 6, 8], ddof=1)
                                                                                       / 100 / 2)
     assert row["published_std"] == pytest.approx(0.01) and row["delta"] == pytest.approx(0.0)
+
+
+def test_a_regression_check_against_a_reference_keeps_data_sets_no_paper_has():
+    """CI's quick check compares every cell of the run with the baseline, balance included."""
+    from eemrepro.reports import check
+
+    recs = [_rec({}, f, {"gmean": v, "error": 1 - v}) | {"dataset": d, "model": "EEMrbf", "kind": "grid-search"}
+            for d in ("heart", "balance") for f, v in enumerate((0.7, 0.8))]
+    cells = [c for c in check(recs, reference=recs) if c.table == "eem_table4"]
+    assert {(c.dataset, c.outcome) for c in cells} == {("heart", "pass"), ("balance", "pass")}
+    assert all(c.reproduced == pytest.approx(75.0) for c in cells)  # the mean GMean, in percent

@@ -38,11 +38,13 @@ def timeout_limit(records, default=600.0):
     return max(limits) if limits else default
 
 
-def metric_table(records, spec, selection="best-of-grid", reference=None, unfinished=(), layout="full"):
+def metric_table(records, spec, selection="best-of-grid", reference=None, unfinished=(), layout="full",
+                 all_datasets=False):
     """A metric at the selected grid point per (data set, method), mean +- std, next to the published cell.
 
     ``reference``: records of another reproduction to compare with instead of
-    the published table (its cells become the "published" columns).
+    the published table (its cells become the "published" columns); every data
+    set of the two is compared then, not only the paper's (``all_datasets``).
 
     Returns
     -------
@@ -52,7 +54,7 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     m = spec.metric
     selection = spec.selection or selection
     if reference is not None:
-        ref = metric_table(reference, spec, selection, layout="run")
+        ref = metric_table(reference, spec, selection, layout="run", all_datasets=True)
         ref = ref[ref["status"] == "ok"]
         pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
                             spec.value_column: ref[m] / spec.scale, spec.std_column: ref[m + "_std"] / spec.scale})
@@ -71,7 +73,7 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     rows = {}
     # A paper's table holds its own data sets: records of other data sets (another
     # paper's, loaded from the same results folders) are not its rows.
-    datasets = None if reference is not None or pub is None else set(pub["dataset"])
+    datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:
             continue
