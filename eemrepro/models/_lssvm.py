@@ -88,19 +88,17 @@ class _LSSVMEigenPath:
         # L + I/C singular at the large C of the grid (1e10).
         self._eigval = np.maximum(eigval, 0.0)
         self._Q = Q
-        self._w = w
         self._sw = sw
-        scale = (lambda v: v) if sw is None else (lambda v: np.multiply(sw.reshape((-1,) + (1,) * (v.ndim - 1)), v))
-        self._scale = scale
-        self._qt_y = Q.T @ scale(Y)
-        self._qt_1 = Q.T @ scale(np.ones(K.shape[0]))
+        self._qt_y = Q.T @ self._scale(Y)
+        self._qt_1 = Q.T @ self._scale(np.ones(K.shape[0]))
 
-    def _inverse_eigvals(self, C):
-        return 1.0 / (self._eigval + 1.0 / C)
+    def _scale(self, v):
+        """W^(1/2) v, row-wise for a matrix."""
+        return v if self._sw is None else self._sw.reshape((-1,) + (1,) * (v.ndim - 1)) * v
 
     def solve(self, C):
         """alpha, b of the bordered system at ``C``."""
-        inv = self._inverse_eigvals(C)
+        inv = 1.0 / (self._eigval + 1.0 / C)
         u_y = self._scale(self._Q @ (inv.reshape((-1,) + (1,) * (self._qt_y.ndim - 1)) * self._qt_y))
         u_1 = self._scale(self._Q @ (inv * self._qt_1))
         return _bordered_solution(u_y, u_1)
