@@ -154,17 +154,15 @@ class _LSSVMEnsembleBase(ClassifierMixin, BaseEstimator):
         self._fit_members(parts)
         return self
 
-    def _member_scores(self, X):
+    def _scores(self, X):
+        """The members' averaged Y_hat (n x m)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         total = np.zeros((X.shape[0], self.classes_.shape[0]))
         for sv, alpha, b, sigma2 in zip(self.support_vectors_, self.dual_coef_, self.intercept_, self.sigma2_,
                                         strict=True):
             total += _kernel_expansion(X, sv, alpha, b, 1.0 / sigma2)
         return total / len(self.support_vectors_)
-
-    def _scores(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._member_scores(X)
 
     def decision_function(self, X):
         """The members' averaged one-vs-all outputs Y_hat (eq. 3.8).
