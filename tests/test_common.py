@@ -2,7 +2,21 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from eemrepro.models import EEKM, EEM, LSSVM, SVM, WELM, LSSVMEnsemble, LSSVMEnsembleGCV
+from eemrepro.models import (
+    EEKM,
+    EEM,
+    GEM,
+    LSSVM,
+    MELM,
+    SVM,
+    WELM,
+    ClassPCA,
+    KDEClassifier,
+    LSSVMEnsemble,
+    LSSVMEnsembleGCV,
+    PerClassPCA,
+    TwoEllipsoidPCA,
+)
 
 
 def _expected_failed_checks(estimator):
@@ -31,6 +45,13 @@ def _expected_failed_checks(estimator):
         LSSVMEnsembleGCV(Cs=(0.1, 10.0), sigma2s=(1.0, 10.0)),
         LSSVMEnsembleGCV(n_subsets=2, criterion="loo", shared=True, random_state=0),
         LSSVMEnsembleGCV(Cs=(1.0, 100.0), sigma2s=(0.1, 1.0), duplicates="merge"),
+        MELM(n_components=1, n_starts=2, random_state=0),
+        MELM(n_components=1, n_starts=2, covariance="empirical", random_state=0),
+        ClassPCA(),
+        TwoEllipsoidPCA(),
+        PerClassPCA(),
+        GEM(),
+        KDEClassifier(),
     ],
     expected_failed_checks=_expected_failed_checks,
 )

@@ -3,14 +3,21 @@
 The five of the EEM paper are binary; the minority class is the positive one
 (``pos_label_``). WELM, EEM and EEKM have ``fit_path`` over hidden-layer sizes,
 LSSVM over C. ``LSSVMEnsemble`` and ``LSSVMEnsembleGCV`` (Hwang 2016) take any
-number of classes.
+number of classes. ``MELM`` (Czarnecki, Jozefowicz & Tabor 2015) and its
+baselines ``ClassPCA``, ``TwoEllipsoidPCA``, ``PerClassPCA`` and ``GEM`` are
+supervised 2-D projections (transformers); ``KDEClassifier`` is the density
+classifier the MELM paper puts on them.
 """
 
 from ._entropy import EEKM, EEM, DegenerateProjectionWarning
+from ._kde_classifier import KDEClassifier
 from ._lssvm import LSSVM
 from ._lssvm_ensemble import LSSVMEnsemble, LSSVMEnsembleGCV
+from ._melm import MELM
+from ._projections import GEM, ClassPCA, PerClassPCA, TwoEllipsoidPCA
 from ._svm import SVM
 from ._welm import WELM
 
 __all__ = ["WELM", "EEM", "EEKM", "LSSVM", "SVM", "LSSVMEnsemble", "LSSVMEnsembleGCV",
+           "MELM", "ClassPCA", "TwoEllipsoidPCA", "PerClassPCA", "GEM", "KDEClassifier",
            "DegenerateProjectionWarning"]
