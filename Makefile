@@ -8,7 +8,7 @@ PY = $(VENV)/bin/python
 RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation results/lssvm_ensemble)
 SWEEP ?= $(wildcard results/stability)
 
-.PHONY: install test bench bench-svm bench-lssvm lint clean tables figures
+.PHONY: install test bench bench-svm bench-lssvm bench-melm lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ bench: install
 
 bench-lssvm: install
 	$(PY) benchmarks/bench_lssvm_gcv.py
+
+bench-melm: install
+	$(PY) benchmarks/bench_melm.py
 
 # LIBSVM's kernel cache, webpages by default (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
 bench-svm: install
