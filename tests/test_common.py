@@ -45,7 +45,7 @@ def _expected_failed_checks(estimator):
         LSSVMEnsembleGCV(Cs=(0.1, 10.0), sigma2s=(1.0, 10.0)),
         LSSVMEnsembleGCV(n_subsets=2, criterion="loo", shared=True, random_state=0),
         LSSVMEnsembleGCV(Cs=(1.0, 100.0), sigma2s=(0.1, 1.0), duplicates="merge"),
-        MELM(n_components=1, n_starts=2, random_state=0),
+        MELM(n_starts=2, random_state=0),
         MELM(n_components=1, n_starts=2, covariance="empirical", random_state=0),
         ClassPCA(),
         TwoEllipsoidPCA(),

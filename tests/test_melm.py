@@ -236,8 +236,12 @@ def test_melm_bad_input():
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(20, 3))
     y = np.arange(20) % 2
-    with pytest.raises(ValueError, match=r"n_components=3 must be smaller than the number of features"):
-        MELM(n_components=3).fit(X, y)
+    with pytest.raises(ValueError, match=r"n_components=4 must be at most the number of features \(n_features = 3\)"):
+        MELM(n_components=4).fit(X, y)
+    # k = d (the paper's fourclass): the whole space, the identity basis, no optimisation.
+    full = MELM(n_components=3).fit(X, y)
+    np.testing.assert_array_equal(np.abs(full.components_), np.eye(3))
+    assert full.n_iter_ == 0
     y_single = np.r_[np.zeros(19), 1]
     with pytest.raises(ValueError, match="has 1 sample"):
         MELM(n_starts=1).fit(X, y_single)

@@ -245,7 +245,10 @@ def _check_param(ctx, path, cls, key, value):
         raise ctx.error(path, f"estimator {cls.__name__} cannot be built with defaults: {exc}") from exc
     if key not in params:
         raise ctx.error(path, f"{cls.__name__} has no parameter {key!r}; valid: {sorted(params)}")
-    check = getattr(cls(**{key: value}), "_check_params", None)
+    # Our estimators validate their parameters in ``_check_params()``; another
+    # library's method of that name is private and may mean something else
+    # (scikit-learn's NMF takes X).
+    check = getattr(cls(**{key: value}), "_check_params", None) if cls.__module__.startswith("eemrepro.") else None
     if check is not None:
         try:
             check()
@@ -253,8 +256,8 @@ def _check_param(ctx, path, cls, key, value):
             raise ctx.error(path, str(exc)) from exc
 
 
-def _model(ctx, name, raw, datasets=()):
-    path = ("models", name)
+def _model(ctx, name, raw, datasets=(), section=("models",)):
+    path = tuple(section) + (name,)
     if not isinstance(raw, dict) or "estimator" not in raw:
         raise ctx.error(path, "a model is a mapping with an 'estimator' key (and a 'grid')")
     try:

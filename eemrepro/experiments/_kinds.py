@@ -13,7 +13,7 @@ reports know nothing else about it:
 A kind that has settings of its own reads them from the config's ``analysis:``
 section (``analysis_cls``, a frozen dataclass, and ``parse_analysis``); one
 that runs estimators reads ``models:``. ``register_kind`` adds a kind (the
-MELM projection + classifier kind is one more module).
+projection + classifier kinds are one more module).
 """
 
 from ._registry import Registry
@@ -64,4 +64,4 @@ def kind_names():
 
 def _builtin():
     # The built-in kinds register themselves on import.
-    from . import _correlation_kind, _grid  # noqa: F401
+    from . import _correlation_kind, _grid, _projection_kind  # noqa: F401

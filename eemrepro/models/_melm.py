@@ -189,7 +189,8 @@ class MELM(_LinearProjection):
     Parameters
     ----------
     n_components : int, default=2
-        k, the dimension of the projection.
+        k, the dimension of the projection (at most the number of features;
+        k = d returns the identity basis, which every V of full rank spans).
     gamma : float, default=1.0
         Scale of Silverman's bandwidth (the KDE covariance is gamma^2 h^2 cov).
     n_starts : int, default=17
@@ -241,7 +242,6 @@ class MELM(_LinearProjection):
     """
 
     _min_class_size = 2
-    _proper_subspace = True
 
     def __init__(self, n_components=2, gamma=1.0, n_starts=17, covariance="ledoit-wolf", max_iter=500, tol=1e-5,
                  random_state=None):
@@ -271,6 +271,13 @@ class MELM(_LinearProjection):
         k = self.n_components
         widths = _kde_covariances(classes, self.gamma, k, self.covariance)
         rng = check_random_state(self.random_state)
+        if k == X.shape[1]:
+            # k = d (fourclass in the paper): every full-rank V spans the whole space and
+            # D_CS does not depend on the basis, so there is nothing to optimise.
+            basis = np.eye(k)
+            self.dcs_ = float(_dcs(basis, classes, widths)[0])
+            self.start_dcs_, self.start_n_iter_, self.n_iter_ = np.array([self.dcs_]), np.array([0]), 0
+            return basis
         best = None
         dcs_values, iterations = [], []
         for V0 in _starting_points(X, k, self.n_starts - 1, rng):

@@ -43,8 +43,6 @@ class _LinearProjection(TransformerMixin, BaseEstimator):
     """
 
     _min_class_size = 1
-    # MELM needs a proper subspace (k < d); the eigenvector baselines, like PCA, allow k = d.
-    _proper_subspace = False
 
     def fit(self, X, y):
         """Fit the projection.
@@ -68,11 +66,10 @@ class _LinearProjection(TransformerMixin, BaseEstimator):
             raise ValueError(f"{name} needs samples of 2 classes to find a discriminative projection, but "
                              f"the data contains only one class: {self.classes_[0]!r}.")
         d = X.shape[1]
-        if self.n_components > d or (self._proper_subspace and self.n_components == d):
-            bound = "smaller than" if self._proper_subspace else "at most"
-            raise ValueError(f"{name}: n_components={self.n_components} must be {bound} the number of features "
-                             f"(n_features = {d}): a {self.n_components}-D projection of {d}-D data is "
-                             "not a reduction.")
+        if self.n_components > d:
+            raise ValueError(f"{name}: n_components={self.n_components} must be at most the number of features "
+                             f"(n_features = {d}): a {self.n_components}-D projection of {d}-D data does not "
+                             "exist.")
         small = counts < self._min_class_size
         if small.any():
             c = int(np.flatnonzero(small)[0])

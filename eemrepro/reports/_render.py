@@ -29,8 +29,8 @@ def load_results(dirs):
         these = store.read()
         # Two folders with the same model on the same data set (say results/uci
         # and the h sweep of results/stability) would silently merge their grids
-        # into one best-of-grid cell.
-        for key in sorted({(r["dataset"], r["model"]) for r in these}):
+        # into one best-of-grid cell. Records of different kinds never share a table.
+        for key in sorted({(r["dataset"], r["model"], r.get("kind") or "") for r in these}):
             if key in owner and owner[key] != d:
                 raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                  "merged into one cell: pass them to separate commands")

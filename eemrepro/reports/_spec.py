@@ -59,6 +59,15 @@ class TableSpec:
         Method pairs the paper compares (wins/draws/losses, Wilcoxon) in ``summary``.
     summary : str, optional
         Stem of the comparison summary written from this table.
+    facet : str, optional
+        A grid-point key whose values split each model into its own cells
+        before selection: model "MELM" with points of ``classifier`` SVM and
+        KNN becomes "MELM + SVM" and "MELM + KNN", each with its own selected
+        point (the projection kinds' classifiers).
+    combine : {"max", "mean"}, optional
+        Recombine the facets of one model into one cell after selection: the
+        best facet's value (its spread and point shown) or the facets' mean
+        (the mean of their spreads shown).
     """
 
     id: str
@@ -82,10 +91,14 @@ class TableSpec:
     note_fn: object = None
     pairs: tuple = ()
     summary: str | None = None
+    facet: str | None = None
+    combine: str | None = None
 
     def __post_init__(self):
         if self.builder not in BUILDERS:
             raise ValueError(f"table {self.id}: builder must be one of {list(BUILDERS)}, got {self.builder!r}")
+        if self.combine not in (None, "max", "mean") or (self.combine and not self.facet):
+            raise ValueError(f"table {self.id}: combine must be 'max' or 'mean' (with a facet), got {self.combine!r}")
         if self.spread not in ("std", "se"):
             raise ValueError(f"table {self.id}: spread must be 'std' or 'se', got {self.spread!r}")
 

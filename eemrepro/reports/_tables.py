@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..experiments import select
+from ..experiments import get_metric, select
 from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
@@ -30,6 +30,53 @@ def _order(df, pub, index="method"):
 
 def _of_kind(records, kind):
     return [r for r in records if r.get("kind") == kind]
+
+
+#: Joins a model and a facet value in a cell's method name ("MELM + SVM").
+FACET_SEP = " + "
+
+
+def _facet(records, key, unfinished):
+    """Records (and unfinished cells) with ``key``'s value moved from the point into the model name."""
+    out, values = [], {}
+    for r in records:
+        params = dict(r["params"])
+        if key not in params:
+            out.append(r)
+            continue
+        value = params.pop(key)
+        values.setdefault(r["model"], set()).add(value)
+        out.append({**r, "model": f"{r['model']}{FACET_SEP}{value}", "params": params})
+    cells = set()
+    for dataset, model in unfinished:
+        cells |= {(dataset, f"{model}{FACET_SEP}{v}") for v in values.get(model, ())} or {(dataset, model)}
+    return out, cells
+
+
+def _combine(rows, how, m, greater_is_better):
+    """One cell per (data set, model) from its facets' cells: the best one, or their mean."""
+    groups = defaultdict(list)
+    for (dataset, method), row in rows.items():
+        groups[(dataset, method.split(FACET_SEP)[0])].append(row)
+    out = {}
+    for (dataset, model), group in groups.items():
+        names = [r["method"].split(FACET_SEP, 1)[-1] for r in group]
+        bad = [r for r in group if r["status"] != "ok"]
+        row = {"dataset": dataset, "method": model, "n_folds": min(r["n_folds"] or 0 for r in group),
+               "repeats": min(r["repeats"] for r in group)}
+        if bad:
+            row.update(status=bad[0]["status"], point=None, **{m: np.nan, m + "_std": np.nan})
+        elif how == "max":
+            values = np.array([r[m] for r in group]) * (1 if greater_is_better else -1)
+            best = int(np.argmax(values))
+            row.update(status="ok", point=f"{names[best]}: {group[best]['point']}",
+                       **{m: group[best][m], m + "_std": group[best][m + "_std"]})
+        else:
+            row.update(status="ok", point="; ".join(f"{n}: {r['point']}" for n, r in zip(names, group, strict=True)),
+                       **{m: float(np.mean([r[m] for r in group])), m + "_std": float(np.mean([r[m + "_std"]
+                                                                                             for r in group]))})
+        out[(dataset, model)] = row
+    return out
 
 
 def timeout_limit(records, default=600.0):
@@ -63,6 +110,8 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
         pub = spec.published_frame()
         pub_scale = 1.0
     grid = _of_kind(records, spec.kind)
+    if spec.facet:
+        grid, unfinished = _facet(grid, spec.facet, unfinished)
     if spec.requires_criterion:
         with_values = {r["dataset"] for r in grid if r.get("criteria", {}).get(spec.requires_criterion) is not None}
         grid = [r for r in grid if r["dataset"] in with_values]
@@ -85,6 +134,8 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
             m + "_std": spec.scale * spread if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": len(repeats[(s["dataset"], s["model"])]),
         }
+    if spec.combine:
+        rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
     if pub is not None:
         for _, p in pub.iterrows():
             key = (p["dataset"], p["method"])
