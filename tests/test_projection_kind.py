@@ -179,3 +179,76 @@ def test_visual_kind_needs_a_subsample_splitter(tmp_path):
     text = VISUAL.replace("splitter: train-test, train_size: 0.8", "splitter: stratified-kfold, folds: 3")
     with pytest.raises(ValueError, match="projection-visual fits the projection on a subsample"):
         run_experiment(_cfg(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
+
+
+# -- what the figures draw: restarts and embeddings ---------------------------------
+
+
+def test_expected_max_is_the_exact_bootstrap_expectation():
+    import itertools
+
+    from eemrepro.reports._figures import expected_max
+
+    values = [0.3, 1.0, 2.5, 2.5, 4.0]
+    for s in (1, 2, 3):
+        # Every ordered draw of s values with replacement, equally likely.
+        draws = [max(t) for t in itertools.product(values, repeat=s)]
+        assert expected_max(values, [s])[0] == pytest.approx(np.mean(draws), rel=1e-12)
+
+
+def test_restarts_and_embedding_records_equal_independent_fits(tmp_path):
+    from eemrepro.models import MELM
+
+    text = """name: rst
+kind: restarts
+datasets: [heart]
+models:
+  MELM: {estimator: MELM, n_starts: 3, pca_start: false}
+analysis: {batches: 2}
+protocol: {seed: 1}
+"""
+    run_experiment(_cfg(tmp_path, text), out=tmp_path / "r", jobs=1, progress=False)
+    X, y, _ = load_dataset("heart")
+    records = ResultStore(tmp_path / "r").read()
+    assert sorted(r["repeat"] for r in records) == [0, 1] and records[0]["seed"] != records[1]["seed"]
+    for r in records:
+        expected = MELM(n_starts=3, pca_start=False, random_state=r["seed"]).fit(X, y).start_dcs_
+        np.testing.assert_allclose(r["values"], expected, rtol=1e-12)
+    text = """name: emb
+kind: embedding
+datasets: [heart]
+models:
+  PCA: {estimator: "sklearn.decomposition:PCA", n_components: 2}
+analysis: {max_points: 100}
+protocol: {seed: 0}
+"""
+    run_experiment(_cfg(tmp_path, text, "e.yaml"), out=tmp_path / "e", jobs=1, progress=False)
+    (r,) = ResultStore(tmp_path / "e").read()
+    labels = np.asarray(r["labels"])
+    assert len(labels) == 100 and abs(np.mean(labels == "1") - np.mean(y == 1)) < 0.01  # stratified
+    # The stored points: a PCA fitted on the stratified subsample drawn with the record's seed.
+    from sklearn.model_selection import train_test_split
+
+    from eemrepro.experiments import derive_seed
+
+    keep, _ = train_test_split(np.arange(len(y)), train_size=100, stratify=y,
+                               random_state=derive_seed(r["seed"], "rows"))
+    keep = np.sort(keep)
+    np.testing.assert_array_equal(labels, [str(v) for v in y[keep]])
+    np.testing.assert_allclose(r["embedding"], PCA(n_components=2).fit(X[keep]).transform(X[keep]), atol=1e-6)
+
+
+def test_melm_figures_and_the_projection_command(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["figures", "--figure", "projection", "--dataset", "heart", "--out", "figs"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "figs" / "projection_heart.png").stat().st_size > 1000
+    (r,) = ResultStore(tmp_path / "results" / "projection-heart").read()
+    assert r["model"] == "MELM" and len(r["embedding"]) == 270
+    result = CliRunner().invoke(app, ["figures", "--figure", "projection", "--dataset", "no-such-set"])
+    assert result.exit_code == 1 and "unknown data set 'no-such-set'" in result.output

@@ -101,19 +101,55 @@ def check_cmd(
 
 
 def figures_cmd(
-    results: ResultsArg,
+    results: Annotated[list[Path] | None, typer.Argument(
+        help="Results folders (results/<config name>); none with --dataset.")] = None,
     out: Annotated[Path, typer.Option(help="Folder for the figures.")] = Path("results/figures"),
     figure: Annotated[list[str] | None, typer.Option(
-        help="Only these figures (names the papers register; `eemrepro papers` lists them). "
-             "Default: each one the results can draw.")] = None,
+        help="Only these figures (names the papers register; `eemrepro papers` lists them), or 'projection' "
+             "with --dataset. Default: each one the results can draw.")] = None,
+    dataset: Annotated[str | None, typer.Option(
+        help="With --figure projection: draw this registry data set's MELM projection (fitted and stored in "
+             "results/projection-<dataset> first, resumably).")] = None,
+    mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
+    data_home: Annotated[Path | None, typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
 ):
     """The papers' figures and reproduced-vs-published scatter plots (PNG and SVG)."""
     from ..reports import build_figures
     from ._common import fail
 
     try:
-        written = build_figures(results, out, figures=figure)
+        if dataset is not None or figure == ["projection"]:
+            if figure not in (None, ["projection"]) or dataset is None or results:
+                raise ValueError("--dataset goes with --figure projection alone (and no results folders)")
+            written = _projection_figure(dataset, out, mirror, data_home)
+        else:
+            if not results:
+                raise ValueError("name the results folders to draw from (or --figure projection --dataset NAME)")
+            written = build_figures(results, out, figures=figure)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         fail(exc)
     for path in written:
         typer.echo(f"wrote {path}")
+
+
+def _projection_figure(dataset, out, mirror, data_home):
+    """config -> runner -> store -> figure for one data set's MELM projection."""
+    from ..datasets import DatasetError
+    from ..experiments import ResultStore, parse_config, run_experiment
+    from ..reports._figures import embedding_figure
+
+    name = f"projection-{dataset}"
+    config = parse_config({"name": name, "kind": "embedding", "datasets": [dataset],
+                           "models": {"MELM": {"estimator": "MELM"}}, "protocol": {"seed": 0}},
+                          source=f"--figure projection --dataset {dataset}")
+    store = Path("results") / name
+    try:
+        run_experiment(config, out=store, jobs=1, progress=False, mirror=mirror, data_home=data_home)
+    except DatasetError as exc:
+        raise ValueError(str(exc)) from exc
+    records = ResultStore(store).read()
+    failed = [r for r in records if r["status"] != "ok"]
+    if failed:
+        raise ValueError(f"the MELM fit on {dataset} {failed[0]['status']}: {failed[0].get('error')}")
+    return embedding_figure(records, Path(out) / f"projection_{dataset}", dataset,
+                            title=f"{dataset}: MELM projection (records in {store})")

@@ -392,7 +392,7 @@ def parse_config(raw, source="<config>", text=""):
         raise ctx.error(("kind",), f"must be one of {kind_names()}, got {kind_name!r}")
     kind = get_kind(kind_name)
     required = ["name", "datasets"] + (["models"] if kind.needs_models else []) \
-        + (["analysis"] if kind.analysis_cls is not None else [])
+        + (["analysis"] if kind.analysis_cls is not None and not kind.analysis_optional else [])
     for key in required:
         if key not in raw:
             raise ctx.error((key,), "missing (required)")
@@ -420,7 +420,7 @@ def parse_config(raw, source="<config>", text=""):
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
         models = tuple(_model(ctx, str(k), v, datasets) for k, v in models_raw.items())
     if kind.analysis_cls is not None:
-        analysis = kind.parse_analysis(ctx, raw["analysis"])
+        analysis = kind.parse_analysis(ctx, raw.get("analysis", {}))
     jobs = raw.get("jobs")
     if jobs is not None and not (isinstance(jobs, int) and not isinstance(jobs, bool) and (jobs >= 1 or jobs == -1)):
         raise ctx.error(("jobs",), f"a positive integer or -1 (all cores), got {jobs!r}")

@@ -25,6 +25,7 @@ class ExperimentKind:
     name = None
     needs_models = True  # the config has a ``models:`` section
     analysis_cls = None  # dataclass of the ``analysis:`` section, if the kind has one
+    analysis_optional = False  # the section may be left out (every setting has a default)
 
     def parse_analysis(self, ctx, raw):
         """Validate the ``analysis:`` mapping into ``analysis_cls`` (errors through ``ctx.error``)."""
@@ -64,4 +65,4 @@ def kind_names():
 
 def _builtin():
     # The built-in kinds register themselves on import.
-    from . import _correlation_kind, _grid, _projection_kind  # noqa: F401
+    from . import _correlation_kind, _embedding_kind, _grid, _projection_kind  # noqa: F401

@@ -203,6 +203,9 @@ class MELM(_LinearProjection):
         L-BFGS-B iterations per start.
     tol : float, default=1e-5
         L-BFGS-B's projected gradient tolerance.
+    pca_start : bool, default=True
+        Make the first start the principal components; False: every start is
+        N(0, 1) (the paper's Figures 3 and 4 study random starts alone).
     random_state : int, RandomState instance or None, default=None
 
     Attributes
@@ -212,8 +215,8 @@ class MELM(_LinearProjection):
     dcs_ : float
         D_CS of the training classes in that projection.
     start_dcs_ : ndarray of shape (n_starts,)
-        D_CS reached from each start (the PCA start first; -inf where the
-        optimisation degenerated).
+        D_CS reached from each start (the PCA start first when
+        ``pca_start``; -inf where the optimisation degenerated).
     n_iter_ : int
         L-BFGS-B iterations of the winning start.
     start_n_iter_ : ndarray of shape (n_starts,)
@@ -244,10 +247,11 @@ class MELM(_LinearProjection):
     _min_class_size = 2
 
     def __init__(self, n_components=2, gamma=1.0, n_starts=17, covariance="ledoit-wolf", max_iter=500, tol=1e-5,
-                 random_state=None):
+                 pca_start=True, random_state=None):
         self.n_components = n_components
         self.gamma = gamma
         self.n_starts = n_starts
+        self.pca_start = pca_start
         self.covariance = covariance
         self.max_iter = max_iter
         self.tol = tol
@@ -259,6 +263,7 @@ class MELM(_LinearProjection):
         _check_number(self, "max_iter", numbers.Integral, low=1)
         _check_number(self, "tol", numbers.Real, low=0, low_open=True)
         _check_choice(self, "covariance", ("ledoit-wolf", "empirical"))
+        _check_choice(self, "pca_start", (True, False))
         constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
         if constant.size:
             raise ValueError(
@@ -280,7 +285,9 @@ class MELM(_LinearProjection):
             return basis
         best = None
         dcs_values, iterations = [], []
-        for V0 in _starting_points(X, k, self.n_starts - 1, rng):
+        starts = _starting_points(X, k, self.n_starts - 1, rng) if self.pca_start else \
+            [rng.standard_normal((X.shape[1], k)) for _ in range(self.n_starts)]
+        for V0 in starts:
             V, objective, dcs, nit = _maximise(V0, classes, widths, self.max_iter, self.tol)
             dcs_values.append(dcs)
             iterations.append(nit)

@@ -9,7 +9,7 @@ subsample, each classifier's 5-fold CV BAC on its image at its best grid
 point, a cell is the mean over the three classifiers and 10 subsamples.
 """
 
-from ..reports import Paper, TableSpec
+from ..reports import FigureSpec, Paper, TableSpec
 
 #: Table 2: BAC of one 5-fold CV run. The fold-to-fold std of BAC on these sets is
 #: about 0.03-0.05, so a 5-fold mean has a standard error of 0.015-0.022 and the
@@ -64,5 +64,14 @@ PAPER = Paper(
             ),
         ),
     ),
-    configs=("configs/melm_table2.yaml", "configs/melm_table3.yaml"),
+    figures=(
+        FigureSpec(name="melm_fig3", stem="melm_fig3_dcs_histograms", drawer="histogram", model="MELM",
+                   title="MELM Fig. 3: D_CS after L-BFGS from random starts"),
+        FigureSpec(name="melm_fig4", stem="melm_fig4_expected_best_dcs", drawer="expected-max", model="MELM",
+                   title="MELM Fig. 4: expected best D_CS after s random starts (exact bootstrap)"),
+        FigureSpec(name="melm_fig5", stem="melm_fig5_heart_projections", drawer="embedding", dataset="heart",
+                   title="MELM Fig. 5: heart projected by every method"),
+    ),
+    configs=("configs/melm_table2.yaml", "configs/melm_table3.yaml", "configs/melm_restarts.yaml",
+             "configs/melm_embedding.yaml"),
 )

@@ -1,8 +1,10 @@
 """Figures (matplotlib, the optional ``plot`` extra), as the registered papers declare them.
 
-Two drawers: ``sweep`` (a metric against one grid parameter, std error bars,
-one panel per data set) and ``scatter`` (reproduced against published cells of
-a metric table).
+Drawers: ``sweep`` (a metric against one grid parameter, std error bars, one
+panel per data set), ``scatter`` (reproduced against published cells of a
+metric table), ``histogram`` and ``expected-max`` (an optimiser's per-start
+values from the ``restarts`` kind) and ``embedding`` (2-D images from the
+``embedding`` kind with per-class KDE contours).
 """
 
 import json
@@ -93,6 +95,113 @@ def scatter_figure(table, stem, title="GMean: reproduced vs published", metric="
     return paths
 
 
+def _panels(plt, n, width=3.6, height=2.8, cols=5):
+    cols = min(cols, n)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    return fig, list(axes.flat)[:n]
+
+
+def restart_values(records, model):
+    """{data set: the finite per-start values of ``model``, every batch pooled}."""
+    by = defaultdict(list)
+    for r in sorted(records, key=lambda r: (r["dataset"], r["repeat"])):
+        if r.get("kind") == "restarts" and r["model"] == model and r["status"] == "ok":
+            by[r["dataset"]] += [v for v in r.get("values") or () if v is not None]
+    return {d: np.asarray(v) for d, v in by.items() if v}
+
+
+def expected_max(values, starts):
+    """E[max of s draws with replacement from ``values``] for each s in ``starts`` (the exact bootstrap).
+
+    With v_(1) <= ... <= v_(n): E = sum_i v_(i) ((i/n)^s - ((i-1)/n)^s).
+    """
+    v = np.sort(np.asarray(values, dtype=float))
+    n = v.shape[0]
+    i = np.arange(1, n + 1)
+    return np.array([np.sum(v * ((i / n) ** s - ((i - 1) / n) ** s)) for s in starts])
+
+
+def histogram_figure(records, stem, model, title=""):
+    plt = _pyplot()
+    by = restart_values(records, model)
+    if not by:
+        raise ValueError(f"no restarts records of {model}")
+    fig, axes = _panels(plt, len(by))
+    for ax, (dataset, v) in zip(axes, by.items(), strict=True):
+        ax.hist(v, bins=30, color="0.4")
+        ax.set_title(f"{dataset} ({v.size} starts)", fontsize=9)
+        ax.set_xlabel("D_CS")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, stem)
+    plt.close(fig)
+    return paths
+
+
+def expected_max_figure(records, stem, model, title="", max_starts=64, mark=16):
+    plt = _pyplot()
+    by = restart_values(records, model)
+    if not by:
+        raise ValueError(f"no restarts records of {model}")
+    starts = np.arange(1, max_starts + 1)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for dataset, v in by.items():
+        e = expected_max(v, starts)
+        left.plot(starts, e, label=dataset, lw=1)
+        right.plot(starts, e / v.max(), label=dataset, lw=1)
+    for ax, label in ((left, "expected best D_CS"), (right, "expected best / best found")):
+        ax.axvline(mark, color="k", ls=":", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("random starts s")
+        ax.set_ylabel(label)
+    right.legend(fontsize=6, ncol=2)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, stem)
+    plt.close(fig)
+    return paths
+
+
+def embedding_figure(records, stem, dataset, title=""):
+    """One panel per model: the classes' 2-D points and their Gaussian KDE contours."""
+    from scipy.stats import gaussian_kde
+
+    plt = _pyplot()
+    recs = [r for r in records if r.get("kind") == "embedding" and r["dataset"] == dataset and r["status"] == "ok"]
+    if not recs:
+        raise ValueError(f"no embedding records of {dataset}")
+    fig, axes = _panels(plt, len(recs), width=3.2, height=3.0)
+    for ax, r in zip(axes, recs, strict=True):
+        Z, labels = np.asarray(r["embedding"]), np.asarray(r["labels"])
+        lo, hi = Z.min(axis=0), Z.max(axis=0)
+        pad = 0.1 * (hi - lo + 1e-12)
+        gx, gy = np.meshgrid(np.linspace(lo[0] - pad[0], hi[0] + pad[0], 80),
+                             np.linspace(lo[1] - pad[1], hi[1] + pad[1], 80))
+        for c, color in zip(sorted(set(labels)), ("tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple",
+                                                  "tab:brown", "tab:pink", "tab:gray"), strict=False):
+            P = Z[labels == c]
+            ax.scatter(P[:, 0], P[:, 1], s=4, color=color, alpha=0.6, label=c)
+            try:
+                density = gaussian_kde(P.T)(np.vstack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+                ax.contour(gx, gy, density, levels=4, colors=color, linewidths=0.7)
+            except (np.linalg.LinAlgError, ValueError):
+                pass  # a class on a line has no 2-D density: its points alone are drawn
+        ax.set_title(r["model"], fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    axes[0].legend(fontsize=6, markerscale=2)
+    fig.suptitle(title or f"{dataset}: 2-D projections")
+    fig.tight_layout()
+    paths = _save(fig, stem)
+    plt.close(fig)
+    return paths
+
+
 def build_figures(dirs, out, selection="best-of-grid", figures=None):
     """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``."""
     from ..experiments import get_metric
@@ -121,6 +230,14 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None):
                 build_table(spec, records, selection, unfinished=unfinished), out / f.stem,
                 title=f.title or f"{get_metric(spec.metric).title}: reproduced vs published",
                 metric=spec.metric, label=label)
+        elif f.drawer in ("histogram", "expected-max"):
+            possible, why = bool(restart_values(records, f.model)), f"needs restarts records of {f.model}"
+            fn = histogram_figure if f.drawer == "histogram" else expected_max_figure
+            draw = lambda f=f, fn=fn: fn(records, out / f.stem, f.model, f.title)
+        elif f.drawer == "embedding":
+            possible = any(r.get("kind") == "embedding" and r["dataset"] == f.dataset for r in records)
+            why = f"needs embedding records of {f.dataset}"
+            draw = lambda f=f: embedding_figure(records, out / f.stem, f.dataset, f.title)
         else:
             values = {json.dumps(r["params"]) for r in records if r["model"] == f.model}
             possible = len(values) >= f.min_points

@@ -22,6 +22,9 @@ def run_table(config, out):
     records = [r for r in records if r["dataset"] in config.datasets and r["model"] in models]
     if not records:
         return "no stored results for this config yet"
+    if not any(r.get("metrics") for r in records):
+        # The kinds that store what figures draw (embedding, restarts) measure nothing.
+        return f"{len(records)} records of kind {config.kind} (no metrics); draw them with: eemrepro figures {out}"
     unfinished = {tuple(c) for c in prov["unfinished"]}
     proto = config.protocol
     specs = [s for s in registered_tables(config.kind)

@@ -128,9 +128,14 @@ class TableSpec:
 class FigureSpec:
     """A figure a paper draws from its records.
 
-    ``drawer``: ``scatter`` (reproduced against published values of ``table``)
-    or ``sweep`` (``model``'s metric against grid parameter ``param`` with std
-    error bars, drawn when at least ``min_points`` values were run).
+    ``drawer``: ``scatter`` (reproduced against published values of ``table``);
+    ``sweep`` (``model``'s metric against grid parameter ``param`` with std
+    error bars, drawn when at least ``min_points`` values were run);
+    ``histogram`` / ``expected-max`` (the ``restarts`` kind's per-start values
+    of ``model``: their histogram per data set, and the expected best after s
+    starts with its ratio to the best found); ``embedding`` (the ``embedding``
+    kind's 2-D images of ``dataset``, one panel per model, with per-class KDE
+    contours).
     """
 
     name: str
@@ -142,6 +147,7 @@ class FigureSpec:
     metric: str = "gmean"
     min_points: int = 2
     title: str = ""
+    dataset: str | None = None
 
 
 @dataclass(frozen=True)
