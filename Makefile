@@ -7,6 +7,8 @@ PY = $(VENV)/bin/python
 # grid would otherwise merge into Table 4's UCI cells (load_results refuses that).
 RESULTS ?= $(wildcard results/uci results/unbalanced results/extreme results/dcs_correlation results/lssvm_ensemble)
 SWEEP ?= $(wildcard results/stability)
+# Stores that hold what figures draw and no table (MELM Figs. 3-5).
+FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
 .PHONY: install test bench bench-svm bench-lssvm bench-melm lint clean tables figures
 
@@ -39,6 +41,7 @@ tables: install
 figures: install
 	$(VENV)/bin/eemrepro figures $(RESULTS) --figure scatter --out results/figures
 	$(if $(SWEEP),$(VENV)/bin/eemrepro figures $(SWEEP) --figure stability --out results/figures)
+	$(if $(FIGURE_STORES),$(VENV)/bin/eemrepro figures $(FIGURE_STORES) --out results/figures)
 
 lint: install
 	$(PY) -m pip install --quiet ruff
