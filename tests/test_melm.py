@@ -223,6 +223,12 @@ def test_kde_classifier_against_explicit_gaussian_mixtures():
         np.testing.assert_allclose(clf.decision_function(X_test), expected, rtol=1e-9)
         np.testing.assert_array_equal(clf.predict(X_test), (expected > 0).astype(float))
         np.testing.assert_allclose(clf.predict_proba(X_test)[:, 1], 1 / (1 + np.exp(-expected)), rtol=1e-9)
+        # And scipy's gaussian_kde with the same factor gives the same densities.
+        for c in (0, 1):
+            kde = scipy.stats.gaussian_kde(X[y == c].T)
+            kde.set_bandwidth(kde.silverman_factor() * bandwidth)
+            np.testing.assert_allclose(clf._log_densities(X_test)[:, c], kde.logpdf(X_test.T), rtol=1e-9)
+        assert not clf.regularized_.any()
 
 
 @pytest.mark.parametrize("estimator", [MELM(n_starts=1), ClassPCA(), GEM(), PerClassPCA(), TwoEllipsoidPCA()])
@@ -247,7 +253,8 @@ def test_melm_bad_input():
         MELM(n_starts=1).fit(X, y_single)
     X_const = X.copy()
     X_const[:, 1] = 0.5
-    with pytest.raises(ValueError, match=r"feature\(s\) \[1\] are constant"):
+    X_const[:, 2] = 0.1
+    with pytest.raises(ValueError, match=r"only 1 feature\(s\) vary in the training data \(constant: \[1, 2\]\)"):
         MELM(n_starts=1).fit(X_const, y)
     with pytest.raises(ValueError, match="covariance"):
         MELM(covariance="shrunk").fit(X, y)
@@ -255,9 +262,38 @@ def test_melm_bad_input():
         MELM(gamma=0.0).fit(X, y)
 
 
+def test_a_constant_feature_gets_a_zero_loading_and_changes_nothing_else():
+    # ionosphere's second feature is all zeros: MELM on the other features, padded with 0.
+    rng = np.random.RandomState(7)
+    X = rng.uniform(size=(60, 4))
+    y = (X[:, 0] + 0.5 * X[:, 2] > 0.8).astype(int)
+    X_const = np.insert(X, 1, 0.0, axis=1)
+    with_const = MELM(n_starts=3, random_state=0).fit(X_const, y)
+    without = MELM(n_starts=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(with_const.constant_features_, [1])
+    np.testing.assert_array_equal(with_const.components_[:, 1], 0.0)
+    np.testing.assert_allclose(np.delete(with_const.components_, 1, axis=1), without.components_, atol=1e-12)
+    assert with_const.dcs_ == pytest.approx(without.dcs_, rel=1e-12)
+
+
+def test_kde_classifier_on_a_class_with_a_constant_feature():
+    # scipy's gaussian_kde refuses a singular covariance (ionosphere's raw data has an
+    # all-zero feature); here the kernel gets a small ridge and still predicts.
+    rng = np.random.RandomState(1)
+    X = np.c_[rng.normal(size=(40, 2)), np.zeros(40)]
+    X[20:, :2] += 3.0
+    y = np.r_[np.zeros(20), np.ones(20)]
+    with pytest.raises(np.linalg.LinAlgError):
+        scipy.stats.gaussian_kde(X[y == 0].T)
+    clf = KDEClassifier().fit(X, y)
+    assert clf.regularized_.all()
+    assert (clf.predict(X) == y).mean() > 0.95
+    # On the varying features the ridge (1e-6 of the mean variance) changes the density
+    # ratio only slightly: the same decisions as a KDE of the first two features.
+    plain = KDEClassifier().fit(X[:, :2], y)
+    np.testing.assert_array_equal(clf.predict(X), plain.predict(X[:, :2]))
+
+
 def test_kde_classifier_bad_input():
-    X = np.c_[np.arange(6.0), 2 * np.arange(6.0)]  # collinear points: no 2-D density
-    with pytest.raises(ValueError, match="lower-dimensional subspace"):
-        KDEClassifier().fit(X, [0, 0, 0, 1, 1, 1])
     with pytest.raises(ValueError, match="has 1 sample"):
         KDEClassifier().fit(np.random.RandomState(0).normal(size=(5, 2)), [0, 0, 0, 0, 1])

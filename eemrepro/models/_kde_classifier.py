@@ -1,22 +1,60 @@
 """The density classifier the MELM paper puts on a projection (SPEC section 5).
 
-One Gaussian KDE per class (``scipy.stats.gaussian_kde``: full data covariance
-times Silverman's factor, scaled by ``bandwidth``), equal priors, predict the
-class with the largest density.
+One Gaussian KDE per class (the full class covariance times Silverman's factor
+squared, scaled by ``bandwidth``, as ``scipy.stats.gaussian_kde``), equal
+priors, predict the class with the largest density. The density is evaluated
+here rather than by ``gaussian_kde`` for one reason: a class whose points lie
+on a lower-dimensional subspace (a constant feature of the raw data, a
+collinear projection) has a singular covariance, which ``gaussian_kde``
+refuses; here its kernel covariance gets a ridge of 1e-6 of its mean variance
+(``regularized_``), so the classifier still predicts. Otherwise the two agree
+(tests/test_melm.py).
 """
 
 import numbers
 
 import numpy as np
-import scipy.stats
+import scipy.linalg
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import _check_number
+from ._base import _check_number, _chunk_rows, _iter_slices
 
 __all__ = ["KDEClassifier"]
+
+#: Ridge added to a singular kernel covariance, relative to its mean variance.
+_RIDGE = 1e-6
+
+
+def _kernel_cholesky(points, bandwidth):
+    """Lower Cholesky factor of the kernel covariance (Silverman x bandwidth)^2 cov; and whether a ridge was added."""
+    n, d = points.shape
+    factor = (n * (d + 2) / 4.0) ** (-1.0 / (d + 4)) * bandwidth
+    cov = np.atleast_2d(np.cov(points, rowvar=False)) * factor**2
+    try:
+        low = scipy.linalg.cholesky(cov, lower=True)
+        if np.min(np.diag(low)) > 1e-7 * np.sqrt(np.max(np.diag(cov))):
+            return low, False
+    except np.linalg.LinAlgError:
+        pass
+    scale = np.trace(cov) / d if np.trace(cov) > 0 else 1.0
+    return scipy.linalg.cholesky(cov + _RIDGE * scale * np.eye(d), lower=True), True
+
+
+def _kde_log_density(X, points, low):
+    """log of (1/n) sum_i N(x; p_i, L L^T) for each row x of X, in row chunks."""
+    n, d = points.shape
+    Z_p = scipy.linalg.solve_triangular(low, points.T, lower=True).T
+    norm = -np.log(n) - 0.5 * d * np.log(2 * np.pi) - np.log(np.diag(low)).sum()
+    sq_p = np.einsum("ij,ij->i", Z_p, Z_p)
+    out = np.empty(X.shape[0])
+    for sl in _iter_slices(X.shape[0], max(1, _chunk_rows(n))):
+        Z = scipy.linalg.solve_triangular(low, X[sl].T, lower=True).T
+        d2 = np.einsum("ij,ij->i", Z, Z)[:, None] + sq_p[None, :] - 2.0 * Z @ Z_p.T
+        out[sl] = logsumexp(-0.5 * np.maximum(d2, 0.0), axis=1) + norm
+    return out
 
 
 class KDEClassifier(ClassifierMixin, BaseEstimator):
@@ -31,8 +69,8 @@ class KDEClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    bandwidth_factors_ : ndarray of shape (n_classes,)
-        Each class's kernel scale: Silverman's factor times ``bandwidth``.
+    regularized_ : ndarray of bool, shape (n_classes,)
+        Whether a class's kernel covariance was singular and got the ridge.
 
     Examples
     --------
@@ -67,31 +105,24 @@ class KDEClassifier(ClassifierMixin, BaseEstimator):
         if self.classes_.shape[0] < 2:
             raise ValueError(f"KDEClassifier needs samples of 2 classes, but the data contains only one class: "
                              f"{self.classes_[0]!r}.")
-        # The class points and a scalar factor are kept rather than the gaussian_kde
-        # objects, which hold a lambda and cannot be pickled.
-        self._class_points, factors = [], []
+        self._class_points, self._cholesky, regularized = [], [], []
         for c, label in enumerate(self.classes_):
             Xc = X[codes.ravel() == c]
             if Xc.shape[0] < 2:
                 raise ValueError(f"KDEClassifier: class {label!r} has {Xc.shape[0]} sample; a density needs at "
                                  "least 2.")
-            try:
-                factors.append(scipy.stats.gaussian_kde(Xc.T).silverman_factor() * self.bandwidth)
-            except np.linalg.LinAlgError:
-                raise ValueError(
-                    f"KDEClassifier: the points of class {label!r} lie on a lower-dimensional subspace (their "
-                    "covariance is singular), so a Gaussian KDE with that covariance has no density; drop the "
-                    "degenerate features or project first.") from None
-            self._class_points.append(Xc.T.copy())
-        self.bandwidth_factors_ = np.asarray(factors)
+            low, ridge = _kernel_cholesky(Xc, self.bandwidth)
+            self._class_points.append(Xc)
+            self._cholesky.append(low)
+            regularized.append(ridge)
+        self.regularized_ = np.asarray(regularized)
         return self
 
     def _log_densities(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return np.column_stack([scipy.stats.gaussian_kde(points, bw_method=factor).logpdf(X.T)
-                                for points, factor in zip(self._class_points, self.bandwidth_factors_,
-                                                          strict=True)])
+        return np.column_stack([_kde_log_density(X, points, low)
+                                for points, low in zip(self._class_points, self._cholesky, strict=True)])
 
     def predict_log_proba(self, X):
         """Log posterior under equal priors, columns in ``classes_`` order."""

@@ -219,6 +219,9 @@ class MELM(_LinearProjection):
         ``pca_start``; -inf where the optimisation degenerated).
     n_iter_ : int
         L-BFGS-B iterations of the winning start.
+    constant_features_ : ndarray of int
+        Features constant in the training data: MELM is fitted without them
+        and their loadings in ``components_`` are 0.
     start_n_iter_ : ndarray of shape (n_starts,)
         L-BFGS-B iterations of each start.
     mean_ : ndarray of shape (n_features,)
@@ -264,14 +267,23 @@ class MELM(_LinearProjection):
         _check_number(self, "tol", numbers.Real, low=0, low_open=True)
         _check_choice(self, "covariance", ("ledoit-wolf", "empirical"))
         _check_choice(self, "pca_start", (True, False))
-        constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
-        if constant.size:
+        # A feature constant in the training data projects every point to the same value:
+        # it cannot separate the classes and its zero variance makes an empirical class
+        # covariance singular. MELM is fitted on the other features and gives it a zero
+        # loading (ionosphere's second feature is all zeros; the paper runs MELM on it).
+        informative = np.ptp(X, axis=0) > 0
+        self.constant_features_ = np.flatnonzero(~informative)
+        if informative.sum() < self.n_components:
             raise ValueError(
-                f"MELM: feature(s) {constant.tolist()} are constant in the training data; they carry no "
-                "information and make the class covariances singular. Drop them first (for example with "
-                "sklearn.feature_selection.VarianceThreshold in a pipeline).")
+                f"MELM: only {int(informative.sum())} feature(s) vary in the training data (constant: "
+                f"{self.constant_features_.tolist()}), fewer than n_components={self.n_components}.")
         # D_CS is translation invariant; centring keeps the pair sums well conditioned.
-        X = X - self.mean_
+        basis = np.zeros((X.shape[1], self.n_components))
+        basis[informative] = self._optimise((X - self.mean_)[:, informative], codes)
+        return basis
+
+    def _optimise(self, X, codes):
+        """An orthonormal basis (d x k) of the best V on centred, non-constant features."""
         classes = [X[codes == c] for c in range(self.classes_.shape[0])]
         k = self.n_components
         widths = _kde_covariances(classes, self.gamma, k, self.covariance)
