@@ -10,6 +10,7 @@ classifier the MELM paper puts on them.
 """
 
 from ._entropy import EEKM, EEM, DegenerateProjectionWarning
+from ._fuzzy import entropy_fuzzy_membership
 from ._kde_classifier import KDEClassifier
 from ._lssvm import LSSVM
 from ._lssvm_ensemble import LSSVMEnsemble, LSSVMEnsembleGCV
@@ -20,4 +21,4 @@ from ._welm import WELM
 
 __all__ = ["WELM", "EEM", "EEKM", "LSSVM", "SVM", "LSSVMEnsemble", "LSSVMEnsembleGCV",
            "MELM", "ClassPCA", "TwoEllipsoidPCA", "PerClassPCA", "GEM", "KDEClassifier",
-           "DegenerateProjectionWarning"]
+           "entropy_fuzzy_membership", "DegenerateProjectionWarning"]
