@@ -16,7 +16,7 @@ import numpy as np
 
 from ._kinds import ExperimentKind, register_kind
 from ._metrics import decision_scores, score_all
-from ._splitters import derive_seed, inner_split, make_splitter
+from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_id
 from ._watchdog import _short_error, load_data, make_record, run_points
 
@@ -25,11 +25,9 @@ class GridSearch(ExperimentKind):
     name = "grid-search"
 
     def units(self, config):
-        proto = config.protocol
-        inners = [None] + (list(range(proto.inner_folds)) if proto.selection == "nested" else [])
         units = []
         for dataset in config.datasets:
-            n_folds = make_splitter(proto, dataset).n_folds
+            positions = split_positions(config.protocol, dataset)
             for spec in config.models:
                 path = spec.path_param
                 batched = path if path is not None or not spec.grid else sorted(spec.grid)[-1]
@@ -39,11 +37,8 @@ class GridSearch(ExperimentKind):
                     fixed_points = [dict(p, **{key: v}) for p in fixed_points for v in others[key]]
                 for fixed in fixed_points:
                     points = [dict(fixed, **{batched: v}) for v in spec.grid[batched]] if batched else [fixed]
-                    for repeat in range(proto.repeats):
-                        for fold in range(n_folds):
-                            for inner in inners:
-                                units.append(Unit(dataset=dataset, model=spec.name, points=make_points(points),
-                                                  repeat=repeat, fold=fold, inner=inner, fit_path=path))
+                    units += [Unit(dataset=dataset, model=spec.name, points=make_points(points), repeat=repeat,
+                                   fold=fold, inner=inner, fit_path=path) for repeat, fold, inner in positions]
         return units
 
     def identity(self, config, unit):

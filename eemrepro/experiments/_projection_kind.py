@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ._kinds import ExperimentKind, register_kind
-from ._splitters import derive_seed, inner_split, make_splitter
+from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, record_key
 from ._watchdog import _short_error, load_data, make_record, run_points
 
@@ -184,19 +184,14 @@ class ProjectionPipeline(ExperimentKind):
     # -- units -----------------------------------------------------------------
 
     def units(self, config):
-        proto = config.protocol
-        inners = [None] + (list(range(proto.inner_folds)) if proto.selection == "nested" else [])
         units = []
         for dataset in config.datasets:
-            n_folds = make_splitter(proto, dataset).n_folds
+            positions = split_positions(config.protocol, dataset)
             for spec in config.models:
                 for ppoint in spec.grid_points():
                     points = make_points(_classifier_points(config.analysis, ppoint))
-                    for repeat in range(proto.repeats):
-                        for fold in range(n_folds):
-                            for inner in inners:
-                                units.append(Unit(dataset=dataset, model=spec.name, points=points, repeat=repeat,
-                                                  fold=fold, inner=inner))
+                    units += [Unit(dataset=dataset, model=spec.name, points=points, repeat=repeat, fold=fold,
+                                   inner=inner) for repeat, fold, inner in positions]
         return units
 
     def identity(self, config, unit):

@@ -120,6 +120,13 @@ def make_splitter(protocol, dataset):
     raise ValueError(f"splitter must be one of {list(SPLITTERS)}, got {protocol.splitter!r}")
 
 
+def split_positions(protocol, dataset):
+    """Every (repeat, outer fold, inner fold or None) a unit runs on, in a fixed order."""
+    inners = [None] + (list(range(protocol.inner_folds)) if protocol.selection == "nested" else [])
+    n_folds = make_splitter(protocol, dataset).n_folds
+    return [(r, f, i) for r in range(protocol.repeats) for f in range(n_folds) for i in inners]
+
+
 def inner_split(y_train, inner_folds, seed, dataset, repeat, fold, inner):
     """(train, validation) positions within an outer training part (nested selection)."""
     skf = StratifiedKFold(n_splits=inner_folds, shuffle=True,

@@ -101,6 +101,13 @@ class _LinearProjection(TransformerMixin, BaseEstimator):
         return np.asarray([f"{prefix}{i}" for i in range(self.components_.shape[0])], dtype=object)
 
 
+class _NComponentsProjection(_LinearProjection):
+    """A projection whose only parameter is its number of components."""
+
+    def __init__(self, n_components=2):
+        self.n_components = n_components
+
+
 def _class_covariances(X, codes):
     """Each class's (biased, maximum-likelihood) covariance and its size."""
     covs, sizes = [], []
@@ -111,7 +118,7 @@ def _class_covariances(X, codes):
     return covs, np.asarray(sizes, dtype=float)
 
 
-class ClassPCA(_LinearProjection):
+class ClassPCA(_NComponentsProjection):
     """cPCA: the leading eigenvectors of the class-size-weighted sum of class covariances.
 
     PCA of the pooled within-class scatter, ``sum_c (n_c / n) cov_c`` (the MELM
@@ -136,16 +143,13 @@ class ClassPCA(_LinearProjection):
     array([[1., 0., 0.]])
     """
 
-    def __init__(self, n_components=2):
-        self.n_components = n_components
-
     def _components(self, X, codes):
         covs, sizes = _class_covariances(X, codes)
         pooled = sum(w * c for w, c in zip(sizes / sizes.sum(), covs, strict=True))
         return _top_eigenvectors(pooled, self.n_components)
 
 
-class TwoEllipsoidPCA(_LinearProjection):
+class TwoEllipsoidPCA(_NComponentsProjection):
     """2ePCA: the leading eigenvectors of the unweighted sum of class covariances.
 
     cPCA without the class-size weights (the balanced counterpart), as in the
@@ -162,15 +166,12 @@ class TwoEllipsoidPCA(_LinearProjection):
     classes_ : ndarray
     """
 
-    def __init__(self, n_components=2):
-        self.n_components = n_components
-
     def _components(self, X, codes):
         covs, _ = _class_covariances(X, codes)
         return _top_eigenvectors(sum(covs), self.n_components)
 
 
-class PerClassPCA(_LinearProjection):
+class PerClassPCA(_NComponentsProjection):
     """pPCA: each class's own principal components, one column per class in turn.
 
     For two classes and two components: the first principal component of each
@@ -187,9 +188,6 @@ class PerClassPCA(_LinearProjection):
     mean_ : ndarray of shape (n_features,)
     classes_ : ndarray
     """
-
-    def __init__(self, n_components=2):
-        self.n_components = n_components
 
     def _components(self, X, codes):
         covs, _ = _class_covariances(X, codes)

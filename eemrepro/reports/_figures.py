@@ -95,6 +95,15 @@ def scatter_figure(table, stem, title="GMean: reproduced vs published", metric="
     return paths
 
 
+def _finish(plt, fig, stem, title):
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, stem)
+    plt.close(fig)
+    return paths
+
+
 def _panels(plt, n, width=3.6, height=2.8, cols=5):
     cols = min(cols, n)
     rows = int(np.ceil(n / cols))
@@ -134,12 +143,7 @@ def histogram_figure(records, stem, model, title=""):
         ax.hist(v, bins=30, color="0.4")
         ax.set_title(f"{dataset} ({v.size} starts)", fontsize=9)
         ax.set_xlabel("D_CS")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    paths = _save(fig, stem)
-    plt.close(fig)
-    return paths
+    return _finish(plt, fig, stem, title)
 
 
 def expected_max_figure(records, stem, model, title="", max_starts=64, mark=16):
@@ -159,12 +163,7 @@ def expected_max_figure(records, stem, model, title="", max_starts=64, mark=16):
         ax.set_xlabel("random starts s")
         ax.set_ylabel(label)
     right.legend(fontsize=6, ncol=2)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    paths = _save(fig, stem)
-    plt.close(fig)
-    return paths
+    return _finish(plt, fig, stem, title)
 
 
 def embedding_figure(records, stem, dataset, title=""):
@@ -195,11 +194,7 @@ def embedding_figure(records, stem, dataset, title=""):
         ax.set_xticks([])
         ax.set_yticks([])
     axes[0].legend(fontsize=6, markerscale=2)
-    fig.suptitle(title or f"{dataset}: 2-D projections")
-    fig.tight_layout()
-    paths = _save(fig, stem)
-    plt.close(fig)
-    return paths
+    return _finish(plt, fig, stem, title or f"{dataset}: 2-D projections")
 
 
 def build_figures(dirs, out, selection="best-of-grid", figures=None):
