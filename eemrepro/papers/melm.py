@@ -63,6 +63,13 @@ PAPER = Paper(
                 "gamma = 1 for MELM and GEM (SPEC section 5)",
             ),
         ),
+        TableSpec(
+            id="melm_table3_classifiers", stem="melm_table3_per_classifier_bac",
+            title="MELM 2015 Table 3, every classifier: 5-fold CV BAC on the projected subsamples (best of grid)",
+            kind="projection-visual", metric="bac", scale=1.0, digits=3, selection="best-of-grid",
+            facet="classifier",
+            notes=("one row per projection + classifier; Table 3 shows the mean of each projection's three",),
+        ),
     ),
     figures=(
         FigureSpec(name="melm_fig3", stem="melm_fig3_dcs_histograms", drawer="histogram", model="MELM",
