@@ -5,9 +5,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from eemrepro.models import (
     EEKM,
     EEM,
+    ESMM,
     GEM,
     LSSVM,
     MELM,
+    SMM,
     SVM,
     WELM,
     ClassPCA,
@@ -27,6 +29,15 @@ def _expected_failed_checks(estimator):
                 "float32 features: BLAS blocks a batch differently from the whole "
                 "array, so decision values differ by ~1e-6, above the check's "
                 "atol=1e-7; predictions agree (the float64 instance passes)."
+            )
+        }
+    if isinstance(estimator, SMM):
+        return {
+            "check_sample_weight_equivalence_on_dense_data": (
+                "ADMM stops at a relative duality gap of tol=1e-5, so weighted and "
+                "repeated fits agree to about 1e-5 (checked against cvxpy in "
+                "tests/test_smm.py), not to the check's rtol=1e-7; for ESMM repeated "
+                "points also change the neighbourhoods of the memberships."
             )
         }
     return {}
@@ -52,6 +63,9 @@ def _expected_failed_checks(estimator):
         PerClassPCA(),
         GEM(),
         KDEClassifier(),
+        SMM(C=10.0),
+        SMM(C=1.0, tau=0.0),
+        ESMM(C=10.0, n_neighbors=3),
     ],
     expected_failed_checks=_expected_failed_checks,
 )

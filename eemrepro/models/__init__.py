@@ -6,7 +6,9 @@ LSSVM over C. ``LSSVMEnsemble`` and ``LSSVMEnsembleGCV`` (Hwang 2016) take any
 number of classes. ``MELM`` (Czarnecki, Jozefowicz & Tabor 2015) and its
 baselines ``ClassPCA``, ``TwoEllipsoidPCA``, ``PerClassPCA`` and ``GEM`` are
 supervised 2-D projections (transformers); ``KDEClassifier`` is the density
-classifier the MELM paper puts on them.
+classifier the MELM paper puts on them. ``SMM`` (support matrix machine) and
+``ESMM`` (SMM weighted by ``entropy_fuzzy_membership``, Zhu 2017) read each
+point as a matrix.
 """
 
 from ._entropy import EEKM, EEM, DegenerateProjectionWarning
@@ -16,9 +18,10 @@ from ._lssvm import LSSVM
 from ._lssvm_ensemble import LSSVMEnsemble, LSSVMEnsembleGCV
 from ._melm import MELM
 from ._projections import GEM, ClassPCA, PerClassPCA, TwoEllipsoidPCA
+from ._smm import ESMM, SMM
 from ._svm import SVM
 from ._welm import WELM
 
 __all__ = ["WELM", "EEM", "EEKM", "LSSVM", "SVM", "LSSVMEnsemble", "LSSVMEnsembleGCV",
            "MELM", "ClassPCA", "TwoEllipsoidPCA", "PerClassPCA", "GEM", "KDEClassifier",
-           "entropy_fuzzy_membership", "DegenerateProjectionWarning"]
+           "entropy_fuzzy_membership", "SMM", "ESMM", "DegenerateProjectionWarning"]

@@ -1,0 +1,149 @@
+"""Support matrix machine and ESMM (SPEC section 6).
+
+Expected values come from independent solvers: cvxpy (Clarabel) for SMM's optimum,
+scikit-learn's ``SVC(kernel="linear")`` for tau = 0, a brute-force scan for the
+intercept; the shapes are closed forms.
+"""
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+from eemrepro.models import ESMM, SMM, entropy_fuzzy_membership
+from eemrepro.models._smm import _best_intercept, _matrix_shape, _smm_admm, _smm_objective
+
+
+def _problem(n, r, c, seed):
+    rng = np.random.RandomState(seed)
+    A = rng.normal(size=(n, r, c))
+    t = np.where(rng.rand(n) < 0.35, 1.0, -1.0)
+    A[t > 0, 0, :] += 0.8  # the classes differ in the first row of the matrix
+    return A.reshape(n, r * c), t, rng.uniform(0.5, 1.0, n)
+
+
+def _cvxpy_optimum(F, t, weights, tau, shape):
+    """min 1/2 ||W||_F^2 + tau ||W||_* + sum_i weights_i [1 - t_i (<W, A_i> + b)]_+ by Clarabel."""
+    r, c = shape
+    W, b = cp.Variable((r, c)), cp.Variable()
+    margins = cp.multiply(t, F @ cp.reshape(W, (r * c,), order="C") + b)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(W) + tau * cp.normNuc(W)
+                                      + weights @ cp.pos(1 - margins)))
+    problem.solve(solver="CLARABEL")
+    return problem.value
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3), (1, 5)])
+@pytest.mark.parametrize("C, tau", [(1.0, 0.5), (10.0, 0.1), (0.1, 1.0), (1.0, 5.0)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_objective_matches_cvxpy(shape, C, tau, weighted):
+    F, t, s = _problem(80, *shape, seed=hash((shape, C, tau)) % 1000)
+    weights = C * (s if weighted else np.ones_like(s))
+    W, b, _, gap, converged, _ = _smm_admm(F, t, weights, tau, shape, tol=1e-6)
+    optimum = _cvxpy_optimum(F, t, weights, tau, shape)
+    value = _smm_objective(W, b, F, t, weights, tau)
+    assert converged
+    # The certificate: the primal value is within the reported gap of the optimum.
+    assert (value - optimum) / optimum <= gap + 1e-7
+    assert abs(value - optimum) / optimum < 1e-5
+
+
+def test_estimator_objective_and_orientation_match_cvxpy():
+    F, t, s = _problem(90, 2, 4, seed=3)
+    y = np.where(t > 0, "minority", "majority")  # classes_ = [majority, minority]
+    clf = SMM(C=3.0, tau=0.3, tol=1e-6).fit(F, y, sample_weight=s)
+    assert clf.shape_ == (2, 4) and clf.coef_.shape == (2, 4)
+    optimum = _cvxpy_optimum(F, t, 3.0 * s, 0.3, (2, 4))
+    np.testing.assert_allclose(clf.objective_, optimum, rtol=1e-5)
+    # classes_[1] is the minority class here, so the score is the solver's own.
+    np.testing.assert_allclose(clf.decision_function(F), F @ clf.coef_.ravel() + clf.intercept_)
+    # Swapping the label names flips the orientation, not the model.
+    flipped = SMM(C=3.0, tau=0.3, tol=1e-6).fit(F, np.where(t > 0, "a", "b"), sample_weight=s)
+    np.testing.assert_allclose(flipped.decision_function(F), -clf.decision_function(F), atol=1e-3)
+
+
+def test_tau_zero_is_a_linear_svm():
+    # tau = 0: 1/2 ||w||^2 + C sum s_i hinge is exactly SVC(kernel="linear") with sample weights.
+    F, t, s = _problem(120, 2, 3, seed=7)
+    smm = SMM(C=2.0, tau=0.0, tol=1e-7).fit(F, t, sample_weight=s)
+    svc = SVC(kernel="linear", C=2.0, tol=1e-8).fit(F, t, sample_weight=s)
+    np.testing.assert_allclose(smm.coef_.ravel(), svc.coef_.ravel(), rtol=2e-3, atol=2e-3)
+    svc_value = _smm_objective(svc.coef_.reshape(2, 3), svc.intercept_[0], F, t, 2.0 * s, 0.0)
+    np.testing.assert_allclose(smm.objective_, svc_value, rtol=1e-5)
+
+
+def test_fit_path_warm_starts_match_separate_fits():
+    F, t, s = _problem(100, 3, 3, seed=11)
+    Cs = [10.0, 0.1, 1.0]
+    path = SMM(tau=0.2, tol=1e-6).fit_path(F, t, Cs, sample_weight=s)
+    for C, model in zip(Cs, path, strict=True):
+        assert model.C == C
+        alone = SMM(C=C, tau=0.2, tol=1e-6).fit(F, t, sample_weight=s)
+        np.testing.assert_allclose(model.objective_, alone.objective_, rtol=1e-5)
+        np.testing.assert_allclose(model.objective_, _cvxpy_optimum(F, t, C * s, 0.2, (3, 3)), rtol=1e-5)
+
+
+def test_best_intercept_against_a_scan():
+    rng = np.random.RandomState(0)
+    f, t, c = rng.normal(size=40), np.where(rng.rand(40) < 0.4, 1.0, -1.0), rng.uniform(0.1, 2, 40)
+    loss = lambda b: c @ np.maximum(0.0, 1.0 - t * (f + b))  # noqa: E731
+    grid = np.linspace(-4, 4, 80001)
+    best_on_grid = min(loss(b) for b in grid)
+    assert loss(_best_intercept(f, t, c)) <= best_on_grid + 1e-12
+
+
+@pytest.mark.parametrize("d, expected", [(9, (3, 3)), (12, (3, 4)), (8, (2, 4)), (7, (1, 7)), (13, (1, 13)),
+                                         (1, (1, 1))])
+def test_most_square_shape(d, expected):
+    assert _matrix_shape(d) == expected
+
+
+def test_prime_dimension_gives_a_row_and_the_l2_norm():
+    # 1 x d: ||W||_* = ||w||_2, so the objective is 1/2 ||w||^2 + tau ||w|| + hinge.
+    F, t, _ = _problem(60, 1, 7, seed=5)
+    clf = SMM(C=1.0, tau=0.5, tol=1e-6).fit(F, t)
+    assert clf.shape_ == (1, 7)
+    w = clf.coef_.ravel() * (1 if clf._pos_is_second else -1)
+    b = clf.intercept_ * (1 if clf._pos_is_second else -1)
+    by_hand = 0.5 * w @ w + 0.5 * np.linalg.norm(w) + np.maximum(0, 1 - t * (F @ w + b)).sum()
+    np.testing.assert_allclose(clf.objective_, by_hand, rtol=1e-12)
+
+
+def test_esmm_is_smm_weighted_by_the_memberships():
+    F, t, _ = _problem(90, 2, 3, seed=2)
+    esmm = ESMM(C=5.0, tau=0.1, n_neighbors=7, tol=1e-6).fit(F, t)
+    s = entropy_fuzzy_membership(F, t, 7)
+    np.testing.assert_array_equal(esmm.memberships_, s)
+    assert s.min() < 1.0  # the test means something only if some weight is below 1
+    smm = SMM(C=5.0, tau=0.1, tol=1e-6).fit(F, t, sample_weight=s)
+    np.testing.assert_allclose(esmm.objective_, smm.objective_, rtol=1e-5)
+    np.testing.assert_allclose(esmm.objective_, _cvxpy_optimum(F, t, 5.0 * s, 0.1, (2, 3)), rtol=1e-5)
+
+
+def test_convergence_warning_when_iterations_run_out():
+    F, t, _ = _problem(60, 2, 2, seed=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter=10"):
+        clf = SMM(C=100.0, max_iter=10, tol=1e-9).fit(F, t)
+    assert clf.n_iter_ == 10 and clf.duality_gap_ > 1e-9
+
+
+def test_bad_input():
+    F, t, _ = _problem(30, 2, 3, seed=0)
+    with pytest.raises(ValueError, match="r \\* c must equal"):
+        SMM(shape=(4, 2)).fit(F, t)
+    with pytest.raises(ValueError, match="shape must be two positive integers"):
+        SMM(shape=(0, 6)).fit(F, t)
+    with pytest.raises(ValueError, match="only one class"):
+        SMM().fit(F, np.ones(30))
+    with pytest.raises(ValueError, match="non-negative"):
+        SMM().fit(F, t, sample_weight=-np.ones(30))
+    with pytest.raises(ValueError, match="'C'"):
+        SMM(C=0.0).fit(F, t)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        ESMM(n_neighbors=30).fit(F, t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SMM(shape=[2, 3]).fit(F, t)  # a list is a valid shape too
