@@ -3,9 +3,11 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from eemrepro.models import (
+    BFSVM,
     EEKM,
     EEM,
     ESMM,
+    FSVM,
     GEM,
     LSSVM,
     MELM,
@@ -16,6 +18,7 @@ from eemrepro.models import (
     KDEClassifier,
     LSSVMEnsemble,
     LSSVMEnsembleGCV,
+    MatMHKS,
     PerClassPCA,
     TwoEllipsoidPCA,
 )
@@ -29,6 +32,17 @@ def _expected_failed_checks(estimator):
                 "float32 features: BLAS blocks a batch differently from the whole "
                 "array, so decision values differ by ~1e-6, above the check's "
                 "atol=1e-7; predictions agree (the float64 instance passes)."
+            )
+        }
+    if isinstance(estimator, SVM):
+        return {
+            "check_sample_weight_equivalence_on_dense_data": (
+                "weighted fits go through scikit-learn's SVC and unweighted ones through "
+                "libsvm-official: the same LIBSVM solver, stopping at tol=1e-3, so the two "
+                "agree to the solver's tolerance, not to rtol=1e-7 (scikit-learn's SVC "
+                "lists this check as an expected failure too); FSVM's and B-FSVM's "
+                "memberships also depend on the repeated points (class means, the "
+                "logistic regression)."
             )
         }
     if isinstance(estimator, SMM):
@@ -66,6 +80,9 @@ def _expected_failed_checks(estimator):
         SMM(C=10.0),
         SMM(C=1.0, tau=0.0),
         ESMM(C=10.0, n_neighbors=3),
+        FSVM(C=10.0, gamma=0.1),
+        BFSVM(C=10.0, gamma=0.1),
+        MatMHKS(c=0.1),
     ],
     expected_failed_checks=_expected_failed_checks,
 )

@@ -1,4 +1,9 @@
-"""C-SVC with the Gaussian kernel, trained by LIBSVM (``libsvm-official``)."""
+"""C-SVC with the Gaussian kernel, trained by LIBSVM.
+
+Without per-sample weights the solver is ``libsvm-official``'s ``svm_train``; with
+them it is scikit-learn's ``SVC``, the same LIBSVM solver patched for instance
+weights (``libsvm-official`` has class weights only).
+"""
 
 import numbers
 
@@ -21,14 +26,20 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
 
     Training is LIBSVM's own (``svm_train`` of ``libsvm-official``) with
     ``-wi`` set to the balance weights |larger class| / |class i| and LIBSVM's
-    defaults otherwise (the kernel cache ``-m`` is ``cache_size``). The fitted
-    support vectors and coefficients are copied into numpy arrays, so the
-    estimator pickles and predicts without LIBSVM.
+    defaults otherwise (the kernel cache ``-m`` is ``cache_size``). With a
+    ``sample_weight`` (each point's C is C times its weight) the solver is
+    scikit-learn's ``SVC``, LIBSVM with instance weights. The fitted support
+    vectors and coefficients are copied into numpy arrays, so the estimator
+    pickles and predicts without LIBSVM.
 
     Parameters
     ----------
     C : float, default=1.0
     gamma : float, default=1.0
+        The kernel is exp(-gamma ||x - y||^2).
+    balanced : bool, default=True
+        True: class weights |larger class| / |class i| (the EEM paper's SVM);
+        False: none (the ESMM paper's).
     cache_size : float, default=100
         LIBSVM's kernel cache in MB (``-m``; 100 is LIBSVM's default). It
         changes the speed only, not the solution: on tens of thousands of
@@ -60,15 +71,18 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, C=1.0, gamma=1.0, cache_size=100):
+    def __init__(self, C=1.0, gamma=1.0, balanced=True, cache_size=100):
         self.C = C
         self.gamma = gamma
+        self.balanced = balanced
         self.cache_size = cache_size
 
     def _check_params(self):
         _check_number(self, "C", numbers.Real, low=0, low_open=True)
         _check_number(self, "gamma", numbers.Real, low=0, low_open=True)
         _check_number(self, "cache_size", numbers.Real, low=0, low_open=True)
+        if not isinstance(self.balanced, bool | np.bool_):
+            raise ValueError(f"SVM: parameter 'balanced' must be True or False, got {self.balanced!r}.")
 
     # LIBSVM's kernel cache changes the speed, never the solution: a record
     # made with another cache_size holds the same values (experiments' identity).
@@ -79,23 +93,42 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         """Rough operation count of one fit (the runner's time estimate)."""
         return 20 * n * n * d
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train with LIBSVM.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample multipliers of C.
 
         Returns
         -------
         self : object
         """
-        from libsvm.svmutil import svm_train
-
         self._check_params()
         X, t = self._validate_training_data(X, y)
-        w = _balance_weights(t)
+        w = _balance_weights(t) if self.balanced else np.ones_like(t)
+        weighted = self._weighted_training_set(X, t, sample_weight)
+        if weighted is None:
+            self._train_libsvm(X, t, w)
+        else:
+            self._train_weighted(*weighted, w_pos=float(w[t > 0][0]), w_neg=float(w[t < 0][0]))
+        return self
+
+    def _weighted_training_set(self, X, t, sample_weight):
+        """(X, t, weights) to train on with instance weights, or None for plain LIBSVM."""
+        if sample_weight is None:
+            return None
+        s = np.asarray(sample_weight, dtype=np.float64)
+        if s.shape != t.shape or not np.all(np.isfinite(s)) or np.any(s < 0) or not s.any():
+            raise ValueError(f"sample_weight must be {t.shape[0]} finite non-negative values, not all zero.")
+        return X, t, s
+
+    def _train_libsvm(self, X, t, w):
+        from libsvm.svmutil import svm_train
+
         options = _libsvm_options(float(self.C), float(self.gamma), float(w[t > 0][0]), float(w[t < 0][0]),
                                   float(self.cache_size))
         model = svm_train(t, np.ascontiguousarray(X), options)
@@ -108,7 +141,19 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         self.support_vectors_ = X[support]
         self.dual_coef_ = sign * coef
         self.intercept_ = -sign * float(model.rho[0])
-        return self
+
+    def _train_weighted(self, X, t, s, w_pos, w_neg):
+        from sklearn.svm import SVC
+
+        # LIBSVM's defaults as in _libsvm_options (tol 1e-3, shrinking on).
+        svc = SVC(C=float(self.C), kernel="rbf", gamma=float(self.gamma), class_weight={1.0: w_pos, -1.0: w_neg},
+                  cache_size=float(self.cache_size))
+        svc.fit(X, t, sample_weight=s)
+        # scikit-learn orients a binary SVC's dual_coef_ and intercept_ for classes_[1] = +1.
+        self.support_ = svc.support_
+        self.support_vectors_ = X[svc.support_]
+        self.dual_coef_ = svc.dual_coef_[0].copy()
+        self.intercept_ = float(svc.intercept_[0])
 
     def decision_function(self, X):
         """sum_i coef_i K(x_i, x) + b, positive for ``classes_[1]``.
