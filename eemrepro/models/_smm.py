@@ -220,6 +220,9 @@ class SMM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     ((2, 3), True)
     """
 
+    # The grid parameter fit_path covers in one fit (used by the experiment runner).
+    _path_param = "C"
+
     def __init__(self, C=1.0, tau=0.1, shape=None, max_iter=10000, tol=1e-5):
         self.C = C
         self.tau = tau
