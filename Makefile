@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test bench bench-svm bench-lssvm bench-melm lint clean tables figures
+.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ bench-lssvm: install
 
 bench-melm: install
 	$(PY) benchmarks/bench_melm.py
+
+bench-smm: install
+	$(PY) benchmarks/bench_smm.py
 
 # LIBSVM's kernel cache, webpages by default (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
 bench-svm: install
