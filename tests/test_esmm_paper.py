@@ -6,9 +6,12 @@ Expected values come from the paper: Table 2's train + test sizes (the registry'
 
 from pathlib import Path
 
+import pandas as pd
+
 from eemrepro.datasets import get_entry
 from eemrepro.experiments import load_config
 from eemrepro.papers import registered_papers
+from eemrepro.papers.esmm import METHODS, table4_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,3 +46,32 @@ def test_esmm_grid_is_spec_section_6():
     assert esmm["n_neighbors"] == list(range(1, 21))
     # sigma in 1e-3..1e3 for exp(-||x - y||^2 / sigma^2): gamma = sigma^-2.
     assert sorted(config.model("SVM").grid["gamma"]) == sorted(10.0 ** (-2 * k) for k in range(-3, 4))
+
+
+def test_summary_rows_by_hand():
+    # Two data sets; ours: ESMM best on the first, SVM on the second. Published: the CSV's
+    # values for keel-wisconsin and keel-haberman (ESMM 94.05 / 64.42, ..., SVM 93.64 / 54.08).
+    ours = {"keel-wisconsin": [95, 94, 90, 91, 93, 92], "keel-haberman": [60, 61, 62, 63, 64, 70]}
+    rows = []
+    for dataset, values in ours.items():
+        for method, value in zip(METHODS, values, strict=True):
+            pub = _table4().published_frame().set_index(["dataset", "method"]).loc[(dataset, method), "auc_mean"]
+            point = {"C": 1.0, "tau": 0.1, "n_neighbors": 7} if method == "ESMM" else {"C": 1.0}
+            rows.append({"dataset": dataset, "method": method, "status": "ok", "auc": value, "point": point,
+                         "published": pub})
+    lines = table4_notes(pd.DataFrame(rows))
+    ours_line = next(line for line in lines if line.startswith("ours: average AUC"))
+    # ESMM: (95 + 60) / 2 = 77.5; ranks 1 and 6 -> 3.5. SVM: (92 + 70) / 2 = 81; ranks 4 and 1 -> 2.5.
+    assert "ESMM 77.50" in ours_line and "SVM 81.00" in ours_line
+    assert "average rank ESMM 3.50" in ours_line and ours_line.endswith("SVM 2.50")
+    paper_line = next(line for line in lines if line.startswith("paper: average AUC"))
+    assert f"ESMM {(94.05 + 64.42) / 2:.2f}" in paper_line and f"SVM {(93.64 + 54.08) / 2:.2f}" in paper_line
+    assert "ours: ESMM best (or tied) on 1, above MatMHKS on 1 of 2" in lines
+    # The paper's k: 9 on Wisconsin, 13 on Haberman (Table 4's k column).
+    assert lines[-1] == "ESMM's selected k / the paper's k: keel-wisconsin 7/9, keel-haberman 7/13"
+
+
+def test_summary_rows_wait_for_every_method():
+    table = pd.DataFrame([{"dataset": "keel-wisconsin", "method": "SVM", "status": "ok", "auc": 90.0,
+                           "point": {}, "published": 93.64}])
+    assert table4_notes(table) == ["summary rows: no data set has a value of every method yet"]

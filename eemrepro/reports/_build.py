@@ -67,7 +67,7 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
         for fmt in formats:
             written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))
         if spec.summary:
-            written.append(_write_summary(df, spec, out / f"{spec.summary}.md", selection))
+            written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
     if records:
         written.append(_write_check(records, out, prov, specs, unfinished))
     return written
