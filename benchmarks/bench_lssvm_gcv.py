@@ -23,24 +23,15 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 
 import numpy as np
+from _timing import best_of
 from scipy import linalg
 from sklearn.metrics.pairwise import rbf_kernel
 
 from eemrepro.models._lssvm import _lssvm_hat_path, _selection_criterion
 
 CS = [10.0**k for k in range(-2, 7)]  # SPEC section 4's C grid: 9 values
-
-
-def best_of(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
 
 
 def make_problem(n, d, m, seed=0):

@@ -15,10 +15,10 @@ Usage: python benchmarks/bench_smm.py [--n N] [--repeat K]
 """
 
 import argparse
-import time
 
 import cvxpy as cp
 import numpy as np
+from _timing import best_of
 
 from eemrepro.models import SMM
 from eemrepro.models._smm import _smm_admm, _smm_objective
@@ -42,15 +42,6 @@ def cvxpy_solve(F, t, weights, tau):
     return prob.value
 
 
-def best_time(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=500)
@@ -64,8 +55,8 @@ def main():
     worst = 0.0
     ratio_at_1 = None
     for C in C_GRID:
-        tc, optimum = best_time(lambda C=C: cvxpy_solve(F, t, C * s, tau), args.repeat)
-        ta, sol = best_time(lambda C=C: _smm_admm(F, t, C * s, tau, (3, 3)), args.repeat)
+        tc, optimum = best_of(lambda C=C: cvxpy_solve(F, t, C * s, tau), args.repeat)
+        ta, sol = best_of(lambda C=C: _smm_admm(F, t, C * s, tau, (3, 3)), args.repeat)
         W, b, n_iter = sol[0], sol[1], sol[2]
         gap = (_smm_objective(W, b, F, t, C * s, tau) - optimum) / abs(optimum)
         worst = max(worst, abs(gap))
@@ -74,7 +65,7 @@ def main():
             ratio_at_1 = tc / ta
         print(f"  C = {C:7g}: cvxpy {tc:8.4f}  ADMM {ta:8.4f} ({n_iter:5d} iterations)  "
               f"cvxpy / ADMM {tc / ta:6.2f}  objective vs cvxpy {gap:+.1e}")
-    tp, _ = best_time(lambda: SMM(tau=tau).fit_path(F, t, list(C_GRID), sample_weight=s), args.repeat)
+    tp, _ = best_of(lambda: SMM(tau=tau).fit_path(F, t, list(C_GRID), sample_weight=s), args.repeat)
     print(f"  C grid: cvxpy {total_c:.4f}, ADMM cold {total_a:.4f}, fit_path (warm) {tp:.4f}")
     print("ratios (measured in this run):")
     met = "met" if ratio_at_1 >= 10 else "NOT met"
