@@ -30,6 +30,14 @@ def test_config_runs_every_published_keel_set_with_every_method():
     assert {m.name for m in config.models} == set(published["method"]) == {"ESMM", "SMM", "MatMHKS", "B-FSVM", "FSVM", "SVM"}
 
 
+def test_fuzzy_weights_config_shares_table4_protocol():
+    table4 = load_config(ROOT / "configs" / "esmm_table4.yaml")
+    extra = load_config(ROOT / "configs" / "esmm_fuzzy_weights.yaml")
+    assert extra.datasets == table4.datasets and extra.protocol == table4.protocol
+    assert {m.estimator for m in extra.models} == {"SVM", "EntropyFuzzySVM"}
+    assert extra.model("SVM (entropy weights)").grid["gamma"] == table4.model("SVM").grid["gamma"]
+
+
 def test_train_sizes_leave_the_paper_test_parts():
     # Table 2: train + test = the paper's n; our train sizes are the paper's, so the test parts are too.
     config = load_config(ROOT / "configs" / "esmm_table4.yaml")

@@ -12,7 +12,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import SVC
 
-from eemrepro.models import BFSVM, FSVM, SVM, MatMHKS
+from eemrepro.models import BFSVM, FSVM, SVM, EntropyFuzzySVM, MatMHKS, entropy_fuzzy_membership
 from eemrepro.models._fuzzy_svm import _lin_wang_membership
 
 
@@ -67,6 +67,16 @@ def test_bfsvm_is_the_doubled_training_set(data):
     ref = SVC(C=10.0, gamma=2.0).fit(X2, t2, sample_weight=w2).decision_function(X)
     sign = 1.0 if bfsvm.pos_label_ == bfsvm.classes_[1] else -1.0
     np.testing.assert_allclose(bfsvm.decision_function(X), sign * ref, atol=5e-3)
+
+
+def test_entropy_fuzzy_svm_is_the_svm_weighted_by_the_memberships(data):
+    X, y = data
+    clf = EntropyFuzzySVM(C=10.0, gamma=2.0, n_neighbors=5).fit(X, y)
+    s = entropy_fuzzy_membership(X, y, 5)
+    np.testing.assert_array_equal(clf.memberships_, s)
+    assert s.min() < 1.0
+    ref = SVC(C=10.0, gamma=2.0).fit(X, y, sample_weight=s).decision_function(X)
+    np.testing.assert_allclose(clf.decision_function(X), ref, atol=5e-3)
 
 
 def test_matmhks_separates_a_separable_problem():

@@ -3,7 +3,8 @@
 FSVM (Lin & Wang 2002) weights each point by its distance from its class mean;
 B-FSVM (Wang, Wang & Lai 2005) enters every point twice, once per class, with
 memberships from a logistic regression. Both train the RBF C-SVC of ``SVM`` with
-per-sample weights and no class weights.
+per-sample weights and no class weights. ``EntropyFuzzySVM`` (not in the papers)
+weights the same SVM by ESMM's entropy-based memberships.
 """
 
 import numbers
@@ -12,9 +13,10 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from ._base import _check_number
+from ._fuzzy import entropy_fuzzy_membership
 from ._svm import SVM
 
-__all__ = ["FSVM", "BFSVM"]
+__all__ = ["FSVM", "BFSVM", "EntropyFuzzySVM"]
 
 
 def _lin_wang_membership(X, t, delta):
@@ -132,3 +134,57 @@ class BFSVM(SVM):
         self.memberships_ = m
         n = X.shape[0]
         return (np.vstack([X, X]), np.r_[np.ones(n), -np.ones(n)], np.r_[m * s, (1.0 - m) * s])
+
+
+class EntropyFuzzySVM(SVM):
+    """The RBF C-SVC weighted by ESMM's entropy-based fuzzy memberships (not in the papers).
+
+    Point i's C is C s_i, s_i = ``entropy_fuzzy_membership`` of the training data
+    (1 for the minority class, 1 - alpha (j - 1) for a majority point in entropy
+    bin j): what ESMM does to SMM, done to the SVM, to see whether the weights
+    help a kernel machine too.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    gamma : float, default=1.0
+    balanced : bool, default=False
+        Class weights as ``SVM``'s on top of the memberships.
+    n_neighbors : int, default=10
+    n_bins : int, default=10
+    alpha : float, default=0.05
+    membership_order : {"text", "literal"}, default="text"
+    cache_size : float, default=100
+
+    Attributes
+    ----------
+    memberships_ : ndarray of shape (n_samples,)
+    classes_, pos_label_, support_, support_vectors_, dual_coef_, intercept_
+        As in ``SVM``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from eemrepro.models import EntropyFuzzySVM
+    >>> X, y = make_classification(n_samples=120, weights=[0.8], random_state=0)
+    >>> clf = EntropyFuzzySVM(C=10.0, gamma=0.1, n_neighbors=5).fit(X, y)
+    >>> float(clf.memberships_.min()) >= 0.55
+    True
+    """
+
+    def __init__(self, C=1.0, gamma=1.0, balanced=False, n_neighbors=10, n_bins=10, alpha=0.05,
+                 membership_order="text", cache_size=100):
+        self.C = C
+        self.gamma = gamma
+        self.balanced = balanced
+        self.n_neighbors = n_neighbors
+        self.n_bins = n_bins
+        self.alpha = alpha
+        self.membership_order = membership_order
+        self.cache_size = cache_size
+
+    def _weighted_training_set(self, X, t, sample_weight):
+        self.memberships_ = entropy_fuzzy_membership(X, t, self.n_neighbors, n_bins=self.n_bins,
+                                                     alpha=self.alpha, order=self.membership_order)
+        given = super()._weighted_training_set(X, t, sample_weight)
+        return X, t, self.memberships_ * (1.0 if given is None else given[2])

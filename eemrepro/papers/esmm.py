@@ -84,5 +84,5 @@ PAPER = Paper(
             pairs=tuple(("ESMM", m) for m in METHODS[1:]), summary="esmm_table4_summary",
         ),
     ),
-    configs=("configs/esmm_table4.yaml",),
+    configs=("configs/esmm_table4.yaml", "configs/esmm_fuzzy_weights.yaml"),
 )
