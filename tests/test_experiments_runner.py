@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,6 +74,11 @@ def test_records_have_provenance_and_metrics(reference):
         assert r[field] is not None, field
     assert set(r["metrics"]) == {"gmean", "bac", "auc", "error"} and None not in r["metrics"].values()
     assert 0 <= r["metrics"]["gmean"] <= 1 and r["versions"]["scikit-learn"]
+    # Every runtime dependency the package declares (pyproject.toml) has its version recorded.
+    from importlib.metadata import requires, version
+    declared = {re.split(r"[\s<>=!~;\[(]", q, maxsplit=1)[0] for q in requires("eemrepro") if "extra ==" not in q}
+    assert {"clarabel", "libsvm-official", "numpy"} <= declared
+    assert all(r["versions"][name] == version(name) for name in declared)
     # What makes the record's values, besides its key (SMALL's protocol and the model's fixed parameters).
     assert r["identity"]["splitter"] == "stratified-kfold" and r["identity"]["folds"] == 3
     assert r["identity"]["seed"] == 7 and r["identity"]["scaling"] == "global"

@@ -14,6 +14,7 @@ the main process. An experiment kind supplies the fitting steps
 import os
 import pickle
 import platform
+import re
 import select
 import signal
 import socket
@@ -29,11 +30,16 @@ _HEADER = struct.Struct("<Q")
 
 @cache
 def environment():
-    """Package versions and host, recorded with every result."""
-    from importlib.metadata import PackageNotFoundError, version
+    """Package versions (eemrepro and every runtime dependency it declares) and host, recorded with every result."""
+    from importlib.metadata import PackageNotFoundError, requires, version
 
+    try:
+        declared = [r for r in requires("eemrepro") or [] if "extra ==" not in r]
+    except PackageNotFoundError:
+        declared = []
+    names = [re.split(r"[\s<>=!~;\[(]", r, maxsplit=1)[0] for r in declared]
     versions = {}
-    for pkg in ("eemrepro", "numpy", "scipy", "scikit-learn", "libsvm-official", "pandas"):
+    for pkg in ["eemrepro", *sorted(set(names) | {"numpy", "scipy", "scikit-learn", "libsvm-official", "pandas"})]:
         try:
             versions[pkg] = version(pkg)
         except PackageNotFoundError:
