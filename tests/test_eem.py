@@ -219,3 +219,87 @@ def test_result_does_not_depend_on_the_number_of_threads(small_chunks):
     with threadpool_limits(limits=1, user_api="blas"):
         one = EEM(n_hidden=30, activation="rbf", random_state=0).fit(X, y)
     np.testing.assert_array_equal(many.beta_, one.beta_)
+
+
+# -- sample weights (scikit-learn's meaning: a weight k counts as k copies of the row) --------------
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_integer_weights_equal_repeated_rows(chunked, request):
+    # Expected values: the unweighted EEM on the rows repeated (that fit is checked against
+    # scikit-learn's ledoit_wolf above); weight 0 drops a row.
+    if chunked:
+        request.getfixturevalue("small_chunks")
+    X, y = make_imbalanced(n=140, d=5, seed=21)
+    w = np.random.RandomState(0).randint(0, 4, size=140)
+    w[:3] = 1  # keep some minority rows whatever the draw
+    weighted = EEM(n_hidden=30, activation="rbf", random_state=0).fit(X, y, sample_weight=w)
+    repeated = EEM(n_hidden=30, activation="rbf", random_state=0).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(weighted.beta_, repeated.beta_, rtol=1e-8, atol=1e-10 * np.abs(repeated.beta_).max())
+    np.testing.assert_allclose(weighted.shrinkage_, repeated.shrinkage_, rtol=1e-8)
+    np.testing.assert_allclose(weighted.class_means_, repeated.class_means_, rtol=1e-10)
+    np.testing.assert_allclose(weighted.decision_function(X), repeated.decision_function(X), rtol=1e-7, atol=1e-9)
+
+
+def test_fractional_weights_against_the_weighted_formulas(small_chunks):
+    # Expected values written out here from the definitions: the weighted mean and 1/N
+    # covariance (N = sum of the weights), and Ledoit and Wolf's intensity with n -> N:
+    # beta = (sum_k s_k ||x_k - m||^4 / N - ||S||_F^2) / (p N), delta = ||S - mu I||_F^2 / p.
+    X, y = make_imbalanced(n=160, d=4, seed=22)
+    s = np.random.RandomState(1).uniform(0.55, 1.0, size=160)
+    est = EEM(n_hidden=20, activation="sig", random_state=0).fit(X, y, sample_weight=s)
+    H = _reference_features(X, est)
+    t = np.where(y == est.pos_label_, 1, -1)
+    shrunk = {}
+    for c in (1, -1):
+        Hc, sc = H[t == c], s[t == c]
+        N, p = sc.sum(), Hc.shape[1]
+        m = sc @ Hc / N
+        D = Hc - m
+        S = (D * sc[:, None]).T @ D / N
+        mu = np.trace(S) / p
+        delta = np.sum((S - mu * np.eye(p)) ** 2) / p
+        beta = min((sc @ np.sum(D * D, axis=1) ** 2 / N - np.sum(S * S)) / (p * N), delta)
+        shrinkage = beta / delta
+        shrunk[c] = (1 - shrinkage) * S + shrinkage * mu * np.eye(p)
+        i = list(est.classes_).index(est.pos_label_) if c == 1 else 1 - list(est.classes_).index(est.pos_label_)
+        np.testing.assert_allclose(est.class_means_[i], m, rtol=1e-10)
+        assert est.shrinkage_[i] == pytest.approx(shrinkage, rel=1e-7)
+    diff = est.class_means_[list(est.classes_).index(est.pos_label_)] - est.class_means_[1 - list(est.classes_).index(est.pos_label_)]
+    x = np.linalg.solve(shrunk[1] + shrunk[-1], diff)
+    np.testing.assert_allclose(est.beta_, 2 * x / (diff @ x), rtol=1e-6, atol=1e-9 * np.abs(x).max())
+
+
+def test_weighted_fit_path_equals_separate_fits():
+    X, y = make_imbalanced(n=150, d=5, seed=23)
+    s = np.random.RandomState(2).uniform(0.5, 1.5, size=150)
+    path = EEM(activation="rbf", random_state=3).fit_path(X, y, n_hidden=[10, 40], sample_weight=s)
+    for model in path:
+        single = EEM(n_hidden=model.n_hidden, activation="rbf", random_state=3).fit(X, y, sample_weight=s)
+        np.testing.assert_allclose(model.beta_, single.beta_, rtol=1e-9, atol=1e-12 * np.abs(single.beta_).max())
+
+
+def test_entropy_fuzzy_eem_is_eem_weighted_by_the_memberships():
+    from eemrepro.models import EntropyFuzzyEEM, entropy_fuzzy_membership
+
+    X, y = make_imbalanced(n=200, d=5, seed=24, shift=0.5)
+    fuzzy = EntropyFuzzyEEM(n_hidden=40, n_neighbors=7, random_state=0).fit(X, y)
+    t = np.where(y == fuzzy.pos_label_, 1, -1)
+    s = entropy_fuzzy_membership(X, t, 7)
+    np.testing.assert_array_equal(fuzzy.memberships_, s)
+    assert s.min() < 1.0  # some majority point is down-weighted, or the test proves nothing
+    plain = EEM(n_hidden=40, random_state=0).fit(X, y, sample_weight=s)
+    np.testing.assert_allclose(fuzzy.beta_, plain.beta_, rtol=1e-10)
+    (path_model,) = EntropyFuzzyEEM(n_neighbors=7, random_state=0).fit_path(X, y, n_hidden=[40])
+    np.testing.assert_array_equal(path_model.memberships_, s)
+    np.testing.assert_allclose(path_model.beta_, plain.beta_, rtol=1e-10)
+
+
+def test_bad_sample_weight():
+    X, y = make_imbalanced(n=60, d=3, seed=25)
+    with pytest.raises(ValueError, match="zero for every sample of the positive"):
+        EEM(n_hidden=5).fit(X, y, sample_weight=np.where(y == 1, 0.0, 1.0))
+    with pytest.raises(ValueError, match="non-negative"):
+        EEM(n_hidden=5).fit(X, y, sample_weight=np.full(60, -1.0))
+    with pytest.raises(ValueError, match=r"expected \(60,\)"):
+        EEM(n_hidden=5).fit(X, y, sample_weight=np.ones(59))

@@ -34,8 +34,13 @@ def test_fuzzy_weights_config_shares_table4_protocol():
     table4 = load_config(ROOT / "configs" / "esmm_table4.yaml")
     extra = load_config(ROOT / "configs" / "esmm_fuzzy_weights.yaml")
     assert extra.datasets == table4.datasets and extra.protocol == table4.protocol
-    assert {m.estimator for m in extra.models} == {"SVM", "EntropyFuzzySVM"}
+    assert {m.estimator for m in extra.models} == {"SVM", "EntropyFuzzySVM", "EEM", "EntropyFuzzyEEM"}
     assert extra.model("SVM (entropy weights)").grid["gamma"] == table4.model("SVM").grid["gamma"]
+    # Each weighted model searches its unweighted twin's grid, plus k.
+    for plain, weighted in (("SVM", "SVM (entropy weights)"), ("EEM", "EEM (entropy weights)")):
+        grid = dict(extra.model(weighted).grid)
+        assert grid.pop("n_neighbors") == [3, 5, 10, 15, 20]
+        assert grid == extra.model(plain).grid
 
 
 def test_train_sizes_leave_the_paper_test_parts():

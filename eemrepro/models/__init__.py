@@ -9,10 +9,10 @@ supervised 2-D projections (transformers); ``KDEClassifier`` is the density
 classifier the MELM paper puts on them. ``SMM`` (support matrix machine) and
 ``ESMM`` (SMM weighted by ``entropy_fuzzy_membership``, Zhu 2017) read each
 point as a matrix; ``FSVM``, ``BFSVM`` and ``MatMHKS`` are that paper's
-baselines; ``EntropyFuzzySVM`` gives its memberships to the SVM.
+baselines; ``EntropyFuzzySVM`` and ``EntropyFuzzyEEM`` give its memberships to the SVM and EEM.
 """
 
-from ._entropy import EEKM, EEM, DegenerateProjectionWarning
+from ._entropy import EEKM, EEM, DegenerateProjectionWarning, EntropyFuzzyEEM
 from ._fuzzy import entropy_fuzzy_membership
 from ._fuzzy_svm import BFSVM, FSVM, EntropyFuzzySVM
 from ._kde_classifier import KDEClassifier
@@ -27,5 +27,5 @@ from ._welm import WELM
 
 __all__ = ["WELM", "EEM", "EEKM", "LSSVM", "SVM", "LSSVMEnsemble", "LSSVMEnsembleGCV",
            "MELM", "ClassPCA", "TwoEllipsoidPCA", "PerClassPCA", "GEM", "KDEClassifier",
-           "entropy_fuzzy_membership", "SMM", "ESMM", "FSVM", "BFSVM", "MatMHKS", "EntropyFuzzySVM",
+           "entropy_fuzzy_membership", "SMM", "ESMM", "FSVM", "BFSVM", "MatMHKS", "EntropyFuzzySVM", "EntropyFuzzyEEM",
            "DegenerateProjectionWarning"]

@@ -95,6 +95,18 @@ class _BinaryClassifierMixin:
         return tags
 
 
+def _check_sample_weight(sample_weight, n_samples):
+    """``sample_weight`` as float64 of shape (n_samples,): finite, non-negative, not all zero."""
+    s = np.asarray(sample_weight, dtype=np.float64)
+    if s.shape != (n_samples,):
+        raise ValueError(f"sample_weight has shape {s.shape}; expected ({n_samples},), one weight per sample.")
+    if not np.all(np.isfinite(s)) or np.any(s < 0):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    if not s.any():
+        raise ValueError("sample_weight is zero for every sample; nothing to fit.")
+    return s
+
+
 def _check_number(estimator, name, kind, low=None, low_open=False):
     """Raise a ValueError naming the parameter when it is not a number in range."""
     value = getattr(estimator, name)
@@ -161,7 +173,7 @@ class _PathMixin:
         self._set_state(state)
         return self
 
-    def _fit_path(self, X, y, values):
+    def _fit_path(self, X, y, values, **fit_params):
         values = list(values)
         if not values:
             raise ValueError(f"{self._path_param} must be a non-empty list of values")
@@ -173,7 +185,7 @@ class _PathMixin:
         X, t = proto._validate_training_data(X, y)
         fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
         models = []
-        for v, state in zip(values, proto._fit_states(X, t, values), strict=False):
+        for v, state in zip(values, proto._fit_states(X, t, values, **fit_params), strict=False):
             model = clone(self).set_params(**{self._path_param: v})
             model.__dict__.update(fitted)
             model._set_state(state)

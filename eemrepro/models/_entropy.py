@@ -15,7 +15,15 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
-from ._base import _BinaryClassifierMixin, _check_choice, _check_number, _chunk_rows, _chunked, _PathMixin
+from ._base import (
+    _BinaryClassifierMixin,
+    _check_choice,
+    _check_number,
+    _check_sample_weight,
+    _chunk_rows,
+    _chunked,
+    _PathMixin,
+)
 from ._features import (
     ACTIVATIONS,
     _draw_hidden_layer,
@@ -24,6 +32,7 @@ from ._features import (
     _kernel_whitening,
     _rbf,
 )
+from ._fuzzy import _EntropyMembershipMixin
 from ._moments import _accumulate_class_moments, _ledoit_wolf_from_moments
 
 __all__ = ["EEM", "EEKM", "DegenerateProjectionWarning"]
@@ -119,7 +128,7 @@ class _BaseEntropyMachine(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, B
         raise NotImplementedError
 
     # -- fitting ---------------------------------------------------------------
-    def fit_path(self, X, y, n_hidden):
+    def fit_path(self, X, y, n_hidden, sample_weight=None):
         """Fit one model per hidden-layer size from one pass over the largest layer.
 
         The largest layer's features and class statistics are computed once;
@@ -133,11 +142,47 @@ class _BaseEntropyMachine(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, B
         y : array-like of shape (n_samples,)
         n_hidden : sequence of int
 
+        sample_weight : array-like of shape (n_samples,), default=None
+            As in ``fit``.
+
         Returns
         -------
         models : list of fitted estimators, in the order of ``n_hidden``
         """
-        return self._fit_path(X, y, [int(h) for h in n_hidden])
+        return self._fit_path(X, y, [int(h) for h in n_hidden], sample_weight=sample_weight)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels; the minority one is the positive class.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in the class means and covariances, a weight k
+            counting as k copies of the row (also in the Ledoit–Wolf intensity).
+
+        Returns
+        -------
+        self : object
+        """
+        self._check_params()
+        X, t = self._validate_training_data(X, y)
+        (state,) = self._fit_states(X, t, [self.n_hidden], sample_weight=sample_weight)
+        self._set_state(state)
+        return self
+
+    def _sample_weight(self, X, t, sample_weight):
+        """The checked weights (None when not given); each class needs a positive total."""
+        if sample_weight is None:
+            return None
+        s = _check_sample_weight(sample_weight, X.shape[0])
+        for sign, name in ((1, "positive (minority)"), (-1, "negative (majority)")):
+            if not s[t == sign].sum() > 0:
+                raise ValueError(f"sample_weight is zero for every sample of the {name} class; "
+                                 f"{type(self).__name__} needs both classes' means.")
+        return s
 
     def _priors(self):
         if self.priors is None:
@@ -149,8 +194,9 @@ class _BaseEntropyMachine(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, B
         pos = 1 if self._pos_is_second else 0
         return priors[pos], priors[1 - pos]
 
-    def _fit_states(self, X, t, n_hidden_grid):
+    def _fit_states(self, X, t, n_hidden_grid, sample_weight=None):
         rng = check_random_state(self.random_state)
+        s = self._sample_weight(X, t, sample_weight)
         dtype = np.dtype(self.dtype)
         prior_pos, prior_neg = self._priors()
         transform_chunk, blocks, per_h = self._feature_plan(X, n_hidden_grid, rng)
@@ -158,7 +204,8 @@ class _BaseEntropyMachine(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, B
         max_columns = max(n_cols for n_cols, _ in blocks.values())
         # Rows grouped by class so no chunk has to be split by a mask.
         moments = _accumulate_class_moments(
-            [X[t > 0], X[t < 0]], transform_chunk, blocks, dtype, _chunk_rows(max_columns)
+            [X[t > 0], X[t < 0]], transform_chunk, blocks, dtype, _chunk_rows(max_columns),
+            class_weights=None if s is None else [s[t > 0], s[t < 0]],
         )
 
         states = []
@@ -353,6 +400,64 @@ class EEM(_BaseEntropyMachine):
 
     def _transform(self, X):
         return _hidden_activations(X, self.hidden_weights_, self.hidden_biases_, self.activation)
+
+
+
+class EntropyFuzzyEEM(_EntropyMembershipMixin, EEM):
+    """EEM with ESMM's entropy-based fuzzy memberships as sample weights (not in the papers).
+
+    The class means and Ledoit–Wolf covariances are weighted by s_i =
+    ``entropy_fuzzy_membership`` of the training data (1 for the minority class,
+    1 - alpha (j - 1) for a majority point in entropy bin j): what ESMM does to
+    SMM, done to EEM, so that majority points in mixed neighbourhoods count less
+    in the majority's density.
+
+    Parameters
+    ----------
+    n_hidden : int, default=100
+    activation : {"sig", "nsig", "rbf"}, default="sig"
+    priors : array-like of shape (2,), default=None
+    n_neighbors : int, default=10
+    n_bins : int, default=10
+    alpha : float, default=0.05
+    membership_order : {"text", "literal"}, default="text"
+        See ``entropy_fuzzy_membership``.
+    dtype : {"float64", "float32"}, default="float64"
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    memberships_ : ndarray of shape (n_samples,)
+    classes_, pos_label_, hidden_weights_, hidden_biases_, beta_, class_means_, projected_means_, \
+projected_variances_, shrinkage_, thresholds_
+        As in ``EEM``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.preprocessing import MinMaxScaler
+    >>> from eemrepro.models import EntropyFuzzyEEM
+    >>> X, y = make_classification(n_samples=200, weights=[0.8], random_state=0)
+    >>> X = MinMaxScaler().fit_transform(X)
+    >>> clf = EntropyFuzzyEEM(n_hidden=50, n_neighbors=5, random_state=0).fit(X, y)
+    >>> float(clf.memberships_.min()) >= 0.55
+    True
+    """
+
+    def __init__(self, n_hidden=100, activation="sig", priors=None, n_neighbors=10, n_bins=10, alpha=0.05,
+                 membership_order="text", dtype="float64", random_state=None):
+        super().__init__(n_hidden=n_hidden, activation=activation, priors=priors, dtype=dtype,
+                         random_state=random_state)
+        self.n_neighbors = n_neighbors
+        self.n_bins = n_bins
+        self.alpha = alpha
+        self.membership_order = membership_order
+
+    def _fit_states(self, X, t, n_hidden_grid, sample_weight=None):
+        given = None if sample_weight is None else _check_sample_weight(sample_weight, X.shape[0])
+        s = self._memberships(X, t, given)
+        states = super()._fit_states(X, t, n_hidden_grid, sample_weight=s)
+        return [dict(state, memberships_=s) for state in states]
 
 
 class EEKM(_BaseEntropyMachine):

@@ -100,3 +100,17 @@ def entropy_fuzzy_membership(X, y, n_neighbors, n_bins=10, alpha=0.05, order="te
     bins = _entropy_bins(H[negative], n_bins, order)
     memberships[negative] = 1.0 - alpha * (bins - 1)
     return memberships
+
+
+class _EntropyMembershipMixin:
+    """The memberships of ``entropy_fuzzy_membership`` as an estimator's per-sample weights.
+
+    The estimator has ``n_neighbors``, ``n_bins``, ``alpha`` and ``membership_order``
+    parameters; ``_memberships`` sets ``memberships_`` and returns them times any
+    ``sample_weight`` given to ``fit``.
+    """
+
+    def _memberships(self, X, t, given=None):
+        self.memberships_ = entropy_fuzzy_membership(X, t, self.n_neighbors, n_bins=self.n_bins,
+                                                     alpha=self.alpha, order=self.membership_order)
+        return self.memberships_ if given is None else self.memberships_ * given

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from ._base import _check_number
-from ._fuzzy import entropy_fuzzy_membership
+from ._fuzzy import _EntropyMembershipMixin
 from ._svm import SVM
 
 __all__ = ["FSVM", "BFSVM", "EntropyFuzzySVM"]
@@ -136,7 +136,7 @@ class BFSVM(SVM):
         return (np.vstack([X, X]), np.r_[np.ones(n), -np.ones(n)], np.r_[m * s, (1.0 - m) * s])
 
 
-class EntropyFuzzySVM(SVM):
+class EntropyFuzzySVM(_EntropyMembershipMixin, SVM):
     """The RBF C-SVC weighted by ESMM's entropy-based fuzzy memberships (not in the papers).
 
     Point i's C is C s_i, s_i = ``entropy_fuzzy_membership`` of the training data
@@ -184,7 +184,5 @@ class EntropyFuzzySVM(SVM):
         self.cache_size = cache_size
 
     def _weighted_training_set(self, X, t, sample_weight):
-        self.memberships_ = entropy_fuzzy_membership(X, t, self.n_neighbors, n_bins=self.n_bins,
-                                                     alpha=self.alpha, order=self.membership_order)
         given = super()._weighted_training_set(X, t, sample_weight)
-        return X, t, self.memberships_ * (1.0 if given is None else given[2])
+        return X, t, self._memberships(X, t, None if given is None else given[2])

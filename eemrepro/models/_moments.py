@@ -11,6 +11,10 @@ scikit-learn's ``ledoit_wolf_shrinkage`` also forms the second N h^2 product
 and the fourth-moment term expands into sums that are O(h) to accumulate.
 Everything here is accumulated over row chunks, so memory is O(h^2 + chunk h).
 
+Rows may carry weights with scikit-learn's meaning of ``sample_weight``: a row of
+weight k counts as k copies of it, so every sum is weighted and n is the sum of
+the weights (the Ledoit–Wolf intensity is the one of the repeated rows).
+
 To avoid the cancellation of ``E[x x^T] - m m^T`` when features are nearly
 constant (saturated sigmoids), rows are shifted by the mean of the first chunk
 before accumulating; covariance is shift invariant and the fourth-moment sums
@@ -44,7 +48,7 @@ class _ShiftedMoments:
             raise ValueError(
                 f"prefixes must lie in [1, {n_features}], got {list(prefixes)!r}"
             )
-        self.n_samples = 0
+        self.n_samples = 0.0  # the sum of the rows' weights
         self.shift = shift
         self.sum_ = np.zeros(n_features)
         self.outer_ = np.zeros((n_features, n_features))
@@ -53,34 +57,36 @@ class _ShiftedMoments:
         self.norm4_sum_ = np.zeros(k)  # sum_k a_k^2
         self.norm2_rows_ = [np.zeros(q) for q in self.prefixes]  # sum_k a_k y_k[:q]
 
-    def update(self, rows):
-        """Add a chunk of rows (modified in place: it is shifted)."""
+    def update(self, rows, sample_weight=None):
+        """Add a chunk of rows (modified in place: it is shifted), optionally weighted."""
         if rows.shape[0] == 0:
             return
         if self.shift is None:
             self.shift = rows.mean(axis=0)
         rows -= self.shift.astype(rows.dtype, copy=False)
-        self.n_samples += rows.shape[0]
-        # weights[0] = 1 gives the column sums; weights[i + 1] = ||row[:q_i]||^2
-        # gives sum_k a_k y_k. One small GEMM reads the chunk once for all of them.
+        s = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self.n_samples += rows.shape[0] if s is None else float(s.sum())
+        # weights[0] = s (1 unweighted) gives the column sums; weights[i + 1] =
+        # s ||row[:q_i]||^2 gives sum_k s_k a_k y_k. One small GEMM reads the chunk
+        # once for all of them.
         weights = np.empty((len(self.prefixes) + 1, rows.shape[0]), dtype=rows.dtype)
-        weights[0] = 1.0
+        weights[0] = 1.0 if s is None else s
         norm2 = np.zeros(rows.shape[0], dtype=rows.dtype)
         start = 0
         for i, q in enumerate(self.prefixes):
             block = rows[:, start:q]
             norm2 += np.einsum("ij,ij->i", block, block)
             start = q
-            weights[i + 1] = norm2
-            self.norm2_sum_[i] += norm2.sum(dtype=np.float64)
+            weights[i + 1] = norm2 if s is None else norm2 * s
             norm2_64 = norm2.astype(np.float64)
-            self.norm4_sum_[i] += norm2_64 @ norm2_64
+            self.norm2_sum_[i] += norm2_64.sum() if s is None else s @ norm2_64
+            self.norm4_sum_[i] += norm2_64 @ (norm2_64 if s is None else s * norm2_64)
         weighted = weights @ rows
         self.sum_ += weighted[0]
         for i, q in enumerate(self.prefixes):
             self.norm2_rows_[i] += weighted[i + 1, :q]
         # rows.T @ rows is dispatched to BLAS syrk (half the flops of gemm).
-        self.outer_ += rows.T @ rows
+        self.outer_ += rows.T @ rows if s is None else (rows * s[:, None].astype(rows.dtype)).T @ rows
 
     def empty_like(self):
         """A new accumulator with the same columns, prefixes and shift (for a worker)."""
@@ -111,8 +117,9 @@ class _ShiftedMoments:
         mean : ndarray of shape (q,)
         covariance : ndarray of shape (q, q)
         sum_norm4 : float
-            sum_k ||x_k[:q] - mean||^4, what the Ledoit–Wolf intensity needs.
-        n_samples : int
+            sum_k s_k ||x_k[:q] - mean||^4, what the Ledoit–Wolf intensity needs.
+        n_samples : float
+            The number of rows, or the sum of their weights.
         """
         i = self.prefixes.index(q)
         n = self.n_samples
@@ -189,7 +196,7 @@ def _blas_threads():
     return max(counts, default=1)
 
 
-def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_per_chunk):
+def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_per_chunk, class_weights=None):
     """Class moments of every feature block, over row chunks, on a thread pool.
 
     Parameters
@@ -202,6 +209,8 @@ def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_p
         ``{key: (n_columns, prefixes)}``.
     dtype : numpy dtype of the features.
     rows_per_chunk : int
+    class_weights : list of ndarray or None
+        The rows' sample weights, per class (None: unweighted).
 
     Returns
     -------
@@ -219,6 +228,9 @@ def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_p
     def features(cls, sl):
         return transform_chunk(class_rows[cls][sl].astype(dtype)).items()
 
+    def weights(cls, sl):
+        return None if class_weights is None else class_weights[cls][sl]
+
     def slices(n):
         return [slice(s, min(s + rows_per_chunk, n)) for s in range(0, n, rows_per_chunk)]
 
@@ -229,7 +241,7 @@ def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_p
         # The first chunk of each class fixes the shift every partition shares.
         for key, F in features(cls, first):
             moments[key][cls] = _ShiftedMoments(*blocks[key])
-            moments[key][cls].update(F)
+            moments[key][cls].update(F, weights(cls, first))
         jobs += [(cls, sl) for sl in rest]
     if not jobs:
         return moments
@@ -240,7 +252,7 @@ def _accumulate_class_moments(class_rows, transform_chunk, blocks, dtype, rows_p
         local = {key: [acc.empty_like() for acc in accs] for key, accs in moments.items()}
         for cls, sl in partition:
             for key, F in features(cls, sl):
-                local[key][cls].update(F)
+                local[key][cls].update(F, weights(cls, sl))
         return local
 
     n_workers = min(_blas_threads(), len(partitions))

@@ -19,8 +19,8 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import _BinaryClassifierMixin, _check_number
-from ._fuzzy import entropy_fuzzy_membership
+from ._base import _BinaryClassifierMixin, _check_number, _check_sample_weight
+from ._fuzzy import _EntropyMembershipMixin
 
 __all__ = ["SMM", "ESMM"]
 
@@ -295,14 +295,7 @@ class SMM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         """Per-sample weights s_i of the hinge (ESMM replaces them)."""
         if sample_weight is None:
             return np.ones(X.shape[0])
-        s = np.asarray(sample_weight, dtype=np.float64)
-        if s.shape != (X.shape[0],):
-            raise ValueError(f"sample_weight has shape {s.shape}; expected ({X.shape[0]},), one weight per sample.")
-        if not np.all(np.isfinite(s)) or np.any(s < 0):
-            raise ValueError("sample_weight must be finite and non-negative.")
-        if not s.any():
-            raise ValueError("sample_weight is zero for every sample; nothing to fit.")
-        return s
+        return _check_sample_weight(sample_weight, X.shape[0])
 
     def fit(self, X, y, sample_weight=None):
         """Fit W and b.
@@ -397,7 +390,7 @@ class SMM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         return X @ self.coef_.ravel() + self.intercept_
 
 
-class ESMM(SMM):
+class ESMM(_EntropyMembershipMixin, SMM):
     """Entropy-based SMM (Zhu 2017): SMM with entropy-based fuzzy memberships as weights.
 
     The memberships come from ``entropy_fuzzy_membership`` on the training data
@@ -450,7 +443,4 @@ class ESMM(SMM):
         self.membership_order = membership_order
 
     def _weights(self, X, t, sample_weight):
-        s = super()._weights(X, t, sample_weight)
-        self.memberships_ = entropy_fuzzy_membership(X, t, self.n_neighbors, n_bins=self.n_bins,
-                                                     alpha=self.alpha, order=self.membership_order)
-        return s * self.memberships_
+        return self._memberships(X, t, super()._weights(X, t, sample_weight))

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._base import _balance_weights, _BinaryClassifierMixin, _check_number
+from ._base import _balance_weights, _BinaryClassifierMixin, _check_number, _check_sample_weight
 from ._features import _kernel_expansion
 
 __all__ = ["SVM"]
@@ -121,10 +121,7 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         """(X, t, weights) to train on with instance weights, or None for plain LIBSVM."""
         if sample_weight is None:
             return None
-        s = np.asarray(sample_weight, dtype=np.float64)
-        if s.shape != t.shape or not np.all(np.isfinite(s)) or np.any(s < 0) or not s.any():
-            raise ValueError(f"sample_weight must be {t.shape[0]} finite non-negative values, not all zero.")
-        return X, t, s
+        return X, t, _check_sample_weight(sample_weight, t.shape[0])
 
     def _train_libsvm(self, X, t, w):
         from libsvm.svmutil import svm_train
