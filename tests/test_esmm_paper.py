@@ -16,10 +16,20 @@ from eemrepro.papers.esmm import METHODS, table4_notes
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _table4():
+def _table4(table_id="esmm_table4"):
     (paper,) = [p for p in registered_papers() if p.id == "esmm"]
-    (spec,) = paper.tables
+    (spec,) = [t for t in paper.tables if t.id == table_id]
     return spec
+
+
+def test_bac_reading_is_shown_but_not_checked():
+    from eemrepro.reports._check import defaults
+
+    bac = _table4("esmm_table4_bac")
+    assert bac.metric == "bac" and bac.published_value == "auc_mean" and bac.tolerance is None
+    assert "esmm_table4" in defaults() and "esmm_table4_bac" not in defaults()
+    # The same published cells as Table 4 itself.
+    pd.testing.assert_frame_equal(bac.published_frame(), _table4().published_frame())
 
 
 def test_config_runs_every_published_keel_set_with_every_method():
