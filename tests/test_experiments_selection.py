@@ -69,6 +69,22 @@ def test_nested_selection_uses_inner_folds_only():
     assert best["point"] == '{"h": 2}' and best["gmean_mean"] == pytest.approx(0.825)
 
 
+def test_nested_ties_in_round_off_go_to_the_smallest_parameters():
+    # Both points score 0.3 and 0.6 on the inner folds, but h=50's 0.3 was
+    # computed as 0.1 + 0.2 = 0.30000000000000004 (two metric values computed
+    # along different paths can differ by an ulp), so its mean is an ulp above
+    # h=5's. Still a tie: the smaller h wins, as in best-of-grid.
+    records = ([rec({"h": 5}, 0, g, inner=i) for i, g in enumerate([0.3, 0.6])]
+               + [rec({"h": 50}, 0, g, inner=i) for i, g in enumerate([0.1 + 0.2, 0.6])]
+               + [rec({"h": 5}, 0, 0.6), rec({"h": 50}, 0, 0.9)])
+    assert (0.1 + 0.2 + 0.6) / 2 > (0.3 + 0.6) / 2
+    nested = select(records, "nested").iloc[0]
+    assert nested["points"] == ['{"h": 5}'] and nested["gmean_mean"] == pytest.approx(0.6)
+    # A real difference (1e-9) still decides.
+    records[2]["metrics"]["gmean"] += 1e-9
+    assert select(records, "nested").iloc[0]["points"] == ['{"h": 50}']
+
+
 def test_gmean_closed_form():
     import numpy as np
 

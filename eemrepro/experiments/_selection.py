@@ -11,8 +11,9 @@ better) or by a named criterion:
   go to the smallest parameter values (the simpler model), an order that does
   not depend on how the run was scheduled.
 * ``nested`` (an honest estimate): on each outer fold the point with the best
-  mean metric over the inner folds of its training part is chosen, and that
-  point's outer-test metrics are what is reported.
+  mean metric over the inner folds of its training part is chosen (means equal
+  up to round-off are ties, which go to the smallest parameter values), and
+  that point's outer-test metrics are what is reported.
 * a criterion (``dcs-gaussian`` / ``dcs-kde`` for EEM Table 6, any registered
   one): on each outer fold the point whose training-part criterion is best is
   chosen; no validation data.
@@ -25,6 +26,10 @@ import pandas as pd
 
 from ._criteria import get_criterion
 from ._metrics import get_metric, metric_names
+
+# Metric means equal to this many decimals are ties (far above round-off, far
+# below any difference a table shows).
+_TIE_DECIMALS = 12
 
 
 def _metric_columns(df):
@@ -165,17 +170,26 @@ def _first_best(table, column, greater_is_better=True):
 
 def select_nested(df, ddof=1, metric="gmean"):
     """One row per (data set, model): outer metrics of the points chosen by inner CV."""
-    inner = df[df["inner"].notna()]
-    better = get_metric(metric).greater_is_better
+    keys = ["dataset", "model", "repeat", "fold"]
+    inner = df[df["inner"].notna()].assign(_ok=lambda d: d["status"] == "ok")
+    # One pass over the inner records (a per-fold scan of them all is quadratic
+    # in the store's size): per outer fold and point, whether every inner fold
+    # finished, the mean metric over them, and the point's canonical order.
+    points = inner.groupby(keys + ["point"], sort=False).agg(
+        value=(metric, "mean"), order=("order", "min"), all_ok=("_ok", "all")).reset_index()
+    points = points[points["all_ok"] & points["value"].notna()]
+    # The best value first, ties to the earliest point in canonical order. Means
+    # that differ only in round-off are ties: the inner folds of two points are
+    # summed in the order their records arrived, so equal fold values can give
+    # means an ulp apart, which would otherwise decide the choice.
+    sign = -1.0 if get_metric(metric).greater_is_better else 1.0
+    rank = sign * points["value"].astype(float).round(_TIE_DECIMALS)
+    points = points.assign(_rank=rank).sort_values(["_rank", "order"], kind="stable")
+    best = points.drop_duplicates(keys)
+    chosen = dict(zip(best[keys].itertuples(index=False, name=None), best["point"], strict=True))
 
     def choose(dataset, model, repeat, fold, _):
-        cand = inner[(inner["dataset"] == dataset) & (inner["model"] == model)
-                     & (inner["repeat"] == repeat) & (inner["fold"] == fold)]
-        ok = cand.groupby("point", sort=False).filter(lambda c: (c["status"] == "ok").all())
-        if ok.empty:
-            return None
-        means = ok.groupby("point", sort=False).agg(value=(metric, "mean"), order=("order", "min")).reset_index()
-        return _first_best(means, "value", better)
+        return chosen.get((dataset, model, repeat, fold))
 
     return _per_fold_choice(df, choose, ddof)
 
