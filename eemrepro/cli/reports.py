@@ -76,12 +76,18 @@ def check_cmd(
     unfinished = {tuple(c) for c in prov["unfinished"]}
     cells = check(records, tol, reference=ref_records, unfinished=unfinished)
     if pin is not None:
+        import dataclasses
+
         import yaml
 
         from ..reports import pin_differences
 
         previous = yaml.safe_load(pin.read_text()) if pin.is_file() else None
-        pins = pin_differences(cells, tol, reason=pin_reason, previous=previous)
+        # Pins come from the table rules alone: a --tolerance that is itself a pin
+        # file would otherwise pass every cell it pins, and regenerating would drop them.
+        unpinned = dataclasses.replace(tol, cells=[])
+        pins = pin_differences(check(records, unpinned, reference=ref_records, unfinished=unfinished), unpinned,
+                               reason=pin_reason, previous=previous)
         header = ("# Known differences pinned by `eemrepro check --pin`; regenerate after a new run\n"
                   "# (reasons already written here are kept).\n")
         pin.parent.mkdir(parents=True, exist_ok=True)
