@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import pytest
 
 from eemrepro.experiments import select
@@ -83,6 +84,20 @@ def test_nested_ties_in_round_off_go_to_the_smallest_parameters():
     # A real difference (1e-9) still decides.
     records[2]["metrics"]["gmean"] += 1e-9
     assert select(records, "nested").iloc[0]["points"] == ['{"h": 50}']
+
+
+def test_nested_selection_of_an_unfinished_cell_reads_incomplete():
+    # Outer fold 0 has both points' inner records, but the store's config says
+    # the cell still lacks units (say h=2's inner folds on another outer fold):
+    # choosing among what is stored would report a smaller grid.
+    records = ([rec({"h": 1}, 0, 0.9, inner=i) for i in range(2)] + [rec({"h": 2}, 0, 0.5, inner=i) for i in range(2)]
+               + [rec({"h": 1}, 0, 0.6), rec({"h": 2}, 0, 0.95)])
+    done = select(records, "nested").iloc[0]
+    assert done["status"] == "ok" and done["gmean_mean"] == pytest.approx(0.6)
+    row = select(records, "nested", unfinished={("D", "M")}).iloc[0]
+    assert row["status"] == "incomplete" and pd.isna(row["point"]) and pd.isna(row["gmean_mean"])
+    # Another cell's state does not matter.
+    assert select(records, "nested", unfinished={("D", "other")}).iloc[0]["status"] == "ok"
 
 
 def test_gmean_closed_form():

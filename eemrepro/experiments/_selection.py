@@ -218,9 +218,31 @@ def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=()):
     if mode == "best-of-grid":
         return select_best_of_grid(df, ddof, metric=metric, unfinished=unfinished)
     if mode == "nested":
-        return select_nested(df, ddof, metric=metric)
+        return _mark_incomplete(select_nested(df, ddof, metric=metric), df, unfinished)
     try:
         get_criterion(mode.replace("-", "_"))
     except ValueError:
         raise ValueError(f"selection must be best-of-grid, nested or a criterion, got {mode!r}") from None
-    return select_by_criterion(df, mode.replace("-", "_"), ddof)
+    return _mark_incomplete(select_by_criterion(df, mode.replace("-", "_"), ddof), df, unfinished)
+
+
+def _mark_incomplete(rows, df, unfinished):
+    """Per-fold rules choose among the points stored for each fold: in a cell the
+    store says is unfinished (and that no timeout or failure stopped), that would
+    be a smaller grid reported as the paper's, so it reads "incomplete" as in
+    best-of-grid."""
+    unfinished = set(unfinished)
+    if rows.empty or not unfinished:
+        return rows
+    stopped = set(map(tuple, df.loc[df["status"].isin(["timed-out", "failed", "skipped-after-timeout"]),
+                                    ["dataset", "model"]].drop_duplicates().to_numpy()))
+    hit = [(d, m) in unfinished and (d, m) not in stopped for d, m in zip(rows["dataset"], rows["model"], strict=True)]
+    if not any(hit):
+        return rows
+    rows = rows.copy()
+    rows.loc[hit, "status"] = "incomplete"
+    for column in ("point", "points"):
+        if column in rows:
+            rows[column] = [None if h else v for h, v in zip(hit, rows[column], strict=True)]
+    rows.loc[hit, [c for c in rows if c.endswith(("_mean", "_std"))]] = np.nan
+    return rows
