@@ -74,7 +74,6 @@ def check_cmd(
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
     unfinished = {tuple(c) for c in prov["unfinished"]}
-    cells = check(records, tol, reference=ref_records, unfinished=unfinished)
     if pin is not None:
         import dataclasses
 
@@ -95,6 +94,7 @@ def check_cmd(
         typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
         typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records, unfinished=unfinished)))
         return
+    cells = check(records, tol, reference=ref_records, unfinished=unfinished)
     for cell in cells:
         if cell.outcome in ("fail", "missing"):
             typer.echo(cell.line())
