@@ -10,6 +10,7 @@ replaced it). ESMM is SMM with
 the entropy-based fuzzy memberships of ``entropy_fuzzy_membership`` as the weights.
 """
 
+import functools
 import numbers
 import warnings
 
@@ -95,55 +96,70 @@ def _smm_dual(alpha, Ft, t, tau, shape):
     return alpha.sum() - 0.5 * np.sum(W * W), W
 
 
-def _cone_rows(d, shape, first):
+@functools.lru_cache(maxsize=64)
+def _cone_columns(d, shape):
     """The nuclear norm's cone in Clarabel's form: ||W||_* <= (tr P + tr Q) / 2 with [[P, W], [W^T, Q]] PSD.
 
-    Returns (rows, cols, values) of the constraint matrix block (s = -A x, s in the cone),
-    the number of rows, the number of the cone's own variables (numbered from ``first``),
-    their objective coefficients per unit tau, and the cone. One row (r = 1): ||w||_2 <= u,
-    a second-order cone (smaller than the (1 + d) x (1 + d) PSD one).
+    In the cone's rows (s = -A x, s in the cone) every variable appears once: returns, for
+    w_0 .. w_{d-1} and then for the cone's own variables (P's and Q's entries), that row
+    and value, the number of rows, the own variables' objective coefficients per unit tau,
+    and the cone. One row (r = 1): ||w||_2 <= u, a second-order cone (smaller than the
+    (1 + d) x (1 + d) PSD one). Cached: along a path every solve shares it.
     """
     r, c = shape
     if r == 1:
-        rows = np.arange(d + 1)
-        cols = np.r_[first, np.arange(d)]
-        return rows, cols, -np.ones(d + 1), d + 1, 1, np.ones(1), clarabel.SecondOrderConeT(d + 1)
+        rows = np.arange(1, d + 1), np.zeros(1, dtype=np.intp)
+        values = -np.ones(d), -np.ones(1)
+        return rows, values, d + 1, np.ones(1), clarabel.SecondOrderConeT(d + 1)
     m = r + c
     # Clarabel's PSDTriangleCone: the upper triangle column by column, off-diagonals times sqrt 2.
     ii = np.concatenate([np.arange(j + 1) for j in range(m)])
     jj = np.concatenate([np.full(j + 1, j) for j in range(m)])
     pos = np.arange(ii.size)
     scale = -np.where(ii == jj, 1.0, np.sqrt(2.0))
-    in_p, in_q, in_w = (ii < r) & (jj < r), (ii >= r) & (jj >= r), (ii < r) & (jj >= r)
-    n_p, n_q = int(in_p.sum()), int(in_q.sum())
-    rows = np.r_[pos[in_p], pos[in_q], pos[in_w]]
-    cols = np.r_[first + np.arange(n_p + n_q), ii[in_w] * c + (jj[in_w] - r)]
-    values = np.r_[scale[in_p], scale[in_q], scale[in_w]]
-    diagonal = np.r_[ii[in_p] == jj[in_p], ii[in_q] == jj[in_q]] * 0.5
-    return rows, cols, values, ii.size, n_p + n_q, diagonal, clarabel.PSDTriangleConeT(m)
+    in_w = (ii < r) & (jj >= r)
+    own = np.flatnonzero(((ii < r) & (jj < r)) | ((ii >= r) & (jj >= r)))
+    own = np.concatenate([own[ii[own] < r], own[ii[own] >= r]])  # P's entries, then Q's
+    w_rows = np.empty(d, dtype=np.intp)
+    w_rows[ii[in_w] * c + (jj[in_w] - r)] = pos[in_w]  # W[i, j] is w[i c + j]
+    rows = w_rows, pos[own]
+    values = np.full(d, -np.sqrt(2.0)), scale[own]
+    diagonal = (ii[own] == jj[own]) * 0.5
+    return rows, values, ii.size, diagonal, clarabel.PSDTriangleConeT(m)
 
 
 def _smm_conic(X1, c, tau, shape, work, lower, settings):
     """Clarabel on the points ``work``; the points ``lower`` (margin < 1) enter as their linear loss.
 
     X1 holds t_i (x_i, 1), so the margins are X1 @ (w, b). Variables: w, b, the slacks xi of
-    the working points and the cone's variables. Returns (w, b, the working points'
+    the working points and the cone's variables. Constraint rows 0..k-1: 1 - margin_i <= xi_i;
+    rows k..2k-1: 0 <= xi_i; then the cone. Returns (w, b, the working points'
     multipliers, iterations, status).
     """
     d = X1.shape[1] - 1
     k = work.size
-    first = d + 1 + k
-    c_rows, c_cols, c_vals, n_cone_rows, n_cone_vars, diagonal, cone = _cone_rows(d, shape, first)
-    n_vars = first + n_cone_vars
-    slack = d + 1 + np.arange(k)
-    # Rows 0..k-1: 1 - margin_i <= xi_i; rows k..2k-1: 0 <= xi_i; then the cone.
-    rows = np.r_[np.repeat(np.arange(k), d + 1), np.arange(k), k + np.arange(k), 2 * k + c_rows]
-    cols = np.r_[np.tile(np.arange(d + 1), k), slack, slack, c_cols]
-    values = np.r_[-X1[work].ravel(), -np.ones(2 * k), c_vals]
-    A = scipy.sparse.csc_matrix((values, (rows, cols)), shape=(2 * k + n_cone_rows, n_vars))
-    P = scipy.sparse.csc_matrix((np.ones(d), (np.arange(d), np.arange(d))), shape=(n_vars, n_vars))
-    q = np.r_[-(c[lower] @ X1[lower]), c[work], tau * diagonal]
-    rhs = np.r_[-np.ones(k), np.zeros(k + n_cone_rows)]
+    (w_rows, own_rows), (w_values, own_values), n_cone_rows, diagonal, cone = _cone_columns(d, shape)
+    n_own = own_rows.size
+    n_vars = d + 1 + k + n_own
+    # The constraint matrix column by column (CSC): w_j has the k hinge rows and its cone
+    # row, b the k hinge rows, each slack its two rows, each cone variable its cone row.
+    hinge = -X1[work].T
+    data = np.concatenate([np.c_[hinge[:d], w_values].ravel(), hinge[d], np.full(2 * k, -1.0), own_values])
+    slack_rows = np.arange(k)
+    indices = np.concatenate([
+        np.c_[np.tile(slack_rows, (d, 1)), 2 * k + w_rows].ravel(), slack_rows,
+        np.c_[slack_rows, k + slack_rows].ravel(), 2 * k + own_rows,
+    ])
+    indptr = np.concatenate([
+        np.arange(d + 1) * (k + 1), d * (k + 1) + k + 2 * np.arange(k + 1),
+        d * (k + 1) + 3 * k + np.arange(1, n_own + 1),
+    ])
+    A = scipy.sparse.csc_matrix((data, indices, indptr), shape=(2 * k + n_cone_rows, n_vars))
+    P = scipy.sparse.csc_matrix(
+        (np.ones(d), np.arange(d), np.r_[np.arange(d + 1), np.full(n_vars - d, d)]), shape=(n_vars, n_vars)
+    )
+    q = np.concatenate([-(c[lower] @ X1[lower]), c[work], tau * diagonal])
+    rhs = np.concatenate([-np.ones(k), np.zeros(k + n_cone_rows)])
     cones = [clarabel.NonnegativeConeT(2 * k), cone]
     solution = clarabel.DefaultSolver(P, q, A, rhs, cones, settings).solve()
     x = np.asarray(solution.x)
