@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
 
 from ._base import _BinaryClassifierMixin, _check_number, _check_sample_weight
 from ._fuzzy import _EntropyMembershipMixin
@@ -166,13 +167,41 @@ def _smm_conic(X1, c, tau, shape, work, lower, settings):
     return x[:d], x[d], np.asarray(solution.z)[:k], solution.iterations, str(solution.status)
 
 
+# A cold solve starts from liblinear's linear SVM (tau = 0) when its dual coordinate descent
+# converges within _SEED_EPOCHS epochs (small C); otherwise from every point. Measured on
+# n = 500, 3 x 3: C = 0.1 2.5x faster (one working-set round), from C = 1 up liblinear needs
+# more epochs and the cap costs about 1 ms; on eight KEEL sets' C paths: within noise.
+_SEED_EPOCHS = 100
+
+
+def _linear_svm_start(F, t, c):
+    """(w, b) of the weighted linear SVM by liblinear, b the exact best intercept for w; None if not converged.
+
+    liblinear penalises its intercept, so b is recomputed. None also when liblinear refuses
+    the weights (e.g. one class weighted 0): the caller then starts cold.
+    """
+    svm = LinearSVC(C=1.0, loss="hinge", dual=True, tol=1e-3, max_iter=_SEED_EPOCHS, random_state=0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svm.fit(F, t, sample_weight=c)
+    except ValueError:
+        return None
+    if svm.n_iter_ >= _SEED_EPOCHS:
+        return None
+    w = svm.coef_.ravel()
+    return w, _best_intercept(F @ w, t, c)
+
+
 def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
     """Solve SMM exactly; return (W, b, iterations, relative duality gap, converged).
 
     An interior-point method (Clarabel) solves the conic form of the problem. With a
     ``start`` (w, b) (the previous C's solution along a path), only the points whose
     margin there lies within ``_BAND`` of 1 are kept as constraints; those below enter the
-    objective as their (linear) loss and those above are dropped. The result is certified
+    objective as their (linear) loss and those above are dropped. Without one, liblinear's
+    linear SVM is the start when it converges quickly (``_linear_svm_start``), else every
+    point is a constraint. The result is certified
     on all points: the primal value at (W, b) (with the exact best intercept for W) against
     the dual value of the multipliers (the working points' from Clarabel, c_i below, 0
     above); points on the wrong side of the margin join the working set until the relative
@@ -189,6 +218,8 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
     floor = max(1e-3 * c.mean(), 1e-300)
     settings.tol_gap_rel, settings.tol_gap_abs = 1e-2 * tol, 1e-2 * tol * floor
     everything, nothing = np.arange(n), np.zeros(0, dtype=np.intp)
+    if start is None:
+        start = _linear_svm_start(F, t, c)
     if start is None:
         work, lower = everything, nothing
     else:
