@@ -17,11 +17,11 @@ import warnings
 import clarabel
 import numpy as np
 import scipy.sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from ._base import _BinaryClassifierMixin, _check_number, _check_sample_weight
+from ._base import _BinaryClassifierMixin, _check_number, _check_sample_weight, _PathMixin
 from ._fuzzy import _EntropyMembershipMixin
 
 __all__ = ["SMM", "ESMM"]
@@ -266,7 +266,7 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
         lower = np.setdiff1d(lower, work, assume_unique=True)
 
 
-class SMM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
+class SMM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     """Support matrix machine: hinge loss, Frobenius and nuclear-norm penalties on W.
 
     Each d-dimensional point is read row-major as an r x c matrix A (``shape``, by
@@ -361,7 +361,7 @@ class SMM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         X, t = self._validate_training_data(X, y)
-        (state,) = self._solve_path(X, t, [self.C], sample_weight)
+        (state,) = self._fit_states(X, t, [self.C], sample_weight)
         self.__dict__.update(state)
         return self
 
@@ -379,24 +379,9 @@ class SMM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         models : list of SMM
         """
-        values = list(C)
-        if not values:
-            raise ValueError("C must be a non-empty list of values")
-        proto = clone(self)
-        for value in values:
-            proto.set_params(C=value)._check_params()
-        X, t = proto._validate_training_data(X, y)
-        states = proto._solve_path(X, t, values, sample_weight)
-        fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
-        models = []
-        for value, state in zip(values, states, strict=True):
-            model = clone(self).set_params(C=value)
-            model.__dict__.update(fitted)
-            model.__dict__.update(state)
-            models.append(model)
-        return models
+        return self._fit_path(X, y, C, sample_weight=sample_weight)
 
-    def _solve_path(self, X, t, Cs, sample_weight):
+    def _fit_states(self, X, t, Cs, sample_weight=None):
         shape = _matrix_shape(X.shape[1], self.shape)
         s = self._weights(X, t, sample_weight)
         # Solve from the smallest C up, each from the previous solution's margins.
