@@ -7,7 +7,7 @@ section 6's C grid 0.1 .. 1000.
   (c) cvxpy + Clarabel, the problem written as in tests/test_smm.py, one cold
       solve per C (problem construction included: what a user of cvxpy pays);
   (s) ``eemrepro.models._smm._smm_solve`` per C, cold: no start given (liblinear's
-      linear SVM is the start when it converges within 100 epochs, else every point is a
+      linear SVM is the start when it converges within 50 epochs, else every point is a
       constraint);
   (w) the same started from the previous C's solution (C = 0.1 starts cold), as along
       the C grid: only the points near that solution's margin are constraints;

@@ -100,7 +100,7 @@ def test_cold_solve_from_the_liblinear_start_or_from_every_point(monkeypatch, ep
     else:
         w, b = start
         assert b == _best_intercept(F @ w, t, weights)
-        # A start, not a solution (liblinear penalises its intercept, stops at tol 1e-3): its
+        # A start, not a solution (liblinear penalises its intercept, stops at tol 0.1): its
         # tau = 0 objective lies above SVC's optimum and within 10 % of it (1-5 % on 5 seeds).
         svc = SVC(kernel="linear", C=1.0, tol=1e-8).fit(F, t, sample_weight=weights)
         optimum = _smm_objective(svc.coef_.reshape(3, 3), svc.intercept_[0], F, t, weights, 0.0)
