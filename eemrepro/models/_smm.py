@@ -275,7 +275,8 @@ class SMM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     ||W||_* = ||w||_2 and SMM is a linear SVM with an extra l2 term). The score is
     tr(W^T A) + b. Solved by an interior-point method (Clarabel) to a certified relative
     duality gap ``tol``; along a C path (``fit_path``) each solve keeps only the points near
-    the previous solution's margin as constraints and certifies the result on all points.
+    the previous solution's margin as constraints and certifies the result on all points
+    (the first solve starts from liblinear's linear SVM when that converges quickly).
 
     Parameters
     ----------
