@@ -9,7 +9,7 @@ section 6's C grid 0.1 .. 1000.
   (s) ``eemrepro.models._smm._smm_solve`` per C, cold: no start given (liblinear's
       linear SVM is the start when it converges within 50 epochs, else every point is a
       constraint);
-  (w) the same started from the previous C's solution (C = 0.1 starts cold), as along
+  (w) the same started from the previous C's solution (C = 0.1 has none: as (s)), as along
       the C grid: only the points near that solution's margin are constraints;
   (p) ``SMM.fit_path`` over the C grid (what the experiment runner calls).
 

@@ -180,7 +180,7 @@ class _PathMixin:
         from sklearn.base import clone
 
         # The path parameter is set as an attribute: set_params would look up every
-        # parameter's name again for each value (a third of a short path's time for SMM).
+        # parameter's name again for each value (about a tenth of SMM's benchmark path).
         proto = clone(self)
         for v in values:
             setattr(proto, self._path_param, v)
