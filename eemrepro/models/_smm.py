@@ -119,8 +119,7 @@ def _cone_columns(d, shape):
     pos = np.arange(ii.size)
     scale = -np.where(ii == jj, 1.0, np.sqrt(2.0))
     in_w = (ii < r) & (jj >= r)
-    own = np.flatnonzero(((ii < r) & (jj < r)) | ((ii >= r) & (jj >= r)))
-    own = np.concatenate([own[ii[own] < r], own[ii[own] >= r]])  # P's entries, then Q's
+    own = np.flatnonzero(((ii < r) & (jj < r)) | ((ii >= r) & (jj >= r)))  # P's entries, then Q's
     w_rows = np.empty(d, dtype=np.intp)
     w_rows[ii[in_w] * c + (jj[in_w] - r)] = pos[in_w]  # W[i, j] is w[i c + j]
     rows = w_rows, pos[own]
