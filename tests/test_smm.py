@@ -111,6 +111,38 @@ def test_cold_solve_from_the_liblinear_start_or_from_every_point(monkeypatch, ep
                                _cvxpy_optimum(F, t, weights, 0.5, (3, 3)), rtol=1e-5)
 
 
+@pytest.mark.parametrize("failure", ["inexact multipliers", "numerical error"])
+def test_an_uncertified_solve_is_repeated_with_iterative_refinement(monkeypatch, failure):
+    # Clarabel runs without iterative refinement. A solve the gap does not certify while
+    # no point is on the wrong side of the margin (simulated: the multipliers halved, or a
+    # failed solve without a usable point) is repeated on the same points with refinement on; without
+    # that retry the solver would grow the working set to every point.
+    F, t, s = _problem(120, 3, 3, seed=8)
+    weights = 1.0 * s
+    calls = []
+    real = _smm._smm_conic
+
+    def flaky(X1, c, tau, shape, work, lower, settings):
+        refined = settings.iterative_refinement_enable
+        calls.append((refined, work.size))
+        w, b, alpha, used, status = real(X1, c, tau, shape, work, lower, settings)
+        if refined:
+            return w, b, alpha, used, status
+        if failure == "inexact multipliers":
+            return w, b, 0.5 * alpha, used, status
+        return np.full_like(w, np.nan), b, alpha, used, "NumericalError"
+
+    W, b, *_ = _smm_solve(F, t, 0.5 * weights, 0.5, (3, 3))  # the previous C of a path: the start
+    start = W.ravel(), b
+    monkeypatch.setattr(_smm, "_smm_conic", flaky)
+    W, b, _, gap, converged = _smm_solve(F, t, weights, 0.5, (3, 3), tol=1e-6, start=start)
+    assert converged and gap <= 1e-6
+    assert [refined for refined, _ in calls] == [False, True]
+    assert calls[0][1] == calls[1][1] < F.shape[0]  # the same working set, not every point
+    np.testing.assert_allclose(_smm_objective(W, b, F, t, weights, 0.5),
+                               _cvxpy_optimum(F, t, weights, 0.5, (3, 3)), rtol=1e-5)
+
+
 def test_best_intercept_against_a_scan():
     rng = np.random.RandomState(0)
     f, t, c = rng.normal(size=40), np.where(rng.rand(40) < 0.4, 1.0, -1.0), rng.uniform(0.1, 2, 40)
