@@ -43,10 +43,10 @@ def _cvxpy_optimum(F, t, weights, tau, shape):
 def test_objective_matches_cvxpy(shape, C, tau, weighted):
     F, t, s = _problem(80, *shape, seed=hash((shape, C, tau)) % 1000)
     weights = C * (s if weighted else np.ones_like(s))
-    W, b, _, gap, converged = _smm_solve(F, t, weights, tau, shape, tol=1e-6)
+    W, b, _, gap, converged, reported = _smm_solve(F, t, weights, tau, shape, tol=1e-6)
     optimum = _cvxpy_optimum(F, t, weights, tau, shape)
     value = _smm_objective(W, b, F, t, weights, tau)
-    assert converged
+    assert converged and reported == pytest.approx(value, rel=1e-12)
     # The certificate: the primal value is within the reported gap of the optimum.
     assert (value - optimum) / optimum <= gap + 1e-7
     assert abs(value - optimum) / optimum < 1e-5
@@ -105,7 +105,7 @@ def test_cold_solve_from_the_liblinear_start_or_from_every_point(monkeypatch, ep
         svc = SVC(kernel="linear", C=1.0, tol=1e-8).fit(F, t, sample_weight=weights)
         optimum = _smm_objective(svc.coef_.reshape(3, 3), svc.intercept_[0], F, t, weights, 0.0)
         assert optimum - 1e-9 <= _smm_objective(w.reshape(3, 3), b, F, t, weights, 0.0) <= 1.1 * optimum
-    W, b, _, gap, converged = _smm_solve(F, t, weights, 0.5, (3, 3), tol=1e-6)
+    W, b, _, gap, converged, _ = _smm_solve(F, t, weights, 0.5, (3, 3), tol=1e-6)
     assert converged
     np.testing.assert_allclose(_smm_objective(W, b, F, t, weights, 0.5),
                                _cvxpy_optimum(F, t, weights, 0.5, (3, 3)), rtol=1e-5)
@@ -135,7 +135,7 @@ def test_an_uncertified_solve_is_repeated_with_iterative_refinement(monkeypatch,
     W, b, *_ = _smm_solve(F, t, 0.5 * weights, 0.5, (3, 3))  # the previous C of a path: the start
     start = W.ravel(), b
     monkeypatch.setattr(_smm, "_smm_conic", flaky)
-    W, b, _, gap, converged = _smm_solve(F, t, weights, 0.5, (3, 3), tol=1e-6, start=start)
+    W, b, _, gap, converged, _ = _smm_solve(F, t, weights, 0.5, (3, 3), tol=1e-6, start=start)
     assert converged and gap <= 1e-6
     assert [refined for refined, _ in calls] == [False, True]
     assert calls[0][1] == calls[1][1] < F.shape[0]  # the same working set, not every point

@@ -225,7 +225,7 @@ def _linear_svm_start(F, t, c):
 
 
 def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
-    """Solve SMM exactly; return (W, b, iterations, relative duality gap, converged).
+    """Solve SMM exactly; return (W, b, iterations, relative duality gap, converged, objective).
 
     An interior-point method (Clarabel) solves the conic form of the problem. With a
     ``start`` (w, b) (the previous C's solution along a path), only the points whose
@@ -258,9 +258,10 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
         work, lower = everything, nothing
     else:
         margins = X1[:, :d] @ start[0] + t * start[1]
-        near = np.abs(margins - 1.0) <= _BAND
+        distance = np.abs(margins - 1.0)
+        near = distance <= _BAND
         # At least d + 2 points (the ones nearest the margin), or b and W are not pinned down.
-        near[np.argsort(np.abs(margins - 1.0))[: d + 2]] = True
+        near[np.argsort(distance)[: d + 2]] = True
         work, lower = np.flatnonzero(near), np.flatnonzero(~near & (margins < 1.0))
     iterations, best, dual = 0, (np.inf, np.zeros(shape), 0.0), -np.inf
     gap = np.inf
@@ -281,7 +282,7 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
                     best = (value, W, b_try)
             gap = (best[0] - dual) / max(abs(best[0]), floor)
             if gap <= tol:
-                return best[1], best[2], iterations, gap, True
+                return best[1], best[2], iterations, gap, True, best[0]
         exhausted = not solved and status == "MaxIterations"
         inside = np.zeros(n, dtype=bool)
         inside[work] = True
@@ -299,7 +300,8 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
             settings.iterative_refinement_enable = True
             continue
         if work.size == n or exhausted:
-            return best[1], best[2], iterations, gap, False
+            value = best[0] if np.isfinite(best[0]) else _smm_objective(best[1], best[2], F, t, c, tau)
+            return best[1], best[2], iterations, gap, False, value
         # Points on the wrong side of the margin join the working set (all of them when the
         # reduced problem failed, e.g. unbounded in b without its lower points' kinks).
         inside |= wrong if wrong.any() else True
@@ -431,8 +433,8 @@ class SMM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         states, start = [None] * len(Cs), None
         for i in order:
             c = float(Cs[i]) * s
-            W, b, n_iter, gap, converged = _smm_solve(X, t, c, float(self.tau), shape,
-                                                      self.max_iter, self.tol, start)
+            W, b, n_iter, gap, converged, objective = _smm_solve(X, t, c, float(self.tau), shape,
+                                                                 self.max_iter, self.tol, start)
             start = (W.ravel(), b)
             if not converged:
                 warnings.warn(
@@ -446,7 +448,7 @@ class SMM(_PathMixin, _BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
             sign = 1.0 if self._pos_is_second else -1.0
             states[i] = {"coef_": sign * W, "intercept_": sign * float(b), "shape_": shape,
                          "n_iter_": n_iter, "duality_gap_": float(gap),
-                         "objective_": float(_smm_objective(W, b, X, t, c, self.tau))}
+                         "objective_": float(objective)}
         return states
 
     def decision_function(self, X):
