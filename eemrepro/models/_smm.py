@@ -295,8 +295,8 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
         if not wrong.any() and not exhausted and not settings.iterative_refinement_enable:
             # Not certified, yet no point says the working set is wrong (or the solve failed
             # numerically): the solve was inexact. The same points again, with Clarabel's
-            # iterative refinement (off until now: a quarter of its time, never needed on the
-            # benchmark or the 25 KEEL sets' paths).
+            # iterative refinement (off until now: a quarter of its time, and never needed on
+            # the benchmark or on the KEEL paths measured in benchmarks/RESULTS.md).
             settings.iterative_refinement_enable = True
             continue
         if work.size == n or exhausted:
