@@ -12,6 +12,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import roc_auc_score
 from sklearn.svm import SVC
 
 from eemrepro.models import ESMM, SMM, _smm, entropy_fuzzy_membership
@@ -141,6 +142,27 @@ def test_an_uncertified_solve_is_repeated_with_iterative_refinement(monkeypatch,
     assert calls[0][1] == calls[1][1] < F.shape[0]  # the same working set, not every point
     np.testing.assert_allclose(_smm_objective(W, b, F, t, weights, 0.5),
                                _cvxpy_optimum(F, t, weights, 0.5, (3, 3)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("C, tau", [(0.1, 0.01), (10.0, 0.1), (1000.0, 1.0)])
+def test_an_exact_zero_optimum_is_returned_as_zero(C, tau):
+    # Closed form: every positive point is also a negative point (15 twins) and 45 more
+    # negatives exist. alpha = C on the twins, 0 elsewhere, satisfies sum alpha t = 0 with
+    # sum alpha_i t_i A_i = 0, so W = 0, b = -1 is optimal for every C and tau, with
+    # objective C * 2 * 15 (each positive's hinge is 2). The interior point alone ends at
+    # W ~ 1e-8, whose scores rank the points by the solver's path (an AUC away from 0.5).
+    rng = np.random.RandomState(4)
+    negatives = rng.normal(size=(60, 9))
+    X = np.r_[negatives, negatives[:15]]
+    y = np.r_[np.zeros(60), np.ones(15)]
+    clf = SMM(C=C, tau=tau).fit(X, y)
+    assert not clf.coef_.any()
+    assert clf.intercept_ == -1.0
+    assert clf.objective_ == pytest.approx(C * 2 * 15, rel=1e-12)
+    assert clf.duality_gap_ <= 1e-5
+    assert roc_auc_score(y, clf.decision_function(X)) == 0.5
+    np.testing.assert_allclose(_cvxpy_optimum(X, np.where(y > 0, 1.0, -1.0), C * np.ones(75), tau, (3, 3)),
+                               C * 2 * 15, rtol=1e-6)
 
 
 def test_best_intercept_against_a_scan():
