@@ -264,10 +264,11 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
         near[np.argsort(distance)[: d + 2]] = True
         work, lower = np.flatnonzero(near), np.flatnonzero(~near & (margins < 1.0))
     # W = 0 with its best intercept is the first candidate. Where it is the optimum (tau large
-    # against C), the interior point ends at W ~ 1e-8 along its central path: a certified
-    # solution whose scores still rank the points (an AUC of 0.7-0.9 on glass2 at C = 0.1,
-    # tau = 0.01) by the solver's path rather than by the model, and that ranking moved with
-    # any change to the solver. A point replaces the best one only when lower by more than
+    # against C, or the positives' mean inside the negatives' reduced hull: glass2 at every C
+    # and tau), the interior point ends at W ~ 1e-8 along its central path: a certified
+    # solution whose scores still rank the points (an AUC of 0.7-0.9 on glass2) by the
+    # solver's path rather than by the model, and that ranking moved with any change to the
+    # solver. A point replaces the best one only when lower by more than
     # rounding (1e-12 relative), so an exact W = 0 optimum is returned as W = 0.
     zero = np.zeros(shape)
     b_zero = _best_intercept(np.zeros(n), t, c)
