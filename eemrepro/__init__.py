@@ -1,8 +1,9 @@
 """eemrepro: reproduce the Extreme Entropy Machines experiments.
 
 The package is laid out as the data flows: ``models`` (estimators),
-``datasets``, ``experiments`` (config, runner, result store), ``reports`` and
-``cli``.
+``datasets``, ``experiments`` (config, kinds, runner), ``store`` (the result
+store), ``reports`` and ``cli``. ``read_results`` gives stored results as a
+pandas DataFrame.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -12,4 +13,13 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+
+
+def read_results(dirs, columns=None):
+    """Stored results as a DataFrame, one row per record (see :func:`eemrepro.store.read_results`)."""
+    from .store import read_results as _read
+
+    return _read(dirs, columns=columns)
+
+
+__all__ = ["__version__", "read_results"]

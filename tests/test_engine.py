@@ -189,7 +189,7 @@ def test_a_changed_setting_is_refused_naming_its_keys_or_rerun(stored, tmp_path,
     assert ResultStore(stored).read() == before and (stored / "config.yaml").read_text() == config_before
     summary = run_experiment(cfg, out=stored, jobs=1, progress=False, rerun_changed=True)
     assert summary.pending_units == summary.total_units == len(enumerate_units(cfg))
-    assert summary.superseded is not None and list(summary.superseded.glob("*.gz"))  # moved aside, not deleted
+    assert summary.superseded is not None and list(summary.superseded.glob("*.parquet"))  # moved aside, not deleted
     after = ResultStore(stored).read()
     assert {r["identity_sha"] for r in after} == {after[0]["identity_sha"]} != {before[0]["identity_sha"]}
 

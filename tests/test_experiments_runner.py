@@ -45,13 +45,10 @@ def _facts(out):
 
 
 def _raw_keys(out):
-    keys = []
-    for seg in ResultStore(out).segments():
-        for line in seg.read_text().splitlines(keepends=True):
-            if line.endswith("\n"):
-                r = json.loads(line)
-                keys.append((r["dataset"], r["model"], json.dumps(r["params"], sort_keys=True), r["repeat"], r["fold"]))
-    return keys
+    """The key of every record stored, in every segment (a unit recorded twice shows twice)."""
+    store = ResultStore(out)
+    return [(r["dataset"], r["model"], json.dumps(r["params"], sort_keys=True), r["repeat"], r["fold"])
+            for seg in store.segments() for r in store.segment_records(seg)]
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +102,7 @@ def test_resume_skips_finished_units_and_fresh_keeps_old_records(reference, tmp_
     fresh = run_experiment(cfg, out=tmp_path / "f", jobs=1, progress=False, fresh=True)
     assert fresh.superseded is None and fresh.done_units == fresh.total_units
     redo = run_experiment(cfg, out=tmp_path / "f", jobs=1, progress=False, fresh=True)
-    assert redo.superseded is not None and any(redo.superseded.glob("*.jsonl"))
+    assert redo.superseded is not None and any(redo.superseded.glob("*.parquet"))
     assert _facts(tmp_path / "f") == _facts(out)
 
 
@@ -119,7 +116,7 @@ def test_kill_midway_and_resume_equals_an_uninterrupted_run(tmp_path):
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        lines = sum(len(s.read_text().splitlines()) for s in ResultStore(out).segments())
+        lines = sum(len(s.read_text().splitlines()) for s in ResultStore(out).segments() if s.suffix == ".jsonl")
         if lines >= 10:
             break
         if proc.poll() is not None:
@@ -337,13 +334,21 @@ def test_compacted_store_reads_and_resumes_the_same(reference, tmp_path):
     cfg, out, _ = reference
     shutil.copytree(out, tmp_path / "c")
     store = ResultStore(tmp_path / "c")
-    assert store.compact() and all(p.suffix == ".gz" for p in store.segments())
+    # A run seals its records into Parquet when it ends: the reference store is sealed.
+    assert store.segments() and all(p.suffix == ".parquet" for p in store.segments())
+    # A killed run leaves its write-ahead JSON lines; compact seals them.
+    for seg in store.segments():
+        wal = seg.with_suffix(".jsonl")
+        wal.write_text("".join(json.dumps(r) + "\n" for r in store.segment_records(seg)))
+        seg.unlink()
+    assert _facts(tmp_path / "c") == _facts(out)
+    assert store.compact() and all(p.suffix == ".parquet" for p in store.segments())
+    assert not list(store.records_dir.glob("*.jsonl"))
     assert _facts(tmp_path / "c") == _facts(out)
     assert run_experiment(cfg, out=tmp_path / "c", jobs=1, progress=False).pending_units == 0
 
 
 def test_forget_moves_one_models_records_aside_and_resume_reruns_them(reference, tmp_path):
-    import gzip
     import shutil
 
     from typer.testing import CliRunner
@@ -360,8 +365,7 @@ def test_forget_moves_one_models_records_aside_and_resume_reruns_them(reference,
     res = CliRunner().invoke(app, ["forget", str(tmp_path / "f"), "--models", "LSSVM", "--datasets", "heart"])
     assert res.exit_code == 0, res.output
     assert set(_facts(tmp_path / "f")) == set(before) - lssvm_heart
-    moved = [json.loads(line) for seg in (tmp_path / "f").glob("superseded-*/*.gz")
-             for line in gzip.open(seg, "rt")]
+    moved = [r for seg in (tmp_path / "f").glob("superseded-*/*.parquet") for r in store.segment_records(seg)]
     assert len(moved) == len(lssvm_heart) and {(r["dataset"], r["model"]) for r in moved} == {("heart", "LSSVM")}
     again = run_experiment(cfg, out=tmp_path / "f", jobs=1, progress=False)
     assert again.pending_units == 2 * 3 and _facts(tmp_path / "f") == before

@@ -36,6 +36,8 @@ from .datasets import app as _datasets_app  # noqa: E402
 from .reports import check_cmd, figures_cmd, tables_cmd  # noqa: E402
 from .run import run_cmd  # noqa: E402
 from .status import status_cmd  # noqa: E402
+from .store import app as _store_app  # noqa: E402
+from .store import export_cmd  # noqa: E402
 
 app.add_typer(_datasets_app, name="datasets")
 app.command("run")(run_cmd)
@@ -45,6 +47,8 @@ app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)
 app.command("compact")(compact_cmd)
 app.command("forget")(forget_cmd)
+app.add_typer(_store_app, name="store")
+app.command("export")(export_cmd)
 
 
 @app.command("papers")

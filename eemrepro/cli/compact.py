@@ -1,4 +1,4 @@
-"""``eemrepro compact DIR`` (gzip the closed record segments before committing a store) and
+"""``eemrepro compact DIR`` (seal the closed record segments into Parquet before committing a store) and
 ``eemrepro forget DIR`` (move one model's records aside so that a resume re-runs it)."""
 
 from pathlib import Path
@@ -8,13 +8,14 @@ import typer
 
 
 def compact_cmd(out: Annotated[Path, typer.Argument(help="Results folder.")]):
-    """Gzip every record segment of DIR; reading, resuming and reports are unchanged."""
-    from ..experiments import ResultStore
+    """Seal every closed write-ahead segment of DIR into Parquet; reading, resuming and reports are unchanged."""
+    from ..store import StoreError, upgrade_store
+    from ._common import fail
 
-    store = ResultStore(out)
-    before = sum(p.stat().st_size for p in store.segments())
-    written = store.compact()
-    after = sum(p.stat().st_size for p in store.segments())
+    try:
+        written, before, after = upgrade_store(out)
+    except (StoreError, OSError) as exc:
+        fail(exc)
     typer.echo(f"{out}: compacted {len(written)} segment(s), {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB")
 
 
@@ -28,7 +29,7 @@ def forget_cmd(
     Use it after changing a model so that its stored records describe the code.
     Nothing is deleted: the records go to DIR/superseded-<stamp>/.
     """
-    from ..experiments import ResultStore
+    from ..store import ResultStore
     from ._common import fail
 
     if models is None and datasets is None:

@@ -153,9 +153,9 @@ def _projection_figure(dataset, out, mirror, data_home):
         run_experiment(config, out=store, jobs=1, progress=False, mirror=mirror, data_home=data_home)
     except DatasetError as exc:
         raise ValueError(str(exc)) from exc
-    records = ResultStore(store).read()
-    failed = [r for r in records if r["status"] != "ok"]
-    if failed:
-        raise ValueError(f"the MELM fit on {dataset} {failed[0]['status']}: {failed[0].get('error')}")
+    records = ResultStore(store).frame(["kind", "status", "error_message", "embedding", "labels"])
+    failed = records[records["status"] != "ok"]
+    if len(failed):
+        raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")
     return embedding_figure(records, Path(out) / f"projection_{dataset}", dataset,
                             title=f"{dataset}: MELM projection (records in {store})")

@@ -8,11 +8,10 @@ import typer
 
 def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results/<config name>).")]):
     """Done/total units per data set and model, and every failure."""
-    from collections import Counter
-
     from tabulate import tabulate
 
-    from ..experiments import ResultStore, enumerate_units, load_config
+    from ..experiments import enumerate_units, load_config
+    from ..store import ResultStore
     from ._common import fail
 
     if not (out / "config.yaml").is_file():
@@ -23,26 +22,28 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
         config = load_config(out / "config.yaml")
     except ConfigError as exc:
         fail(exc)
-    records = ResultStore(out).read()
-    keys = {}
-    for r in records:
-        keys.setdefault((r["dataset"], r["model"]), Counter())[r["status"]] += 1
+    stored = ResultStore(out).frame(["status", "identity_sha", "error_message"])
+    counts = stored.groupby(["dataset", "model"])["status"].value_counts().to_dict() if len(stored) else {}
     from ..experiments import get_kind
-    from ..experiments._units import identity_sha, stored_key
+    from ..experiments._units import frame_keys, identity_sha
 
     kind = get_kind(config.kind)
-    done_keys = {(stored_key(r), r["identity_sha"]) for r in records}
+    keys = frame_keys(stored).tolist() if len(stored) else []
+    done_keys = set(zip(keys, stored["identity_sha"].tolist(), strict=True)) if keys else set()
     rows, failures = [], []
     for (dataset, model), units in _group(enumerate_units(config)).items():
-        done = sum(all((k, identity_sha(kind.identity(config, u))) in done_keys for k in u.keys()) for u in units)
-        c = keys.get((dataset, model), Counter())
+        shas = {}
+        for u in units:
+            if u.inner is None not in shas:
+                shas[u.inner is None] = identity_sha(kind.identity(config, u))
+        done = sum(all((k, shas[u.inner is None]) in done_keys for k in u.keys()) for u in units)
+        c = {s: counts.get((dataset, model, s), 0) for s in ("ok", "timed-out", "failed", "skipped-after-timeout")}
         rows.append([dataset, model, f"{done}/{len(units)}", c["ok"], c["timed-out"], c["failed"],
                      c["skipped-after-timeout"]])
     typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped"]))
-    for r in records:
-        if r["status"] == "failed":
-            where = f"{r['dataset']} {r['model']} {r['params']} repeat {r['repeat']} fold {r['fold']}"
-            failures.append(f"{where}: {r['error']}")
+    for r in stored[stored["status"] == "failed"].itertuples(index=False) if len(stored) else ():
+        where = f"{r.dataset} {r.model} {r.point} repeat {r.repeat} fold {r.fold}"
+        failures.append(f"{where}: {r.error_message}")
     if failures:
         typer.echo(f"\n{len(failures)} failed fits:")
         for line in failures[:50]:

@@ -1,16 +1,20 @@
 """Experiments: YAML configs, experiment kinds, splitters, metrics, selection, a resumable store.
 
-Data flows config -> units (the config's kind) -> runner -> result store;
+Data flows config -> units (the config's kind) -> runner -> result store (``eemrepro.store``);
 selection of the grid point is computed from stored records (``select``),
 never during a run. Nothing here knows a paper: kinds, metrics and criteria
 are registries a plug-in can add to.
 """
 
+from ..store import ResultStore  # noqa: E402  (re-exported: the runner writes it, the reports read it)
+
+# The built-in experiment kinds register themselves on import (after the kind registry).
+from . import _correlation_kind, _embedding_kind, _grid, _projection_kind  # noqa: E402, F401, I001
 from ._config import ConfigError, ExperimentConfig, ModelSpec, Protocol, load_config, parse_config
 from ._criteria import Criterion, criterion_names, get_criterion, register_criterion
 from ._kinds import ExperimentKind, get_kind, kind_names, register_kind
 from ._metrics import Metric, get_metric, metric_names, register_metric, score_all
-from ._runner import ChangedConfigError, RunSummary, enumerate_units, run_experiment
+from ._runner import ChangedConfigError, RunSummary, done_keys, enumerate_units, run_experiment, unfinished_cells_in
 from ._selection import grid_summary, records_frame, select
 from ._splitters import (
     StratifiedKFoldSplitter,
@@ -19,12 +23,12 @@ from ._splitters import (
     derive_seed,
     make_splitter,
 )
-from ._store import ResultStore
 from ._units import Unit
 
 __all__ = [
     "load_config", "parse_config", "ConfigError", "ExperimentConfig", "ModelSpec", "Protocol",
     "run_experiment", "RunSummary", "ChangedConfigError", "ResultStore", "enumerate_units", "Unit",
+    "unfinished_cells_in", "done_keys",
     "select", "grid_summary", "records_frame",
     "ExperimentKind", "register_kind", "get_kind", "kind_names",
     "Metric", "register_metric", "get_metric", "metric_names", "score_all",

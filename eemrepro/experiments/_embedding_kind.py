@@ -20,7 +20,7 @@ import numpy as np
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
-from ._watchdog import _short_error, load_data, make_record, run_points
+from ._watchdog import load_data, make_record, run_points, short_error
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def _fit_steps(task, data, points):
         est.fit(X, y)
         fields = {"status": "ok", "fit_seconds": time.perf_counter() - start, "extra": task["keep"](est, X, y)}
     except Exception as exc:
-        fields = {"status": "failed", "error": _short_error(exc)}
+        fields = {"status": "failed", "error": short_error(exc)}
     yield "record", point, fields
 
 

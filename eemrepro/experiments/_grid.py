@@ -12,13 +12,11 @@ hashing, so a record does not depend on the order or the parallelism of the run.
 import time
 from dataclasses import asdict
 
-import numpy as np
-
 from ._kinds import ExperimentKind, register_kind
-from ._metrics import decision_scores, score_all
+from ._metrics import evaluate
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_id
-from ._watchdog import _short_error, load_data, make_record, run_points
+from ._watchdog import load_data, make_record, run_points, short_error
 
 
 class GridSearch(ExperimentKind):
@@ -37,7 +35,8 @@ class GridSearch(ExperimentKind):
                     fixed_points = [dict(p, **{key: v}) for p in fixed_points for v in others[key]]
                 for fixed in fixed_points:
                     points = [dict(fixed, **{batched: v}) for v in spec.grid[batched]] if batched else [fixed]
-                    units += [Unit(dataset=dataset, model=spec.name, points=make_points(points), repeat=repeat,
+                    points = make_points(points)  # one tuple shared by the unit of every split
+                    units += [Unit(dataset=dataset, model=spec.name, points=points, repeat=repeat,
                                    fold=fold, inner=inner, fit_path=path) for repeat, fold, inner in positions]
         return units
 
@@ -110,32 +109,6 @@ class GridSearch(ExperimentKind):
         return total / flops_per_second + 0.05  # + process overhead
 
 
-def _evaluate(model, data, criteria):
-    """Metrics on the test part, and the protocol's criteria on the training part."""
-    from ._criteria import get_criterion
-
-    X_train, y_train, X_test, y_test = data
-    start = time.perf_counter()
-    y_pred = np.asarray(model.predict(X_test))
-    score = decision_scores(model, X_test)
-    predict_seconds = time.perf_counter() - start
-    classes = getattr(model, "classes_", np.unique(y_train))
-    fields = {"metrics": score_all(y_test, y_pred, score, classes), "predict_seconds": predict_seconds}
-    # What a fit chose for itself (an estimator lists it in ``_recorded_attributes``:
-    # the C and sigma^2 each GCV member picked), stored beside the metrics.
-    recorded = [a for a in getattr(model, "_recorded_attributes", ()) if hasattr(model, a)]
-    if recorded:
-        fields["fitted"] = {a: np.asarray(getattr(model, a)).tolist() for a in recorded}
-    values = {}
-    for name in criteria:
-        try:
-            values[name] = float(get_criterion(name).func(model, X_train, y_train))
-        except Exception as exc:  # a diagnostic must never fail the fit
-            fields["error"] = f"criterion {name}: {_short_error(exc)}"
-    fields["criteria"] = values
-    return fields
-
-
 def _fit_steps(task, data, points):
     """Yield ("start", points) before each fit and ("record", point, fields) after."""
     from sklearn.base import clone
@@ -162,7 +135,7 @@ def _fit_steps(task, data, points):
             fit_seconds = time.perf_counter() - start
         except Exception as exc:  # a failed fit fails its grid points, never the run
             for p in step:
-                yield "record", p, {"status": "failed", "error": _short_error(exc)}
+                yield "record", p, {"status": "failed", "error": short_error(exc)}
             continue
         standalone = {}
         if path is not None and proto["standalone_timing"] == "first-fold" and task["fold"] == 0 \
@@ -179,14 +152,14 @@ def _fit_steps(task, data, points):
             yield "start", step
         for p, model in zip(step, models, strict=False):
             try:
-                fields = _evaluate(model, data, proto["criteria"])
+                fields = evaluate(model, data, proto["criteria"])
                 fields.update(status="ok", fit_seconds=fit_seconds, path_size=len(step))
                 if path is None:
                     fields["standalone_fit_seconds"] = fit_seconds
                 elif point_id(p) in standalone:
                     fields["standalone_fit_seconds"] = standalone[point_id(p)]
             except Exception as exc:
-                fields = {"status": "failed", "error": _short_error(exc), "fit_seconds": fit_seconds}
+                fields = {"status": "failed", "error": short_error(exc), "fit_seconds": fit_seconds}
             yield "record", p, fields
 
 

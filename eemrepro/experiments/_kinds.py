@@ -12,8 +12,8 @@ reports know nothing else about it:
 
 A kind that has settings of its own reads them from the config's ``analysis:``
 section (``analysis_cls``, a frozen dataclass, and ``parse_analysis``); one
-that runs estimators reads ``models:``. ``register_kind`` adds a kind (the
-projection + classifier kinds are one more module).
+that runs estimators reads ``models:``. ``register_kind`` adds a kind; the
+built-in ones register themselves when the package imports them.
 """
 
 from ._registry import Registry
@@ -54,15 +54,8 @@ def register_kind(kind):
 
 
 def get_kind(name):
-    _builtin()
     return _REGISTRY.get(name)
 
 
 def kind_names():
-    _builtin()
     return _REGISTRY.names()
-
-
-def _builtin():
-    # The built-in kinds register themselves on import.
-    from . import _correlation_kind, _embedding_kind, _grid, _projection_kind  # noqa: F401

@@ -103,3 +103,35 @@ def score_all(y_true, y_pred, score, classes):
         else:
             values[m.name] = m(y_true, y_pred, classes)
     return values
+
+
+def evaluate(model, data, criteria):
+    """Metrics on the test part, and the protocol's criteria on the training part (a record's fields).
+
+    ``data``: (X_train, y_train, X_test, y_test). Shared by every kind that scores a fitted classifier.
+    """
+    import time
+
+    from ._criteria import get_criterion
+    from ._watchdog import short_error
+
+    X_train, y_train, X_test, y_test = data
+    start = time.perf_counter()
+    y_pred = np.asarray(model.predict(X_test))
+    score = decision_scores(model, X_test)
+    predict_seconds = time.perf_counter() - start
+    classes = getattr(model, "classes_", np.unique(y_train))
+    fields = {"metrics": score_all(y_test, y_pred, score, classes), "predict_seconds": predict_seconds}
+    # What a fit chose for itself (an estimator lists it in ``_recorded_attributes``:
+    # the C and sigma^2 each GCV member picked), stored beside the metrics.
+    recorded = [a for a in getattr(model, "_recorded_attributes", ()) if hasattr(model, a)]
+    if recorded:
+        fields["fitted"] = {a: np.asarray(getattr(model, a)).tolist() for a in recorded}
+    values = {}
+    for name in criteria:
+        try:
+            values[name] = float(get_criterion(name).func(model, X_train, y_train))
+        except Exception as exc:  # a diagnostic must never fail the fit
+            fields["error"] = f"criterion {name}: {short_error(exc)}"
+    fields["criteria"] = values
+    return fields

@@ -33,8 +33,8 @@ import numpy as np
 
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
-from ._units import Unit, make_points, record_key
-from ._watchdog import _short_error, load_data, make_record, run_points
+from ._units import Unit, make_points, point_ids
+from ._watchdog import load_data, make_record, run_points, short_error
 
 CLASSIFIER = "classifier"
 
@@ -66,8 +66,9 @@ class _FoldsUnit(Unit):
     n_folds: int = 1
 
     def keys(self):
-        return [record_key(self.dataset, self.model, p, self.repeat, f, self.inner)
-                for f in range(self.n_folds) for p in self.point_dicts()]
+        inner = "-" if self.inner is None else self.inner
+        return [f"{self.dataset}|{self.model}|{p}|{self.repeat}|{f}|{inner}"
+                for f in range(self.n_folds) for p in point_ids(self.points)]
 
 
 def _classifier_points(analysis, projection_point):
@@ -105,14 +106,14 @@ def _projection_steps(task, data, points):
             fields = {"status": "failed", "error": "the projection produced non-finite values",
                       "fit_seconds": seconds}
     except Exception as exc:  # a failed projection fails its classifiers' points, never the run
-        fields = {"status": "failed", "error": _short_error(exc)}
+        fields = {"status": "failed", "error": short_error(exc)}
     yield "record", point, fields
 
 
 def _classifier_steps(task, data, points):
     """Fit each classifier point on the projected training part; metrics on the projected test part."""
     from ._config import resolve_estimator
-    from ._grid import _evaluate
+    from ._metrics import evaluate
 
     specs = {s.name: s for s in task["classifier_specs"]}
     for p in points:
@@ -123,10 +124,10 @@ def _classifier_steps(task, data, points):
             start = time.perf_counter()
             model = _seeded(resolve_estimator(spec.estimator)(**spec.params, **params), task["seed"])
             model.fit(data[0], data[1])
-            fields = _evaluate(model, data, ())
+            fields = evaluate(model, data, ())
             fields.update(status="ok", fit_seconds=time.perf_counter() - start)
         except Exception as exc:
-            fields = {"status": "failed", "error": _short_error(exc)}
+            fields = {"status": "failed", "error": short_error(exc)}
         yield "record", p, fields
 
 

@@ -13,14 +13,17 @@ config's kind enumerates, describes and runs the units.
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+import warnings
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
+from ..store import ResultStore
 from ._kinds import get_kind
-from ._store import ResultStore
-from ._units import changed_identities, identity_sha, point_id
+from ._units import changed_identities, frame_keys, identity_sha, point_id
 from ._watchdog import environment, out_of_memory
 
 
@@ -166,8 +169,6 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     -------
     RunSummary
     """
-    from dataclasses import replace
-
     from ..datasets import DatasetError, dataset_checksum
 
     if repeats is not None:
@@ -191,7 +192,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     # Only the data sets run now are fetched and checksummed.
     running = [d for d in config.datasets if not only_datasets or d in only_datasets]
 
-    superseded = store.supersede() if fresh and not dry_run else None
+    # Validate the data before touching the store: a failed checksum moves nothing aside.
     data_sha, unavailable = {}, {}
     for d in running:
         try:
@@ -200,6 +201,34 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             if not skip_unavailable:
                 raise
             unavailable[d] = str(exc)
+    with ExitStack() as held:
+        if not dry_run:
+            held.enter_context(store.writing(f"eemrepro run {config.source or config.name}"))
+        return _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jobs, backend, scheduler,
+                           fresh, dry_run, mirror, data_home, progress, retry_failed, only_models, rerun_changed)
+
+
+_STORED_COLUMNS = ["status", "identity_sha", "data_sha256", "identity", "error_message"]
+
+
+def done_keys(stored, data_sha256, retry_failed=False):
+    """(key, identity sha) of the stored records made with this data (what resume skips).
+
+    With ``retry_failed``, failed fits do not count as done (timed-out ones do).
+    """
+    if stored.empty:
+        return set()
+    ok = stored["data_sha256"] == stored["dataset"].map(data_sha256)
+    if retry_failed:
+        ok &= stored["status"] != "failed"
+    rows = stored[ok.fillna(False).astype(bool)]
+    return set(zip(frame_keys(rows).tolist(), rows["identity_sha"].tolist(), strict=True))
+
+
+def _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jobs, backend, scheduler, fresh,
+                dry_run, mirror, data_home, progress, retry_failed, only_models, rerun_changed):
+    out = store.root
+    superseded = store.supersede() if fresh and not dry_run else None
     # The stored config stays whole (what was skipped is in run_info's
     # unavailable_datasets); only the units run now are enumerated.
     now = replace(config, datasets=tuple(d for d in running if d not in unavailable))
@@ -213,15 +242,15 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         if cell not in identities:
             identities[cell] = kind.identity(config, u)
     shas = {cell: identity_sha(i) for cell, i in identities.items()}
-    stored = store.read()
+    stored = store.frame(_STORED_COLUMNS)
     changed = changed_identities(stored, identities)
     if changed and not dry_run:
         if not rerun_changed:
             raise ChangedConfigError(_changed_message(out, config, changed))
         moved, where = store.forget(cells={(d, m) for d, m, _ in changed})
         superseded = superseded or where
-        stored = store.read()
-    done = store.done_keys(data_sha, retry_failed=retry_failed, records=stored)
+        stored = store.frame(_STORED_COLUMNS)
+    done = done_keys(stored, data_sha, retry_failed=retry_failed)
     pending = [u for u in units
                if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
     summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
@@ -234,27 +263,31 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     out.mkdir(parents=True, exist_ok=True)
     commit = _git_commit()
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    store.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                 "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
                 "units_pending": len(pending), "data_sha256": data_sha, "unavailable_datasets": unavailable,
                 "commit": commit}
+    # Written now and again at the end: a killed run's records still name a run file.
+    store.write_run(run_info)
 
     abandoned = set()
 
-    def timeout_key(dataset, model, params):
+    def timeout_key(dataset, model, point):
         # "skip": a timed-out grid point is not run on the other folds;
         # "skip-model": nothing more of that model is run on that data set.
-        return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point_id(params))
+        return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point)
 
     def abandons(record):
         # A fit past the time budget; under skip-model also one out of memory.
         return record["status"] == "timed-out" or (proto.after_timeout == "skip-model" and out_of_memory(record))
 
-    if proto.after_timeout != "run":
-        for r in stored:
-            cell = (r["dataset"], r["model"], r["inner"] is not None)
-            if r["identity_sha"] == shas.get(cell) and abandons(r):
-                abandoned.add(timeout_key(r["dataset"], r["model"], r["params"]))
+    if proto.after_timeout != "run" and not stored.empty:
+        stopped = stored[stored["status"].isin(["timed-out", "failed"])]
+        for r in stopped.to_dict("records"):
+            cell = (r["dataset"], r["model"], not pd.isna(r["inner"]))
+            if r["identity_sha"] == shas.get(cell) and abandons({**r, "error": r.get("error_message")}):
+                abandoned.add(timeout_key(r["dataset"], r["model"], r["point"]))
 
     def tasks():
         for u in pending:
@@ -262,7 +295,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             points = u.point_dicts()
             yield {
                 **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
-                "points": points, "skip_points": [p for p in points if timeout_key(u.dataset, u.model, p) in abandoned],
+                "points": points,
+                "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
                 "repeat": u.repeat, "fold": u.fold, "inner": u.inner,
                 "identity": identities[cell], "identity_sha": shas[cell],
                 "data_home": None if data_home is None else str(data_home),
@@ -278,17 +312,38 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             for r in records:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
                 if proto.after_timeout != "run" and abandons(r):
-                    abandoned.add(timeout_key(r["dataset"], r["model"], r["params"]))
+                    abandoned.add(timeout_key(r["dataset"], r["model"], point_id(r["params"])))
             summary.done_units += 1
             bar.update(f"{records[0]['dataset']} {records[0]['model']}")
     finally:
         bar.close()
-        store.close()
+        try:
+            store.close()  # seals the run's write-ahead segment into Parquet
+        except OSError as exc:
+            # Nothing is lost: the write-ahead segment stays and is read as it is.
+            warnings.warn(f"{out}: could not seal the records into Parquet ({exc}); they stay in "
+                          f"{store.records_dir} as JSON lines (`eemrepro compact {out}` seals them)", stacklevel=2)
         summary.seconds = time.monotonic() - start
         summary.status_counts = counts
         run_info.update(finished_at=time.time(), units_done=summary.done_units, status_counts=counts)
         store.write_run(run_info)
     return summary
+
+
+def unfinished_cells_in(folder, df):
+    """(data set, model) cells of a results folder's config whose units lack a record in ``df`` (its frame).
+
+    The run state the reports need to tell an interrupted grid from a
+    finished one; empty without a config.yaml.
+    """
+    from ._config import load_config
+    from ._units import unfinished_cells
+
+    path = Path(folder) / "config.yaml"
+    if df.empty or not path.is_file():
+        return set()
+    config = load_config(path)
+    return unfinished_cells(get_kind(config.kind).units(config), df)
 
 
 def _changed_message(out, config, changed):

@@ -37,22 +37,33 @@ def _metric_columns(df):
 
 
 def records_frame(records):
-    """Records as a DataFrame with a ``point`` column (the grid point as canonical JSON)."""
-    records = list(records)
-    df = pd.DataFrame.from_records(records)
+    """Records (a list of mappings, or a store frame) as the frame selection works on.
+
+    One column per metric and criterion, ``point`` the grid point as canonical
+    JSON and ``order`` its rank in the canonical grid order (parameters by
+    name, values ascending), sorted by data set, model, point, repeat, fold.
+    """
+    if not isinstance(records, pd.DataFrame):
+        from ..store._segments import records_frame as from_records
+
+        records = list(records)
+        if not records:
+            return pd.DataFrame()
+        df = from_records(records)
+    else:
+        df = records
     if df.empty:
         return df
-    # One column per metric and criterion (a record holds them as mappings).
-    metrics = list(dict.fromkeys(k for r in records for k in r.get("metrics") or {}))
-    criteria = list(dict.fromkeys(k for r in records for k in r.get("criteria") or {}))
-    for key, names in (("metrics", metrics), ("criteria", criteria)):
-        for name in names:
-            df[name] = [(r.get(key) or {}).get(name) for r in records]
-    df["point"] = [json.dumps(p, sort_keys=True) for p in df["params"]]
-    # Canonical grid order: parameters by name, values ascending.
-    ranks = {p: i for i, p in enumerate(sorted(set(df["point"]), key=_point_sort_key))}
-    df["order"] = df["point"].map(ranks)
-    return df.sort_values(["dataset", "model", "order", "repeat", "fold"], kind="stable").reset_index(drop=True)
+    if "inner" not in df:
+        df = df.assign(inner=np.nan)
+    codes, uniques = pd.factorize(df["point"], sort=False)
+    ranks = np.empty(len(uniques), dtype=np.int64)
+    ranks[sorted(range(len(uniques)), key=lambda i: _point_sort_key(uniques[i]))] = np.arange(len(uniques))
+    df = df.assign(order=ranks[codes])
+    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1)
+    keys = ["dataset", "model", "order", "repeat", "fold"]
+    return (df.assign(_inner=inner).sort_values(keys + ["_inner"], kind="stable")
+            .drop(columns="_inner").reset_index(drop=True))
 
 
 def _point_sort_key(point):
@@ -60,24 +71,68 @@ def _point_sort_key(point):
     return tuple((k, (0, v) if isinstance(v, (int, float)) else (1, str(v))) for k, v in items)
 
 
+def group_mean_std(codes, values, n_groups, ddof=1):
+    """Per group, the mean and std of its non-NaN ``values`` in row order, as ``np.mean`` / ``np.std`` give them.
+
+    Groups of one size are reduced together as the rows of one matrix, which
+    numpy sums exactly as it sums each group alone (a pairwise sum per row):
+    the figures are the same to the last bit as a loop over groups, so the
+    tables do not depend on how they were computed.
+    """
+    values = np.asarray(values, dtype=float)
+    keep = ~np.isnan(values)
+    codes, values = np.asarray(codes)[keep], values[keep]
+    order = np.argsort(codes, kind="stable")
+    codes, values = codes[order], values[order]
+    sizes = np.bincount(codes, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    mean = np.full(n_groups, np.nan)
+    std = np.full(n_groups, np.nan)
+    for size in np.unique(sizes[sizes > 0]):
+        groups = np.flatnonzero(sizes == size)
+        block = values[starts[groups][:, None] + np.arange(size)]
+        mean[groups] = block.mean(axis=1)
+        if size > ddof:
+            std[groups] = block.std(axis=1, ddof=ddof)
+    return mean, std
+
+
 def grid_summary(df, ddof=1):
     """Per (data set, model, grid point): outer-fold counts by status and metric means/stds."""
     outer = df[df["inner"].isna()]
-    rows = []
-    for (dataset, model, point), g in outer.groupby(["dataset", "model", "point"], sort=False):
-        ok = g[g["status"] == "ok"]
-        row = {"dataset": dataset, "model": model, "point": point, "order": g["order"].min(),
-               "n_folds": len(g), "n_ok": len(ok)}
-        for status in ("timed-out", "failed", "skipped-after-timeout"):
-            row["n_" + status.replace("-", "_")] = int((g["status"] == status).sum())
-        for m in _metric_columns(df):
-            values = ok[m].dropna().to_numpy(dtype=float)
-            row[m + "_mean"] = values.mean() if values.size else np.nan
-            row[m + "_std"] = values.std(ddof=ddof) if values.size > ddof else np.nan
-        row["fit_seconds_mean"] = ok["fit_seconds"].mean() if len(ok) else np.nan
-        row["path_size"] = ok["path_size"].max() if len(ok) else np.nan
-        rows.append(row)
-    return pd.DataFrame(rows)
+    if outer.empty:
+        return pd.DataFrame()
+    codes, firsts = _group_codes(outer, ["dataset", "model", "point"])
+    n = len(firsts)
+    out = outer.iloc[firsts][["dataset", "model", "point"]].reset_index(drop=True)
+    out["order"] = pd.Series(outer["order"].to_numpy()).groupby(codes).min().to_numpy()
+    out["n_folds"] = np.bincount(codes, minlength=n)
+    status = outer["status"].to_numpy()
+    ok = status == "ok"
+    out["n_ok"] = np.bincount(codes[ok], minlength=n)
+    for name in ("timed-out", "failed", "skipped-after-timeout"):
+        out["n_" + name.replace("-", "_")] = np.bincount(codes[status == name], minlength=n)
+    for m in _metric_columns(df):
+        values = pd.to_numeric(outer[m], errors="coerce").to_numpy(dtype=float)
+        out[m + "_mean"], out[m + "_std"] = group_mean_std(codes[ok], values[ok], n, ddof)
+    fit = _numeric(outer, "fit_seconds")
+    out["fit_seconds_mean"] = group_mean_std(codes[ok], fit[ok], n, ddof)[0]
+    path = pd.Series(_numeric(outer, "path_size")[ok]).groupby(codes[ok]).max()
+    out["path_size"] = path.reindex(range(n)).to_numpy()
+    return out
+
+
+def _numeric(df, column):
+    if column not in df:
+        return np.full(len(df), np.nan)
+    return pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+
+
+def _group_codes(df, keys):
+    """Group number of each row (groups numbered by first appearance) and each group's first row."""
+    codes = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    _, firsts = np.unique(codes, return_index=True)
+    return codes, firsts
 
 
 def _cell_status(g):
@@ -124,48 +179,39 @@ def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     return pd.DataFrame(rows)
 
 
-def _per_fold_choice(df, choose, ddof):
+def _per_fold_choice(df, chosen, ddof):
     """Aggregate the outer-test metrics of a point chosen on each outer fold.
 
-    ``choose(dataset, model, repeat, fold, outer_fold_records)`` returns the
-    chosen point (or None when nothing can be chosen on that fold).
+    ``chosen``: a frame of (dataset, model, repeat, fold, point), at most one
+    row per outer fold (a fold where nothing can be chosen has none).
     """
+    keys = ["dataset", "model", "repeat", "fold"]
     outer = df[df["inner"].isna()]
+    metrics = _metric_columns(df)
+    picked = outer.merge(chosen[keys + ["point"]], on=keys + ["point"], how="inner", sort=False)
+    picked = picked[picked["status"] == "ok"].sort_values(keys, kind="stable")
+    groups = dict(iter(picked.groupby(["dataset", "model"], sort=False)))
     rows = []
-    for (dataset, model), g in outer.groupby(["dataset", "model"], sort=False):
-        metrics = _metric_columns(df)
-        chosen, fits, scores = [], [], {m: [] for m in metrics}
-        for (repeat, fold), fold_records in g.groupby(["repeat", "fold"], sort=True):
-            point = choose(dataset, model, repeat, fold, fold_records)
-            if point is None:
-                continue
-            rec = fold_records[fold_records["point"] == point].iloc[0]
-            if rec["status"] != "ok":
-                continue
-            chosen.append(point)
-            fits.append(rec["fit_seconds"])
-            for m in metrics:
-                scores[m].append(rec[m])
-        if not chosen:
-            rows.append({"dataset": dataset, "model": model, "status": _cell_status(grid_summary(g)), "point": None})
+    summaries = None
+    for dataset, model in outer[["dataset", "model"]].drop_duplicates().itertuples(index=False, name=None):
+        g = groups.get((dataset, model))
+        if g is None or g.empty:
+            if summaries is None:  # what stopped the cells where no fold chose a point
+                summaries = dict(iter(grid_summary(outer).groupby(["dataset", "model"], sort=False)))
+            rows.append({"dataset": dataset, "model": model, "status": _cell_status(summaries[(dataset, model)]),
+                         "point": None})
             continue
-        row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(chosen),
-               "point": pd.Series(chosen).mode().iloc[0], "points": chosen,
-               "fit_seconds_mean": float(np.mean(fits))}
+        points = g["point"].tolist()
+        row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(g),
+               "point": pd.Series(points).mode().iloc[0], "points": points,
+               "fit_seconds_mean": float(np.mean(_numeric(g, "fit_seconds")))}
         for m in metrics:
-            v = np.array([x for x in scores[m] if x is not None and not pd.isna(x)], dtype=float)
+            v = _numeric(g, m)
+            v = v[~np.isnan(v)]
             row[m + "_mean"] = v.mean() if v.size else np.nan
             row[m + "_std"] = v.std(ddof=ddof) if v.size > ddof else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _first_best(table, column, greater_is_better=True):
-    table = table.sort_values("order")
-    values = table[column].astype(float) * (1 if greater_is_better else -1)
-    if values.notna().sum() == 0:
-        return None
-    return table.loc[values.idxmax(), "point"]
 
 
 def select_nested(df, ddof=1, metric="gmean"):
@@ -185,13 +231,7 @@ def select_nested(df, ddof=1, metric="gmean"):
     sign = -1.0 if get_metric(metric).greater_is_better else 1.0
     rank = sign * points["value"].astype(float).round(_TIE_DECIMALS)
     points = points.assign(_rank=rank).sort_values(["_rank", "order"], kind="stable")
-    best = points.drop_duplicates(keys)
-    chosen = dict(zip(best[keys].itertuples(index=False, name=None), best["point"], strict=True))
-
-    def choose(dataset, model, repeat, fold, _):
-        return chosen.get((dataset, model, repeat, fold))
-
-    return _per_fold_choice(df, choose, ddof)
+    return _per_fold_choice(df, points.drop_duplicates(keys), ddof)
 
 
 def select_by_criterion(df, criterion, ddof=1):
@@ -199,11 +239,14 @@ def select_by_criterion(df, criterion, ddof=1):
     if criterion not in df or df.loc[df["status"] == "ok", criterion].isna().all():
         raise ValueError(f"the records have no {criterion} values: run with protocol.criteria: [{criterion}]")
     better = get_criterion(criterion).greater_is_better
-
-    def choose(dataset, model, repeat, fold, fold_records):
-        return _first_best(fold_records[fold_records["status"] == "ok"], criterion, better)
-
-    return _per_fold_choice(df, choose, ddof)
+    keys = ["dataset", "model", "repeat", "fold"]
+    # On each outer fold the finished point with the best criterion; ties go to
+    # the earliest in canonical order.
+    ok = df[df["inner"].isna() & (df["status"] == "ok")]
+    value = pd.to_numeric(ok[criterion], errors="coerce")
+    ok = ok.assign(_rank=-value if better else value).dropna(subset=["_rank"])
+    chosen = ok.sort_values(["_rank", "order"], kind="stable").drop_duplicates(keys)
+    return _per_fold_choice(df, chosen, ddof)
 
 
 def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=()):

@@ -12,27 +12,14 @@ record whose identity differs from what the config now asks for is never
 taken as done.
 """
 
-import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
+import pandas as pd
 
-def point_id(point):
-    return json.dumps(point, sort_keys=True)
-
-
-def record_key(dataset, model, point, repeat, fold, inner):
-    return f"{dataset}|{model}|{point_id(point)}|{repeat}|{fold}|{'-' if inner is None else inner}"
-
-
-def stored_key(record):
-    """The ``record_key`` of a stored record (what ``Unit.keys`` lists for it)."""
-    return record_key(record["dataset"], record["model"], record["params"], record["repeat"], record["fold"],
-                      record["inner"])
-
-
-def identity_sha(identity):
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+from ..store import identity_sha, point_id, record_key, stored_key  # noqa: F401  (the store owns record keys)
 
 
 @dataclass(frozen=True)
@@ -49,8 +36,27 @@ class Unit:
         return [dict(p) for p in self.points]
 
     def keys(self):
-        return [record_key(self.dataset, self.model, p, self.repeat, self.fold, self.inner)
-                for p in self.point_dicts()]
+        inner = "-" if self.inner is None else self.inner
+        return [f"{self.dataset}|{self.model}|{p}|{self.repeat}|{self.fold}|{inner}" for p in point_ids(self.points)]
+
+
+@lru_cache(maxsize=65536)
+def point_ids(points):
+    """The ``point_id`` of each point of a unit's ``points`` tuple (the record keys' middle part).
+
+    A config's units share a few thousand distinct point tuples: each is serialised once.
+    """
+    return tuple(point_id(dict(p)) for p in points)
+
+
+def frame_keys(df):
+    """The ``record_key`` of each row of a store frame (``ResultStore.frame``), vectorised."""
+    if df.empty:
+        return pd.Series([], dtype=object)
+    inner = pd.to_numeric(df["inner"], errors="coerce")
+    inner = pd.Series(np.where(inner.isna(), "-", inner.fillna(-1).astype("int64").astype(str)), index=df.index)
+    return (df["dataset"].astype(str) + "|" + df["model"].astype(str) + "|" + df["point"].astype(str) + "|"
+            + df["repeat"].astype("int64").astype(str) + "|" + df["fold"].astype("int64").astype(str) + "|" + inner)
 
 
 def make_points(points):
@@ -58,37 +64,45 @@ def make_points(points):
     return tuple(tuple(sorted(p.items())) for p in points)
 
 
-def unfinished_cells(units, records):
-    """(data set, model) cells whose stored ``records`` lack one of ``units``' records.
+def unfinished_cells(units, df):
+    """(data set, model) cells whose stored records (a store frame) lack one of ``units``' records.
 
     Only the repeats that a cell's records have are expected (a run may use
     fewer repeats than the config names). A cell stopped by the budget rule
     (a timeout or a failure, after which ``skip-model`` records the rest as
     skipped) is judged by its records' status, not here.
     """
-    done = {stored_key(r) for r in records}
+    if df.empty:
+        return set()
+    done = set(frame_keys(df).tolist())
+    pairs = df[["dataset", "model", "repeat"]].drop_duplicates()
     repeats = {}
-    for r in records:
-        repeats.setdefault((r["dataset"], r["model"]), set()).add(r["repeat"])
+    for dataset, model, repeat in pairs.itertuples(index=False, name=None):
+        repeats.setdefault((dataset, model), set()).add(int(repeat))
     return {(u.dataset, u.model) for u in units
             if u.repeat in repeats.get((u.dataset, u.model), ()) and not set(u.keys()) <= done}
 
 
-def changed_identities(stored, expected):
+def changed_identities(df, expected):
     """Cells whose stored records were made under another identity than ``expected``.
 
-    ``stored``: records; ``expected``: {(data set, model, is_inner): identity}.
-    Returns [(data set, model, {key: (stored value, config value)})], one per
-    cell, naming the identity keys that differ.
+    ``df``: a store frame with ``identity`` (JSON text); ``expected``:
+    {(data set, model, is_inner): identity}. Returns [(data set, model,
+    {key: (stored value, config value)})], one per cell, naming the identity
+    keys that differ.
     """
+    if df.empty:
+        return []
+    stored = df.assign(_inner=df["inner"].notna())[["dataset", "model", "_inner", "identity"]].drop_duplicates()
     out, seen = [], set()
-    for r in stored:
-        cell = (r["dataset"], r["model"], r["inner"] is not None)
+    for dataset, model, is_inner, identity in stored.itertuples(index=False, name=None):
+        cell = (dataset, model, bool(is_inner))
         want = expected.get(cell)
-        if want is None or cell in seen or r["identity"] == want:
+        have = json.loads(identity) if isinstance(identity, str) else (identity or {})
+        if want is None or cell in seen or have == want:
             continue
         seen.add(cell)
-        keys = sorted(set(want) | set(r["identity"]))
-        diff = {k: (r["identity"].get(k), want.get(k)) for k in keys if r["identity"].get(k) != want.get(k)}
+        keys = sorted(set(want) | set(have))
+        diff = {k: (have.get(k), want.get(k)) for k in keys if have.get(k) != want.get(k)}
         out.append((cell[0], cell[1], diff))
     return out

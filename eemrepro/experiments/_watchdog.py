@@ -60,7 +60,7 @@ def out_of_memory(fields):
     return fields.get("status") == "failed" and str(fields.get("error") or "").startswith("MemoryError")
 
 
-def _short_error(exc):
+def short_error(exc):
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"

@@ -5,7 +5,7 @@ from pathlib import Path
 from ..experiments import get_metric
 from ._render import _fmt, _signed, load_results, metric_cell, write_table
 from ._spec import registered_tables
-from ._tables import build_table, ranks_and_tests, table_applies, timeout_limit, wins_draws_losses
+from ._tables import build_table, ranks_and_tests, split_by_kind, table_applies, timeout_limit, wins_draws_losses
 
 LAYOUTS = ("run", "full")
 
@@ -53,10 +53,12 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     unknown = sorted(set(tables or ()) - {s.id for s in specs})
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
+    parts = split_by_kind(records)
     for spec in specs:
-        if not table_applies(spec, records):
+        mine = parts.get(spec.kind, records.iloc[:0])
+        if not table_applies(spec, mine):
             continue
-        df = build_table(spec, records, selection, unfinished=unfinished, layout=layout)
+        df = build_table(spec, mine, selection, unfinished=unfinished, layout=layout)
         if df.empty:
             continue
         if spec.builder == "time" and not df["seconds"].notna().any():
@@ -68,8 +70,8 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
             written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))
         if spec.summary:
             written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
-    if records:
-        written.append(_write_check(records, out, prov, specs, unfinished))
+    if len(records):
+        written.append(_write_check(parts, out, prov, specs, unfinished))
     return written
 
 

@@ -26,10 +26,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from ._spec import registered_tables
-from ._tables import build_table, table_applies
+from ._tables import build_table, split_by_kind, table_applies
 
 
 def _checked_specs():
@@ -155,6 +156,9 @@ def _compare(table, dataset, method, value, pub, pub_std, tol, h=None):
 def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
     """Compare every published cell of the registered tables the records cover.
 
+    ``records``: a store frame (``load_results``), a list of records, or a
+    {kind: frame} mapping (``split_by_kind``).
+
     A table is checked when the records hold data for it (its experiment
     kind, and its criterion where it needs one); within it, every published
     cell is compared, and one with no reproduced value is missing (a failure
@@ -167,12 +171,16 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
     """
     tol = tolerance or Tolerance()
     results = []
+    parts = split_by_kind(records)
+    refs = split_by_kind(reference) if reference is not None else None
     for spec in _checked_specs().values():
-        if (tables is not None and spec.id not in tables) or not table_applies(spec, records):
+        mine = parts.get(spec.kind)
+        if (tables is not None and spec.id not in tables) or mine is None or not table_applies(spec, mine):
             continue
         if reference is not None and (spec.builder != "metric" or spec.selection is not None):
             continue
-        t = build_table(spec, records, reference=reference, unfinished=unfinished,
+        ref = None if refs is None else refs.get(spec.kind, pd.DataFrame())
+        t = build_table(spec, mine, reference=ref, unfinished=unfinished,
                         layout="run" if reference is not None else "full")
         for _, r in t.iterrows():
             if spec.builder == "correlation":

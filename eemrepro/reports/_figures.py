@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._tables import as_frame
+
 
 def _pyplot():
     try:
@@ -47,10 +49,14 @@ def sweep_figure(records, stem, model, param, metric="gmean", scale=100.0):
     from ..experiments import get_metric
 
     plt = _pyplot()
+    df = as_frame(records)
     by = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        if r["model"] == model and r["inner"] is None and r["status"] == "ok" and param in r["params"]:
-            by[r["dataset"]][r["params"][param]].append(scale * r["metrics"][metric])
+    if len(df) and metric in df:
+        sub = df[(df["model"] == model) & df["inner"].isna() & (df["status"] == "ok")]
+        points = {p: json.loads(p) for p in sub["point"].unique()}
+        for dataset, point, value in zip(sub["dataset"], sub["point"], sub[metric], strict=True):
+            if param in points[point]:
+                by[dataset][points[point][param]].append(scale * value)
     if not by:
         raise ValueError(f"no {model} records with a {param} grid")
     names = list(by)
@@ -115,10 +121,14 @@ def _panels(plt, n, width=3.6, height=2.8, cols=5):
 
 def restart_values(records, model):
     """{data set: the finite per-start values of ``model``, every batch pooled}."""
+    df = as_frame(records)
     by = defaultdict(list)
-    for r in sorted(records, key=lambda r: (r["dataset"], r["repeat"])):
-        if r.get("kind") == "restarts" and r["model"] == model and r["status"] == "ok":
-            by[r["dataset"]] += [v for v in r.get("values") or () if v is not None]
+    if not len(df) or "values" not in df or "kind" not in df:
+        return {}
+    sub = df[(df["kind"] == "restarts") & (df["model"] == model) & (df["status"] == "ok")]
+    sub = sub.sort_values(["dataset", "repeat"], kind="stable")
+    for dataset, values in zip(sub["dataset"], sub["values"], strict=True):
+        by[dataset] += [v for v in (values if values is not None else ()) if v is not None and v == v]
     return {d: np.asarray(v) for d, v in by.items() if v}
 
 
@@ -171,12 +181,12 @@ def embedding_figure(records, stem, dataset, title=""):
     from scipy.stats import gaussian_kde
 
     plt = _pyplot()
-    recs = [r for r in records if r.get("kind") == "embedding" and r["dataset"] == dataset and r["status"] == "ok"]
+    recs = _embedding_rows(as_frame(records), dataset)
     if not recs:
         raise ValueError(f"no embedding records of {dataset}")
     fig, axes = _panels(plt, len(recs), width=3.2, height=3.0)
     for ax, r in zip(axes, recs, strict=True):
-        Z, labels = np.asarray(r["embedding"]), np.asarray(r["labels"])
+        Z, labels = np.vstack(list(r["embedding"])).astype(float), np.asarray(r["labels"])
         lo, hi = Z.min(axis=0), Z.max(axis=0)
         pad = 0.1 * (hi - lo + 1e-12)
         gx, gy = np.meshgrid(np.linspace(lo[0] - pad[0], hi[0] + pad[0], 80),
@@ -195,6 +205,13 @@ def embedding_figure(records, stem, dataset, title=""):
         ax.set_yticks([])
     axes[0].legend(fontsize=6, markerscale=2)
     return _finish(plt, fig, stem, title or f"{dataset}: 2-D projections")
+
+
+def _embedding_rows(df, dataset):
+    if not len(df) or "embedding" not in df or "kind" not in df:
+        return []
+    sub = df[(df["kind"] == "embedding") & (df["dataset"] == dataset) & (df["status"] == "ok")]
+    return sub.to_dict("records")
 
 
 def build_figures(dirs, out, selection="best-of-grid", figures=None):
@@ -230,12 +247,11 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None):
             fn = histogram_figure if f.drawer == "histogram" else expected_max_figure
             draw = lambda f=f, fn=fn: fn(records, out / f.stem, f.model, f.title)
         elif f.drawer == "embedding":
-            possible = any(r.get("kind") == "embedding" and r["dataset"] == f.dataset for r in records)
+            possible = bool(_embedding_rows(records, f.dataset))
             why = f"needs embedding records of {f.dataset}"
             draw = lambda f=f: embedding_figure(records, out / f.stem, f.dataset, f.title)
         else:
-            values = {json.dumps(r["params"]) for r in records if r["model"] == f.model}
-            possible = len(values) >= f.min_points
+            possible = len(records) and records.loc[records["model"] == f.model, "point"].nunique() >= f.min_points
             why = f"needs {f.model} at >= {f.min_points} values of {f.param}"
             draw = lambda f=f: sweep_figure(records, out / f.stem, f.model, f.param, f.metric)
         if possible:

@@ -11,41 +11,70 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..experiments import ResultStore
+from ..store import ResultStore
+from ..store._store import concat_frames
+
+#: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
+REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_size", "standalone_fit_seconds",
+                  "finished_at", "run_id", "dcs", "ratio", "values", "embedding", "labels")
 
 
-def load_results(dirs):
-    """(records, provenance) of one or more results folders.
+def load_results(dirs, columns=REPORT_COLUMNS):
+    """(records frame, provenance) of one or more results folders.
 
-    ``provenance["unfinished"]`` lists the (data set, model) cells whose
-    folder's config has units the records lack (the store's run state).
+    The frame is what ``eemrepro.read_results`` gives, limited to ``columns``
+    (and the key columns). ``provenance["unfinished"]`` lists the (data set,
+    model) cells whose folder's config has units the records lack (the
+    store's run state).
     """
-    records, runs, configs, owner, unfinished, per_dir_repeats = [], [], {}, {}, set(), {}
+    from ..experiments import unfinished_cells_in
+
+    pieces, runs, configs, owner, unfinished, per_dir_repeats = {}, [], {}, {}, set(), {}
+    versions, hosts = set(), set()
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
             raise FileNotFoundError(f"{d} is not a results folder")
         store = ResultStore(d)
-        these = store.read()
-        # Two folders with the same model on the same data set (say results/uci
-        # and the h sweep of results/stability) would silently merge their grids
-        # into one best-of-grid cell. Records of different kinds never share a table.
-        for key in sorted({(r["dataset"], r["model"], r.get("kind") or "") for r in these}):
-            if key in owner and owner[key] != d:
-                raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
-                                 "merged into one cell: pass them to separate commands")
-            owner[key] = d
-        if these:
-            unfinished |= store.unfinished_cells(these)
-        records.extend(these)
-        per_dir_repeats.setdefault(len({r["repeat"] for r in these}), []).append(Path(d).name)
+        these = store.frame(list(columns))
+        if len(these):
+            # Two folders with the same model on the same data set (say results/uci
+            # and the h sweep of results/stability) would silently merge their grids
+            # into one best-of-grid cell. Records of different kinds never share a table.
+            kinds = these["kind"] if "kind" in these else pd.Series(None, index=these.index, dtype=object)
+            cells = pd.DataFrame({"d": these["dataset"], "m": these["model"], "k": kinds}).drop_duplicates()
+            cells = cells.astype(object).fillna("")
+            for key in sorted(cells.itertuples(index=False, name=None)):
+                if key in owner and owner[key] != d:
+                    raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
+                                     "merged into one cell: pass them to separate commands")
+                owner[key] = d
+            unfinished |= unfinished_cells_in(d, these)
+            facts = store.run_facts()
+            for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
+                fact = facts.get(run_id) or {}
+                if fact.get("versions"):
+                    versions.add(json.dumps(fact["versions"], sort_keys=True))
+                if fact.get("host"):
+                    hosts.add(fact["host"])
+        per_dir_repeats.setdefault(int(these["repeat"].nunique()), []).append(Path(d).name)
+        # Rows of one kind end up in one block: each table reads its kind as a slice, not a copy.
+        kinds = these["kind"] if "kind" in these else pd.Series(np.nan, index=these.index)
+        for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
+            pieces.setdefault(kind, []).append(rows)
+        del these
         for run in sorted((d / "runs").glob("*.json")):
             info = json.loads(run.read_text())
             runs.append(info)
             configs[info["config"]["name"]] = info.get("config_file")
-    versions = sorted({json.dumps(r["versions"], sort_keys=True) for r in records if r.get("versions")})
+    records = concat_frames([rows for group in pieces.values() for rows in group])
+    pieces.clear()
     commits = sorted({r.get("commit") for r in runs if r.get("commit")})
-    finished = [r["finished_at"] for r in records if r.get("finished_at")]
+    finished = []
+    if "finished_at" in records:
+        stamps = pd.to_numeric(records["finished_at"], errors="coerce")
+        finished = stamps[stamps.notna() & (stamps != 0)].agg(["min", "max"]).tolist() if stamps.notna().any() \
+            else []
     # One count when every folder has the same; else each count with its folders.
     repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
         f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items()))
@@ -53,11 +82,11 @@ def load_results(dirs):
         "results": [str(Path(d)) for d in dirs],
         "configs": {k: v for k, v in sorted(configs.items())},
         "commits": commits,
-        "package_versions": [json.loads(v) for v in versions],
+        "package_versions": [json.loads(v) for v in sorted(versions)],
         "records": len(records),
         "repeats": repeats,
         "records_finished": _date_range(finished),
-        "hosts": sorted({r.get("host") for r in records if r.get("host")}),
+        "hosts": sorted(hosts),
         "unfinished": sorted(unfinished),
     }
     return records, provenance

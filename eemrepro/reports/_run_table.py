@@ -17,12 +17,16 @@ def run_table(config, out):
     """
     from tabulate import tabulate
 
+    from ..experiments import metric_names
+
     records, prov = load_results([Path(out)])
-    models = {m.name for m in config.models} or {r["model"] for r in records}
-    records = [r for r in records if r["dataset"] in config.datasets and r["model"] in models]
-    if not records:
+    if not len(records):
         return "no stored results for this config yet"
-    if not any(r.get("metrics") for r in records):
+    models = {m.name for m in config.models} or set(records["model"])
+    records = records[records["dataset"].isin(set(config.datasets)) & records["model"].isin(models)]
+    if not len(records):
+        return "no stored results for this config yet"
+    if not any(m in records and records[m].notna().any() for m in metric_names()):
         # The kinds that store what figures draw (embedding, restarts) measure nothing.
         return f"{len(records)} records of kind {config.kind} (no metrics); draw them with: eemrepro figures {out}"
     unfinished = {tuple(c) for c in prov["unfinished"]}
@@ -34,8 +38,8 @@ def run_table(config, out):
     with_paper = [(s, t) for s, t in tables if not t.empty and t["published"].notna().any()]
     # A paper's table holds only its data sets; the others get a table of the metric alone.
     covered = {d for _, t in with_paper for d in t["dataset"]}
-    rest = [r for r in records if r["dataset"] not in covered]
-    if rest:
+    rest = records[~records["dataset"].isin(covered)]
+    if len(rest):
         scale = 1.0 if proto.select_metric == "error" else 100.0
         spec = specs[0] if specs and specs[0].builder == "correlation" and not with_paper else TableSpec(
             id="run", stem="run", title=f"{config.name}", kind=config.kind, metric=proto.select_metric, scale=scale)

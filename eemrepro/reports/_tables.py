@@ -28,28 +28,68 @@ def _order(df, pub, index="method"):
     return df.sort_values(["_d", "_m", "dataset", index]).drop(columns=["_d", "_m"]).reset_index(drop=True)
 
 
-def _of_kind(records, kind):
-    return [r for r in records if r.get("kind") == kind]
+def _of_kind(df, kind):
+    """The rows of a store frame (``load_results``) of one experiment kind."""
+    if df is None or len(df) == 0 or "kind" not in df:
+        return df.iloc[:0] if isinstance(df, pd.DataFrame) else pd.DataFrame()
+    mask = (df["kind"] == kind).to_numpy(dtype=bool, na_value=False)
+    return df if mask.all() else df[mask]
+
+
+def split_by_kind(records):
+    """{kind: its rows} of a store frame (or such a mapping, returned as it is).
+
+    ``load_results`` puts each kind's rows in one block, which is sliced
+    (no copy); otherwise the rows are grouped.
+    """
+    if isinstance(records, dict):
+        return records
+    df = as_frame(records)
+    if not len(df) or "kind" not in df:
+        return {}
+    codes = pd.factorize(df["kind"], use_na_sentinel=True)[0]
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    if len(starts) == len(np.unique(codes)):
+        ends = np.r_[starts[1:], len(df)]
+        return {df["kind"].iloc[a]: df.iloc[a:b] for a, b in zip(starts, ends, strict=True) if codes[a] >= 0}
+    return {kind: g for kind, g in df.groupby("kind", sort=False, observed=True)}
+
+
+def as_frame(records):
+    """A store frame from a frame or a list of record mappings (for callers holding records)."""
+    if isinstance(records, pd.DataFrame):
+        return records
+    from ..store._segments import records_frame
+
+    records = list(records)
+    return records_frame(records) if records else pd.DataFrame()
 
 
 #: Joins a model and a facet value in a cell's method name ("MELM + SVM").
 FACET_SEP = " + "
 
 
-def _facet(records, key, unfinished):
-    """Records (and unfinished cells) with ``key``'s value moved from the point into the model name."""
-    out, values = [], {}
-    for r in records:
-        params = dict(r["params"])
-        if key not in params:
-            out.append(r)
-            continue
-        value = params.pop(key)
-        values.setdefault(r["model"], set()).add(value)
-        out.append({**r, "model": f"{r['model']}{FACET_SEP}{value}", "params": params})
+def _facet(df, key, unfinished):
+    """Rows (and unfinished cells) with ``key``'s value moved from the point into the model name."""
+    if df.empty:
+        return df, set(unfinished)
+    codes, uniques = pd.factorize(df["point"])
+    has, values, points = [], [], []
+    for text in uniques:
+        params = json.loads(text)
+        has.append(key in params)
+        values.append(str(params.pop(key)) if key in params else "")
+        points.append(json.dumps(params, sort_keys=True))
+    has, values, points = np.array(has), np.array(values, dtype=object), np.array(points, dtype=object)
+    hit = has[codes]
+    model = df["model"].to_numpy(dtype=object)
+    out = df.assign(model=np.where(hit, model + FACET_SEP + values[codes], model),
+                    point=np.where(hit, points[codes], df["point"].to_numpy(dtype=object)))
+    by_model = pd.Series(values[codes][hit]).groupby(model[hit]).unique() if hit.any() else {}
     cells = set()
-    for dataset, model in unfinished:
-        cells |= {(dataset, f"{model}{FACET_SEP}{v}") for v in values.get(model, ())} or {(dataset, model)}
+    for dataset, name in unfinished:
+        facets = by_model.get(name, ()) if len(by_model) else ()
+        cells |= {(dataset, f"{name}{FACET_SEP}{v}") for v in facets} or {(dataset, name)}
     return out, cells
 
 
@@ -81,8 +121,12 @@ def _combine(rows, how, m, greater_is_better):
 
 def timeout_limit(records, default=600.0):
     """The fit budget the timed-out records ran into (their recorded fit seconds)."""
-    limits = [r["fit_seconds"] for r in records if r["status"] == "timed-out" and r.get("fit_seconds")]
-    return max(limits) if limits else default
+    df = as_frame(records)
+    if df.empty or "fit_seconds" not in df:
+        return default
+    limits = pd.to_numeric(df.loc[df["status"] == "timed-out", "fit_seconds"], errors="coerce")
+    limits = limits[limits.notna() & (limits != 0)]
+    return float(limits.max()) if len(limits) else default
 
 
 def metric_table(records, spec, selection="best-of-grid", reference=None, unfinished=(), layout="full",
@@ -109,16 +153,15 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     else:
         pub = spec.published_frame()
         pub_scale = 1.0
-    grid = _of_kind(records, spec.kind)
+    grid = _of_kind(as_frame(records), spec.kind)
     if spec.facet:
         grid, unfinished = _facet(grid, spec.facet, unfinished)
     if spec.requires_criterion:
-        with_values = {r["dataset"] for r in grid if r.get("criteria", {}).get(spec.requires_criterion) is not None}
-        grid = [r for r in grid if r["dataset"] in with_values]
-    sel = select(grid, selection, metric=m, unfinished=unfinished) if grid else pd.DataFrame()
-    repeats = defaultdict(set)
-    for r in grid:
-        repeats[(r["dataset"], r["model"])].add(r["repeat"])
+        c = spec.requires_criterion
+        with_values = set(grid.loc[grid[c].notna(), "dataset"]) if c in grid else set()
+        grid = grid[grid["dataset"].isin(with_values)]
+    sel = select(grid, selection, metric=m, unfinished=unfinished) if len(grid) else pd.DataFrame()
+    repeats = grid.groupby(["dataset", "model"])["repeat"].nunique().to_dict() if len(grid) else {}
     rows = {}
     # A paper's table holds its own data sets: records of other data sets (another
     # paper's, loaded from the same results folders) are not its rows.
@@ -132,7 +175,7 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
             "dataset": s["dataset"], "method": s["model"], "status": s["status"],
             m: spec.scale * s[m + "_mean"] if ok else np.nan,
             m + "_std": spec.scale * spread if ok else np.nan,
-            "point": s["point"], "n_folds": s.get("n_folds"), "repeats": len(repeats[(s["dataset"], s["model"])]),
+            "point": s["point"], "n_folds": s.get("n_folds"), "repeats": repeats.get((s["dataset"], s["model"]), 0),
         }
     if spec.combine:
         rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
@@ -166,12 +209,12 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     and so is a published cell noted "more than" the budget.
     """
     pub = spec.published_frame()
-    grid = _of_kind(records, spec.kind)
-    sel = select(grid, spec.selection or selection, metric=spec.metric, unfinished=unfinished) if grid \
+    frame = _of_kind(as_frame(records), spec.kind)
+    sel = select(frame, spec.selection or selection, metric=spec.metric, unfinished=unfinished) if len(frame) \
         else pd.DataFrame()
-    frame = pd.DataFrame(grid)
-    if not frame.empty:
-        frame["point"] = [json.dumps(p, sort_keys=True) for p in frame["params"]]
+    # The finished outer-fold rows of each (data set, model, point), in store order.
+    done = frame[frame["inner"].isna() & (frame["status"] == "ok")] if len(frame) else frame
+    by_point = done.groupby(["dataset", "model", "point"], sort=False).indices if len(done) else {}
     rows = {}
     for _, s in sel.iterrows():
         key = (s["dataset"], s["model"])
@@ -180,8 +223,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
         if s["status"] == "timed-out":
             row["seconds"], row["timing"] = np.inf, "timed out"
         elif s["status"] == "ok":
-            g = frame[(frame["dataset"] == key[0]) & (frame["model"] == key[1]) & (frame["point"] == s["point"])
-                      & frame["inner"].isna() & (frame["status"] == "ok")]
+            g = done.iloc[by_point.get((key[0], key[1], s["point"]), [])]
             standalone = g["standalone_fit_seconds"].dropna() if "standalone_fit_seconds" in g else pd.Series([])
             if len(standalone):
                 row["seconds"], row["timing"] = standalone.mean(), "standalone"
@@ -219,24 +261,20 @@ def correlation_table(records, spec, layout="full"):
     pub = spec.published_frame()
     if pub is not None:
         pub = pub.rename(columns={spec.published_value or "spearman": "published"})
-    pooled = defaultdict(lambda: ([], []))
-    layers = defaultdict(int)
-    for r in _of_kind(records, spec.kind):
-        if r["status"] != "ok":
-            continue
-        key = (r["dataset"], r["params"]["n_hidden"])
-        pooled[key][0].extend(r["dcs"])
-        pooled[key][1].extend(r["ratio"])
-        layers[key] += 1
     rows = {}
-    for (dataset, h), (dcs, ratio) in pooled.items():
-        d, q = np.asarray(dcs, float), np.asarray(ratio, float)
-        ok = np.isfinite(d) & np.isfinite(q)
-        rho = stats.spearmanr(d[ok], q[ok]).statistic if ok.sum() > 2 else np.nan
-        positive = ok & (d > 0)
-        share = float(np.median((d[positive] - q[positive]) / d[positive])) if positive.any() else np.nan
-        rows[(dataset, h)] = {"dataset": dataset, "h": h, "spearman": rho, "var_share": share,
-                              "pairs": int(ok.sum()), "layers": layers[(dataset, h)]}
+    ok = _of_kind(as_frame(records), spec.kind)
+    ok = ok[ok["status"] == "ok"] if len(ok) else ok
+    if len(ok):
+        h = [json.loads(p)["n_hidden"] for p in ok["point"]]
+        for (dataset, n_hidden), g in ok.assign(_h=h).groupby(["dataset", "_h"], sort=False):
+            d = np.concatenate([np.asarray(v, float) for v in g["dcs"]]) if len(g) else np.array([])
+            q = np.concatenate([np.asarray(v, float) for v in g["ratio"]]) if len(g) else np.array([])
+            finite = np.isfinite(d) & np.isfinite(q)
+            rho = stats.spearmanr(d[finite], q[finite]).statistic if finite.sum() > 2 else np.nan
+            positive = finite & (d > 0)
+            share = float(np.median((d[positive] - q[positive]) / d[positive])) if positive.any() else np.nan
+            rows[(dataset, n_hidden)] = {"dataset": dataset, "h": n_hidden, "spearman": rho, "var_share": share,
+                                         "pairs": int(finite.sum()), "layers": len(g)}
     for _, p in pub.iterrows() if pub is not None else ():
         key = (p["dataset"], int(p["h"]))
         if layout == "run" and key not in rows:
@@ -267,16 +305,17 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
 def table_applies(spec, records):
     """Whether ``records`` hold data for ``spec``: its kind, one of its published data sets,
     its metric, its criterion if it needs one."""
-    mine = [r for r in records if r.get("kind") == spec.kind]
+    mine = _of_kind(as_frame(records), spec.kind)
     pub = spec.published_frame()
-    if pub is not None and spec.builder in ("metric", "time"):
-        datasets = set(pub["dataset"])
-        mine = [r for r in mine if r["dataset"] in datasets]
+    if len(mine) and pub is not None and spec.builder in ("metric", "time"):
+        mine = mine[mine["dataset"].isin(set(pub["dataset"]))]
+    if not len(mine):
+        return False
     if spec.requires_criterion:
-        return any(r.get("criteria", {}).get(spec.requires_criterion) is not None for r in mine)
+        return spec.requires_criterion in mine and bool(mine[spec.requires_criterion].notna().any())
     if spec.builder in ("metric", "time"):  # a time table selects its point by the metric
-        return any(spec.metric in (r.get("metrics") or {}) for r in mine)
-    return bool(mine)
+        return spec.metric in mine and bool(mine[spec.metric].notna().any())
+    return True
 
 
 # -- comparisons between methods -------------------------------------------------

@@ -24,7 +24,9 @@ def _fingerprint(folds, seed, scaling):
 
 @cache  # called once per record on every read of an old store
 def _speed_only(estimator):
-    from ._config import ConfigError, resolve_estimator
+    # Only for stores written before record identities: which fixed parameters
+    # do not change results is the estimator's to say (the experiments layer resolves it).
+    from ..experiments._config import ConfigError, resolve_estimator
 
     try:
         return getattr(resolve_estimator(estimator), "_speed_only_params", ())
@@ -38,7 +40,7 @@ def is_legacy(record):
 
 def upgrade(record, config_raw):
     """The record in today's schema; ``config_raw``: the folder's config.yaml as a mapping (or None)."""
-    from ._units import identity_sha
+    from ._keys import identity_sha
 
     r = dict(record)
     fingerprint = r.pop("protocol", None)

@@ -1,0 +1,137 @@
+"""The result store: what the runner writes and every report reads.
+
+Layout of a results folder ``DIR`` (default ``results/<config name>``)::
+
+    config.yaml                  the config of the latest run (resolved)
+    runs/<run id>.json           one per run, written at its start and its end: config, package
+                                 versions, host, code commit, data checksums, start/end, unit counts
+    records/<run id>.jsonl       the write-ahead segment of a live run: one record per line,
+                                 each finished unit's records flushed and fsync'ed together
+    records/<run id>.parquet     a sealed segment (Apache Parquet, zstd): the same records as
+                                 columns, written to a temporary file and renamed into place
+    records/*.jsonl.gz           an older store's segments (read as they are; ``compact`` or
+                                 ``eemrepro store upgrade`` seals them)
+    superseded-<stamp>/          records moved aside by ``forget``, ``--rerun-changed``, ``--fresh``
+    damaged-<run id>.jsonl       lines that sealing found damaged (kept, not read)
+    .lock                        the write lock (held by a live run, ``compact``, ``forget``)
+
+A run appends to its write-ahead segment as units finish and seals it into
+Parquet when it ends; a killed run loses at most the units in flight, and its
+write-ahead segment is read as it is until ``compact`` seals it. A line that
+is torn, not JSON or not a record is skipped and reported (a
+:class:`StoreWarning` naming the file and lines). One column per field
+(``_segments``): key fields, parameters and metrics as real columns, strings
+dictionary-encoded, and what is the same for a whole run (package versions,
+host) once per run in the file's metadata, each row naming its run in
+``run_id``. The latest record of a key (data set, model, grid point, repeat,
+fold, inner fold) wins: a retried unit's.
+
+Readers ask for the columns they use (``ResultStore.frame(columns=...)``) and
+aggregate with group-by; ``read_results`` gives a user the same frame.
+"""
+
+from pathlib import Path
+
+from ._keys import identity_sha, point_id, record_key, stored_key
+from ._segments import StoreError, StoreWarning, same_values
+from ._store import KEY_COLUMNS, ResultStore, StoreLockedError, add_param_columns
+
+
+def read_results(dirs, columns=None):
+    """Every stored record of one or more results folders as a DataFrame, one row per record.
+
+    The latest record of a retried unit, as the reports see it. Columns: the
+    record's fields (``dataset``, ``model``, ``repeat``, ``fold``, ``inner``,
+    ``status``, timings, ...), the grid point as canonical JSON (``point``) and
+    as one ``param_<name>`` column per parameter, one column per metric and
+    criterion (``gmean``, ``auc``, ``dcs_kde``, ...), ``error_message``, the
+    run's ``host`` and package ``versions`` (JSON), and ``store``, the folder.
+
+    Parameters
+    ----------
+    dirs : path or list of paths
+        Results folders (``results/<config name>``).
+    columns : list of str, optional
+        Only these columns (and the key columns); default all.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from eemrepro import read_results
+    >>> df = read_results("results/uci")                      # doctest: +SKIP
+    >>> df.groupby(["dataset", "model", "point"])["gmean"].mean()   # doctest: +SKIP
+    """
+    import pandas as pd
+
+    dirs = [dirs] if isinstance(dirs, (str, Path)) else list(dirs)
+    frames = []
+    for d in dirs:
+        d = Path(d)
+        if not d.is_dir():
+            raise StoreError(f"{d} is not a results folder")
+        df = ResultStore(d).frame(columns)
+        frames.append(df.assign(store=str(d)))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def export_results(dirs, path, fmt="csv"):
+    """Write ``read_results(dirs)`` to ``path`` as CSV or Parquet; return the number of rows.
+
+    In CSV, a list-valued column (D_CS values, embeddings) is written as JSON text.
+    """
+    import json
+
+    import numpy as np
+
+    df = read_results(dirs)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    if fmt == "parquet":
+        df.to_parquet(tmp, index=False, compression="zstd")
+    elif fmt == "csv":
+        for c in df.columns:
+            if df[c].dtype == object and df[c].map(lambda v: isinstance(v, (list, np.ndarray))).any():
+                df[c] = [json.dumps(np.asarray(v).tolist()) if isinstance(v, (list, np.ndarray)) else v
+                         for v in df[c]]
+        df.to_csv(tmp, index=False, lineterminator="\n")
+    else:
+        raise ValueError(f"format must be csv or parquet, got {fmt!r}")
+    tmp.replace(path)
+    return len(df)
+
+
+def upgrade_store(root):
+    """Seal every JSON-lines segment of a results folder (any older layout) into Parquet.
+
+    Lossless: the new segments read back as the same records (``read``).
+    Returns ``(segments written, bytes before, bytes after)``.
+    """
+    store = ResultStore(root)
+    if not store.records_dir.is_dir():
+        raise StoreError(f"{root} has no records/ folder: not a results folder")
+    # Records moved aside (``superseded-*``) are sealed too: nothing of the old layout is left.
+    stores = [store] + [_Aside(p) for p in sorted(Path(root).glob("superseded-*")) if p.is_dir()]
+    before = sum(p.stat().st_size for s in stores for p in s.segments())
+    with store.writing("store upgrade"):
+        written = [path for s in stores for path in s.compact()]
+    after = sum(p.stat().st_size for s in stores for p in s.segments())
+    return written, before, after
+
+
+class _Aside(ResultStore):
+    """A ``superseded-*`` folder: record segments directly inside it, upgraded with the store's config."""
+
+    def __init__(self, folder):
+        super().__init__(Path(folder).parent)
+        self.records_dir = Path(folder)
+
+
+__all__ = [
+    "ResultStore", "read_results", "export_results", "upgrade_store", "StoreError", "StoreWarning",
+    "StoreLockedError", "KEY_COLUMNS", "point_id", "record_key", "stored_key", "identity_sha", "same_values",
+    "add_param_columns",
+]
