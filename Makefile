@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm lint clean tables figures
+.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm bench-store lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ bench-melm: install
 
 bench-smm: install
 	$(PY) benchmarks/bench_smm.py
+
+# The result store: the old JSON-lines reader against the columnar one (old = the commit before it, in a
+# temporary git worktree; its `tables` takes 10-15 min). Resume rows need the data: MIRROR=... or $$EEMREPRO_MIRROR.
+bench-store: install
+	$(PY) benchmarks/bench_store.py $(if $(MIRROR),--mirror $(MIRROR))
 
 # LIBSVM's kernel cache, webpages by default (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
 bench-svm: install
