@@ -11,7 +11,6 @@ lists what is allowed. Example::
     protocol: {folds: 10, repeats: 1, seed: 0}
 """
 
-import importlib
 import inspect
 import math
 from dataclasses import asdict, dataclass, field
@@ -132,27 +131,19 @@ class ExperimentConfig:
 
 
 def _builtin_estimators():
-    from .. import models
+    from ..models._lookup import builtin_estimators
 
-    return [n for n in models.__all__ if inspect.isclass(getattr(models, n))
-            and hasattr(getattr(models, n), "fit")]
+    return builtin_estimators()
 
 
 def resolve_estimator(name):
     """A built-in estimator name or ``"package.module:Class"`` for a user's classifier."""
-    if name in _builtin_estimators():
-        from .. import models
+    from ..models import estimator_class
 
-        return getattr(models, name)
-    if ":" in name:
-        module, _, attr = name.partition(":")
-        try:
-            return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"estimator {name!r} cannot be imported: {exc}") from exc
-    raise ConfigError(
-        f"unknown estimator {name!r}; use one of {_builtin_estimators()} or 'package.module:Class'"
-    )
+    try:
+        return estimator_class(name)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # -- line numbers -------------------------------------------------------------

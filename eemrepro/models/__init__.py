@@ -16,6 +16,7 @@ from ._entropy import EEKM, EEM, DegenerateProjectionWarning, EntropyFuzzyEEM
 from ._fuzzy import entropy_fuzzy_membership
 from ._fuzzy_svm import BFSVM, FSVM, EntropyFuzzySVM
 from ._kde_classifier import KDEClassifier
+from ._lookup import estimator_class
 from ._lssvm import LSSVM
 from ._lssvm_ensemble import LSSVMEnsemble, LSSVMEnsembleGCV
 from ._matmhks import MatMHKS
@@ -28,4 +29,4 @@ from ._welm import WELM
 __all__ = ["WELM", "EEM", "EEKM", "LSSVM", "SVM", "LSSVMEnsemble", "LSSVMEnsembleGCV",
            "MELM", "ClassPCA", "TwoEllipsoidPCA", "PerClassPCA", "GEM", "KDEClassifier",
            "entropy_fuzzy_membership", "SMM", "ESMM", "FSVM", "BFSVM", "MatMHKS", "EntropyFuzzySVM", "EntropyFuzzyEEM",
-           "DegenerateProjectionWarning"]
+           "DegenerateProjectionWarning", "estimator_class"]

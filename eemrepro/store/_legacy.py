@@ -24,13 +24,12 @@ def _fingerprint(folds, seed, scaling):
 
 @cache  # called once per record on every read of an old store
 def _speed_only(estimator):
-    # Only for stores written before record identities: which fixed parameters
-    # do not change results is the estimator's to say (the experiments layer resolves it).
-    from ..experiments._config import ConfigError, resolve_estimator
+    # Which fixed parameters do not change results is the estimator's to say.
+    from ..models import estimator_class
 
     try:
-        return getattr(resolve_estimator(estimator), "_speed_only_params", ())
-    except ConfigError:
+        return getattr(estimator_class(estimator), "_speed_only_params", ())
+    except ValueError:
         return ()
 
 

@@ -1,0 +1,29 @@
+"""An estimator class by the name a config or a stored record gives it."""
+
+import importlib
+import inspect
+
+
+def builtin_estimators():
+    """The names of the package's classifiers and transformers."""
+    from .. import models
+
+    return [n for n in models.__all__ if inspect.isclass(getattr(models, n)) and hasattr(getattr(models, n), "fit")]
+
+
+def estimator_class(name):
+    """A built-in estimator name or ``"package.module:Class"`` (a user's classifier) as its class.
+
+    Raises ValueError naming what was wrong.
+    """
+    if name in builtin_estimators():
+        from .. import models
+
+        return getattr(models, name)
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"estimator {name!r} cannot be imported: {exc}") from exc
+    raise ValueError(f"unknown estimator {name!r}; use one of {builtin_estimators()} or 'package.module:Class'")
