@@ -1,4 +1,4 @@
-"""Experiments: YAML configs, experiment kinds, splitters, metrics, selection, a resumable store.
+"""Experiments: YAML configs, experiment kinds, splitters, metrics, selection, the runner.
 
 Data flows config -> units (the config's kind) -> runner -> result store (``eemrepro.store``);
 selection of the grid point is computed from stored records (``select``),

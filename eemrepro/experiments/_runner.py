@@ -237,7 +237,8 @@ def _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jo
     # folder's config.yaml is rewritten below and must not claim a setting
     # that stored records of another cell were not made with.
     identities = {}
-    for u in kind.units(config):
+    whole = now.datasets == config.datasets and not only_models
+    for u in units if whole else kind.units(config):
         cell = (u.dataset, u.model, u.inner is not None)
         if cell not in identities:
             identities[cell] = kind.identity(config, u)

@@ -50,13 +50,23 @@ def point_ids(points):
 
 
 def frame_keys(df):
-    """The ``record_key`` of each row of a store frame (``ResultStore.frame``), vectorised."""
+    """The ``record_key`` of each row of a store frame (``ResultStore.frame``), vectorised.
+
+    Each distinct (data set, model, point) and (repeat, fold, inner) is formatted once.
+    """
     if df.empty:
         return pd.Series([], dtype=object)
     inner = pd.to_numeric(df["inner"], errors="coerce")
-    inner = pd.Series(np.where(inner.isna(), "-", inner.fillna(-1).astype("int64").astype(str)), index=df.index)
-    return (df["dataset"].astype(str) + "|" + df["model"].astype(str) + "|" + df["point"].astype(str) + "|"
-            + df["repeat"].astype("int64").astype(str) + "|" + df["fold"].astype("int64").astype(str) + "|" + inner)
+    parts = []
+    for columns, fmt in ((["dataset", "model", "point"], lambda d, m, p: f"{d}|{m}|{p}|"),
+                         (["repeat", "fold", "_inner"], lambda r, f, i: f"{int(r)}|{int(f)}|"
+                                                                        f"{'-' if i != i else int(i)}")):
+        frame = df.assign(_inner=inner)[columns]
+        codes = frame.groupby(columns, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+        firsts = frame.iloc[np.unique(codes, return_index=True)[1]]
+        text = np.array([fmt(*row) for row in firsts.itertuples(index=False, name=None)], dtype=object)
+        parts.append(text[codes])
+    return pd.Series(parts[0] + parts[1], index=df.index)
 
 
 def make_points(points):
