@@ -260,3 +260,34 @@ def test_same_values_tells_nan_and_types_apart():
     assert not same_values({"a": None}, {"a": 0})
     assert not same_values({"a": 1}, {"b": 1})
     assert not same_values(True, 1)
+
+
+def test_status_counts_units_of_a_nested_run_and_names_failures(tmp_path):
+    text = """name: st
+datasets: [heart]
+models:
+  EEM: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 10]}}
+  Bad: {estimator: 'tests.helpers:Sleepy', grid: {fail: [true]}}
+protocol: {folds: 2, repeats: 1, seed: 0, selection: nested, inner_folds: 2}
+"""
+    (tmp_path / "c.yaml").write_text(text)
+    out = tmp_path / "o"
+    run_experiment(load_config(tmp_path / "c.yaml"), out=out, jobs=1, progress=False)
+    res = CliRunner().invoke(app, ["status", str(out)])
+    assert res.exit_code == 0, res.output
+    # 2 outer folds x (1 outer + 2 inner units) per model, all stored; Bad's 6 fits failed.
+    rows = {line.split()[1]: line.split() for line in res.output.splitlines() if line.startswith("heart")}
+    assert rows["EEM"][2] == "6/6" and rows["Bad"][2] == "6/6" and rows["Bad"][5] == "6"
+    assert "6 failed fits:" in res.output
+
+
+def test_the_command_line_prints_a_damaged_store_as_one_warning_line(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.append([_record(i) for i in range(3)])
+    store.close()
+    (store.records_dir / "20990101T000000-2.jsonl").write_text("garbage\n")
+    res = subprocess.run([sys.executable, "-m", "eemrepro", "export", str(tmp_path / "s"), "--out",
+                          str(tmp_path / "x.csv")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "wrote 3 records" in res.stdout
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("warning: ") and "20990101T000000-2.jsonl: skipped 1 damaged line(s) (line 1" in line

@@ -32,9 +32,9 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     done_keys = set(zip(keys, stored["identity_sha"].tolist(), strict=True)) if keys else set()
     rows, failures = [], []
     for (dataset, model), units in _group(enumerate_units(config)).items():
-        shas = {}
+        shas = {}  # outer and inner units have their own identity
         for u in units:
-            if u.inner is None not in shas:
+            if (u.inner is None) not in shas:
                 shas[u.inner is None] = identity_sha(kind.identity(config, u))
         done = sum(all((k, shas[u.inner is None]) in done_keys for k in u.keys()) for u in units)
         c = {s: counts.get((dataset, model, s), 0) for s in ("ok", "timed-out", "failed", "skipped-after-timeout")}
