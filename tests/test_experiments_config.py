@@ -66,7 +66,7 @@ def test_good_config_and_grid_ranges(tmp_path):
 
 
 def test_missing_file():
-    with pytest.raises(ConfigError, match="cannot read the config"):
+    with pytest.raises(ConfigError, match=r"c.yaml: cannot be read \(No such file or directory\)"):
         load_config("/nonexistent/c.yaml")
 
 
@@ -109,3 +109,82 @@ def test_stored_config_round_trips(path):
     cfg = load_config(path)
     again = parse_config(yaml.safe_load(yaml.safe_dump(cfg.to_dict())))
     assert again.to_dict() == cfg.to_dict()
+
+
+# -- hostile or mistyped documents: bounded, one clear error ---------------------------
+
+
+def _bomb(levels):
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{i}: &a{i} [{', '.join(['*a' + str(i - 1)] * 10)}]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\nname: *a{levels - 1}\n"
+
+
+@pytest.mark.parametrize("levels", [7, 9])
+def test_an_alias_bomb_is_refused_at_once_in_little_memory(tmp_path, levels):
+    import resource
+    import time
+
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_bomb(levels))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"bomb.yaml: its aliases expand to more than 200000 values"):
+        load_config(path)
+    # 10**9 strings if expanded; refused from the node graph (a few hundred nodes).
+    assert time.perf_counter() - start < 2.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KB
+
+
+def test_a_small_shared_grid_through_an_anchor_is_still_fine(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("""name: anchors
+datasets: [heart]
+models:
+  A: {estimator: EEM, activation: rbf, grid: &g {n_hidden: [5, 10]}}
+  B: {estimator: WELM, activation: rbf, grid: *g}
+protocol: {folds: 2, repeats: 1}
+""")
+    cfg = load_config(path)
+    assert [m.grid for m in cfg.models] == [{"n_hidden": [5, 10]}] * 2
+
+
+@pytest.mark.parametrize("text, line, key", [
+    ("name: a\nname: b\n", 2, "name"),
+    ("name: x\ndatasets: [heart]\nmodels:\n  EEMrbf: {estimator: EEM}\n  EEMrbf: {estimator: WELM}\n", 5, "models.EEMrbf"),
+    ("name: x\nprotocol:\n  folds: 10\n  seed: 1\n  folds: 3\n", 5, "protocol.folds"),
+])
+def test_a_duplicate_key_is_refused_naming_both_lines(tmp_path, text, line, key):
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    first = text.splitlines().index(next(ln for ln in text.splitlines() if ln.strip().startswith(key.split(".")[-1] + ":"))) + 1
+    with pytest.raises(ConfigError, match=rf"dup.yaml, line {line}: key '{key}': duplicate key \(first at line {first}\)"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"name: [unclosed\n", r"x.yaml, line \d+: not valid YAML"),
+    (b"name: !!python/object:os.system ls\n", r"x.yaml, line 1: not valid YAML"),
+    (b"\xff\xfe\x00binary", r"x.yaml: not UTF-8 text"),
+    (b"a: " + b"x" * 1_000_001, r"x.yaml: \d+ bytes; a document is at most 1000000 bytes"),
+])
+def test_invalid_documents_are_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "x.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)
+
+
+def test_tolerance_files_use_the_same_bounded_loader(tmp_path):
+    from eemrepro.reports import ToleranceError, load_tolerance
+
+    path = tmp_path / "tol.yaml"
+    path.write_text("missing: skip\nmissing: fail\n")
+    with pytest.raises(ToleranceError, match=r"tol.yaml, line 2: key 'missing': duplicate key \(first at line 1\)"):
+        load_tolerance(path)
+    path.write_text(_bomb(9))
+    with pytest.raises(ToleranceError, match="aliases expand"):
+        load_tolerance(path)
+    path.write_text("- a\n- b\n")
+    with pytest.raises(ToleranceError, match="a tolerance file is a mapping"):
+        load_tolerance(path)

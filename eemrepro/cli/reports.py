@@ -79,9 +79,13 @@ def check_cmd(
 
         import yaml
 
+        from .._yaml import YAMLDocumentError, load_yaml_file
         from ..reports import pin_differences
 
-        previous = yaml.safe_load(pin.read_text()) if pin.is_file() else None
+        try:
+            previous = load_yaml_file(pin)[0] if pin.is_file() else None
+        except YAMLDocumentError as exc:
+            fail(exc, code=2)
         # Pins come from the table rules alone: a --tolerance that is itself a pin
         # file would otherwise pass every cell it pins, and regenerating would drop them.
         unpinned = dataclasses.replace(tol, cells=[])

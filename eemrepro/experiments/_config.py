@@ -1,4 +1,4 @@
-"""Experiment configs: YAML loaded with ``yaml.safe_load`` and validated into typed objects.
+"""Experiment configs: YAML read at a bounded cost (``eemrepro._yaml``) and validated into typed objects.
 
 Every error names the file, the key and (where YAML knows it) the line, and
 lists what is allowed. Example::
@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import yaml
+from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 
 SCALINGS = ("global", "per-fold")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
@@ -150,31 +150,19 @@ def resolve_estimator(name):
 
 
 def _key_lines(text):
-    """{("models", "M", "grid"): line} for every mapping key, from the YAML node tree."""
-    lines = {}
-
-    def walk(node, path):
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                p = path + (key.value,)
-                lines[p] = key.start_mark.line + 1
-                walk(value, p)
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                lines[path + (i,)] = item.start_mark.line + 1
-                walk(item, path + (i,))
-
+    """{("models", "M", "grid"): line} for every mapping key (a bounded read: ``eemrepro._yaml``)."""
+    if not text:
+        return {}
     try:
-        walk(yaml.compose(text, Loader=yaml.SafeLoader), ())
-    except yaml.YAMLError:
-        pass
-    return lines
+        return load_yaml(text)[1]
+    except YAMLDocumentError:
+        return {}
 
 
 class _Context:
-    def __init__(self, source, text):
+    def __init__(self, source, text, lines=None):
         self.source = source
-        self.lines = _key_lines(text)
+        self.lines = _key_lines(text) if lines is None else lines
 
     def error(self, path, message):
         where = ".".join(str(p) for p in path) or "(top level)"
@@ -366,11 +354,11 @@ def _protocol(ctx, raw, datasets=()):
     return Protocol(**values)
 
 
-def parse_config(raw, source="<config>", text=""):
-    """Validate a config mapping (as ``yaml.safe_load`` returns it)."""
+def parse_config(raw, source="<config>", text="", lines=None):
+    """Validate a config mapping (as ``yaml.safe_load`` returns it); ``lines``: its keys' lines, if known."""
     from ..datasets import UnknownDatasetError, get_entry
 
-    ctx = _Context(source, text)
+    ctx = _Context(source, text, lines)
     if not isinstance(raw, dict):
         raise ctx.error((), "a config is a mapping with keys " + ", ".join(sorted(_TOP_KEYS)))
     for key in raw:
@@ -439,11 +427,7 @@ def load_config(path):
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config ({exc.strerror})") from exc
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return parse_config(raw, source=str(path), text=text)
+        raw, lines = load_yaml_file(path)
+    except YAMLDocumentError as exc:
+        raise ConfigError(str(exc)) from None
+    return parse_config(raw, source=str(path), lines=lines)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from .._yaml import YAMLDocumentError, load_yaml_file
 from ._spec import registered_tables
 from ._tables import build_table, split_by_kind, table_applies
 
@@ -78,8 +78,13 @@ def load_tolerance(spec=None):
     if spec is None:
         return tol
     if Path(spec).is_file():
-        raw = yaml.safe_load(Path(spec).read_text()) or {}
+        try:
+            raw = load_yaml_file(spec)[0] or {}
+        except YAMLDocumentError as exc:
+            raise ToleranceError(str(exc)) from None
         source = str(spec)
+        if not isinstance(raw, dict):
+            raise ToleranceError(f"{source}: a tolerance file is a mapping with keys missing, tables, cells")
     elif "=" in str(spec):
         raw = {"tables": {}}
         for part in str(spec).split(","):

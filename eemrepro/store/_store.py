@@ -115,14 +115,17 @@ class ResultStore:
 
     def _legacy_upgrade(self):
         """A function upgrading a record written before record identities (``_legacy``)."""
+        from .._yaml import YAMLDocumentError, load_yaml_file
         from ._legacy import upgrade
 
         config = None
         path = self.root / "config.yaml"
         if path.is_file():
-            import yaml
-
-            config = yaml.safe_load(path.read_text(encoding="utf-8"))
+            try:
+                config = load_yaml_file(path)[0]
+            except YAMLDocumentError as exc:
+                raise StoreError(f"{exc} (the store's config, read for its records written before "
+                                 "record identities)") from None
         return lambda record: upgrade(record, config)
 
     def _wal_chunks(self, path, size=None):
