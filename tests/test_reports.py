@@ -311,3 +311,39 @@ def test_figures_rebuild_byte_for_byte(tmp_path):
     b = scatter_figure(gmean_table(hand_made()), tmp_path / "b")
     for x, y in zip(a, b, strict=True):
         assert x.read_bytes() == y.read_bytes(), x.name
+
+
+def test_tables_go_beside_their_store_and_never_overwrite_another_stores_tables(tmp_path):
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    for name, records in (("res", hand_made()), ("other", hand_made()[:4])):
+        store = ResultStore(tmp_path / name)
+        store.append(records)
+        store.close()
+    runner = CliRunner()
+    res = runner.invoke(app, ["tables", str(tmp_path / "res")])
+    assert res.exit_code == 0, res.output
+    beside = tmp_path / "res" / "tables"
+    assert (beside / "eem_table4_gmean.md").is_file()
+    before = {p.name: p.read_bytes() for p in beside.iterdir()}
+    # Rebuilding from the same results overwrites its own files, byte for byte the same.
+    assert runner.invoke(app, ["tables", str(tmp_path / "res")]).exit_code == 0
+    assert {p.name: p.read_bytes() for p in beside.iterdir()} == before
+    # Another store's tables into that folder: refused, naming the files and the results they came from.
+    res = runner.invoke(app, ["tables", str(tmp_path / "other"), "--out", str(beside)])
+    assert res.exit_code == 1 and "would overwrite" in res.output and str(tmp_path / "res") in res.output
+    assert "--force" in res.output and {p.name: p.read_bytes() for p in beside.iterdir()} == before
+    assert not list(beside.glob(".tables-*"))  # nothing left half-written
+    # A file the command did not write is never taken over silently either.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "check.md").write_text("my notes\n")
+    res = runner.invoke(app, ["tables", str(tmp_path / "res"), "--out", str(tmp_path / "mine")])
+    assert res.exit_code == 1 and "results it does not know" in res.output
+    assert (tmp_path / "mine" / "check.md").read_text() == "my notes\n"
+    res = runner.invoke(app, ["tables", str(tmp_path / "other"), "--out", str(beside), "--force"])
+    assert res.exit_code == 0 and (beside / "check.md").read_bytes() != before["check.md"]
+    # Several folders need a named output.
+    res = runner.invoke(app, ["tables", str(tmp_path / "res"), str(tmp_path / "other")])
+    assert res.exit_code == 1 and "--out" in res.output

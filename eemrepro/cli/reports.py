@@ -28,21 +28,29 @@ class Layout(str, Enum):
 def tables_cmd(
     results: ResultsArg,
     format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
-    out: Annotated[Path, typer.Option(help="Folder for the table files.")] = Path("results/tables"),
+    out: Annotated[Path | None, typer.Option(
+        help="Folder for the table files (default: RESULTS/tables beside the one results folder).")] = None,
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
     layout: Annotated[Layout, typer.Option(
         help="run: the data sets and methods that were run; full: the paper's whole layout.")] = Layout.run,
     table: Annotated[list[str] | None, typer.Option(
         help="Only these tables (ids such as eem_table4; repeatable). Default: every one the results hold.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Overwrite table files in --out that were built from other results.")] = False,
 ):
     """Rebuild the papers' tables from stored results, next to the published numbers."""
     from ..reports import build_tables
     from ._common import fail
 
     formats = [f.value for f in format] if format else ["md", "csv"]
+    if out is None:
+        if len(results) != 1:
+            fail("name the folder for the tables of several results folders with --out "
+                 "(`make tables` writes the papers' to results/tables)")
+        out = results[0] / "tables"
     try:
         written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
-                               tables=table or None)
+                               tables=table or None, force=force)
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     for path in written:

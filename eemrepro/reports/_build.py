@@ -35,13 +35,68 @@ def table_columns(spec, limit):
     return columns, ("dataset", "h", lambda r: f"{_fmt(r['spearman'], 3)} ({_signed(r['delta'], 3)})")
 
 
-def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", layout="run", tables=None):
+#: Which results folders wrote each table file of an output folder.
+MANIFEST = "tables-manifest.json"
+
+
+class TablesExistError(ValueError):
+    """The output folder holds table files built from other results (overwritten only with ``force``)."""
+
+
+def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", layout="run", tables=None,
+                 force=False):
     """Write the tables of the records in ``dirs`` to ``out``; return the paths written.
 
     ``layout``: ``run`` shows the cells that were run, ``full`` every published
     cell as well (the paper's layout; a cell not run reads "–"). ``tables``:
     only these table ids (default every registered table the records hold).
+
+    The tables are built in a temporary folder inside ``out`` and moved into
+    place when all are written. A file of ``out`` that ``MANIFEST`` does not
+    record as built from these same results folders (another store's tables,
+    or a file this command did not write) is not overwritten unless ``force``:
+    :class:`TablesExistError` names them and nothing is written.
     """
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tables-", dir=out))
+    try:
+        built = _build_tables(dirs, staging, formats, selection, layout, tables)
+        sources = [os.path.normpath(str(d)) for d in dirs]
+        manifest_path = out / MANIFEST
+        try:
+            manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+        except ValueError:
+            manifest = {}
+        owners = manifest.get("files", {}) if isinstance(manifest, dict) else {}
+        clash = [p.name for p in built if (out / p.name).exists() and owners.get(p.name) != sources]
+        if clash and not force:
+            others = sorted({", ".join(owners[n]) for n in clash if n in owners})
+            raise TablesExistError(
+                f"{out} already holds {len(clash)} table file(s) this command would overwrite "
+                f"({', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}), built from "
+                f"{'; '.join(others) if others else 'results it does not know'}; write elsewhere with --out, "
+                "or overwrite them with --force")
+        written = []
+        for p in built:
+            os.replace(p, out / p.name)
+            written.append(out / p.name)
+            owners[p.name] = sources
+        tmp = manifest_path.with_name(MANIFEST + ".tmp")
+        tmp.write_text(json.dumps({"written_by": "eemrepro tables", "files": dict(sorted(owners.items()))},
+                                  indent=1) + "\n")
+        os.replace(tmp, manifest_path)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build_tables(dirs, out, formats, selection, layout, tables):
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
     records, prov = load_results(dirs)
