@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm bench-store lint clean tables figures
+.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm bench-store fuzz lint clean tables figures
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ install: $(VENV)/bin/python
 
 test: install
 	$(PY) -m pytest
+
+# The readers of user input (configs, record lines) fuzzed at length; `make test` runs a fixed, short sample.
+fuzz: install
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/test_fuzz.py -q
 
 bench: install
 	$(PY) benchmarks/bench_eem.py

@@ -82,8 +82,9 @@ def load_yaml(text, source="<document>"):
             raise YAMLDocumentError(f"{source}: not UTF-8 text (byte {exc.start})") from None
     if len(text.encode("utf-8", errors="replace")) > MAX_BYTES:
         raise YAMLDocumentError(f"{source}: {len(text)} characters; a document is at most {MAX_BYTES} bytes")
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # its reader refuses control characters at once
         node = loader.get_single_node()
         if node is None:
             return None, {}
@@ -96,12 +97,13 @@ def load_yaml(text, source="<document>"):
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f", line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc).splitlines()[0]
         raise YAMLDocumentError(f"{source}{at}: not valid YAML ({problem})") from None
     except RecursionError:
         raise YAMLDocumentError(f"{source}: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_yaml_file(path):

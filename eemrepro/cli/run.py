@@ -1,5 +1,7 @@
 """``eemrepro run CONFIG``: run or resume an experiment."""
 
+import os
+import signal
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +12,25 @@ import typer
 class Backend(str, Enum):
     loky = "loky"
     dask = "dask"
+
+
+def _interrupt(signum, frame):
+    """The first Ctrl-C (or SIGTERM) stops the run cleanly; a second one exits at once."""
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda *_: os._exit(130))
+    raise KeyboardInterrupt
+
+
+def _io_error(exc, out):
+    """One line for a failed read or write: where, why, and what to do."""
+    import errno
+
+    what = {errno.ENOSPC: "the disk is full: free space and run the same command again (stored units are kept)",
+            errno.EROFS: "the file system is read-only: choose another --out",
+            errno.EACCES: "permission denied: choose another --out or fix the folder's permissions",
+            errno.ENOTDIR: "a path in it is a file, not a folder: choose another --out",
+            errno.EEXIST: "a file is in the way of the results folder: choose another --out"}
+    return f"{exc.filename or out or 'the results folder'}: {what.get(exc.errno, exc.strerror or str(exc))}"
 
 
 def run_cmd(
@@ -38,9 +59,11 @@ def run_cmd(
 ):
     """Run every unit of CONFIG (resuming what is stored), then print its result table."""
     from ..datasets import DatasetError
-    from ..experiments import ConfigError, load_config, run_experiment
+    from ..experiments import ConfigError, RunInterrupted, load_config, run_experiment
+    from ..store import StoreError
     from ._common import fail
 
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         cfg = load_config(config)
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
@@ -50,8 +73,19 @@ def run_cmd(
                                  only_models=only_models.split(",") if only_models else None,
                                  only_datasets=only_datasets.split(",") if only_datasets else None,
                                  rerun_changed=rerun_changed)
-    except (ConfigError, DatasetError, ValueError) as exc:
+    except RunInterrupted as exc:
+        typer.secho(str(exc), fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(code=130) from None
+    except KeyboardInterrupt:
+        typer.secho("interrupted before any unit ran; nothing was changed", fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(code=130) from None
+    except (ConfigError, DatasetError, StoreError, ValueError) as exc:
         fail(exc)
+    except OSError as exc:
+        fail(_io_error(exc, out))
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     for name, why in summary.unavailable.items():
         typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)
     if summary.superseded:

@@ -14,7 +14,15 @@ from ._config import ConfigError, ExperimentConfig, ModelSpec, Protocol, load_co
 from ._criteria import Criterion, criterion_names, get_criterion, register_criterion
 from ._kinds import ExperimentKind, get_kind, kind_names, register_kind
 from ._metrics import Metric, get_metric, metric_names, register_metric, score_all
-from ._runner import ChangedConfigError, RunSummary, done_keys, enumerate_units, run_experiment, unfinished_cells_in
+from ._runner import (
+    ChangedConfigError,
+    RunInterrupted,
+    RunSummary,
+    done_keys,
+    enumerate_units,
+    run_experiment,
+    unfinished_cells_in,
+)
 from ._selection import grid_summary, records_frame, select
 from ._splitters import (
     StratifiedKFoldSplitter,
@@ -28,7 +36,7 @@ from ._units import Unit
 __all__ = [
     "load_config", "parse_config", "ConfigError", "ExperimentConfig", "ModelSpec", "Protocol",
     "run_experiment", "RunSummary", "ChangedConfigError", "ResultStore", "enumerate_units", "Unit",
-    "unfinished_cells_in", "done_keys",
+    "unfinished_cells_in", "done_keys", "RunInterrupted",
     "select", "grid_summary", "records_frame",
     "ExperimentKind", "register_kind", "get_kind", "kind_names",
     "Metric", "register_metric", "get_metric", "metric_names", "score_all",

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..store import ResultStore
+from ..store import ResultStore, StoreWarning
 from ._kinds import get_kind
 from ._units import changed_identities, frame_keys, identity_sha, point_id
 from ._watchdog import environment, out_of_memory
@@ -29,6 +29,16 @@ from ._watchdog import environment, out_of_memory
 
 class ChangedConfigError(ValueError):
     """A results folder holds records made under another identity than the config now asks for."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (or SIGTERM, where the caller maps it): its workers are stopped and
+    every finished unit is stored. ``summary`` says how far it got."""
+
+    def __init__(self, summary):
+        super().__init__(f"interrupted: {summary.total_units - summary.pending_units + summary.done_units} of "
+                         f"{summary.total_units} units stored in {summary.out}; the same command resumes")
+        self.summary = summary
 
 
 def enumerate_units(config):
@@ -52,6 +62,7 @@ class RunSummary:
     superseded: Path = None
     unavailable: dict = field(default_factory=dict)  # data set -> why it was skipped
     changed: list = field(default_factory=list)  # cells whose stored identity differs (see rerun_changed)
+    interrupted: bool = False
 
 
 class Progress:
@@ -264,7 +275,7 @@ def _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jo
     out.mkdir(parents=True, exist_ok=True)
     commit = _git_commit()
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    store.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    store.run_id = store.new_run_id()
     run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                 "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
                 "units_pending": len(pending), "data_sha256": data_sha, "unavailable_datasets": unavailable,
@@ -307,8 +318,9 @@ def _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jo
     bar = Progress(len(pending), enabled=progress)
     start = time.monotonic()
     counts = {}
+    results = _execute(tasks(), n_jobs, backend, scheduler)
     try:
-        for records in _execute(tasks(), n_jobs, backend, scheduler):
+        for records in results:
             store.append(records)
             for r in records:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -316,18 +328,28 @@ def _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jo
                     abandoned.add(timeout_key(r["dataset"], r["model"], point_id(r["params"])))
             summary.done_units += 1
             bar.update(f"{records[0]['dataset']} {records[0]['model']}")
+    except KeyboardInterrupt:
+        # Closing the generator makes joblib abort: the workers are stopped, not left running.
+        results.close()
+        summary.interrupted = True
+        raise RunInterrupted(summary) from None
     finally:
         bar.close()
         try:
             store.close()  # seals the run's write-ahead segment into Parquet
         except OSError as exc:
             # Nothing is lost: the write-ahead segment stays and is read as it is.
-            warnings.warn(f"{out}: could not seal the records into Parquet ({exc}); they stay in "
-                          f"{store.records_dir} as JSON lines (`eemrepro compact {out}` seals them)", stacklevel=2)
+            warnings.warn(StoreWarning(f"{out}: could not seal the records into Parquet ({exc.strerror or exc}); "
+                                       f"they stay in {store.records_dir} as JSON lines (`eemrepro compact {out}` "
+                                       "seals them)"), stacklevel=2)
         summary.seconds = time.monotonic() - start
         summary.status_counts = counts
-        run_info.update(finished_at=time.time(), units_done=summary.done_units, status_counts=counts)
-        store.write_run(run_info)
+        run_info.update(finished_at=time.time(), units_done=summary.done_units, status_counts=counts,
+                        interrupted=summary.interrupted)
+        try:
+            store.write_run(run_info)
+        except OSError as exc:  # the run's facts are also in its segment; a full disk must not mask why
+            warnings.warn(StoreWarning(f"{out}: could not update the run file ({exc.strerror or exc})"), stacklevel=2)
     return summary
 
 

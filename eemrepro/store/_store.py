@@ -292,10 +292,25 @@ class ResultStore:
             del _HELD[path]
             os.close(fd)  # releases the lock
 
+    def new_run_id(self):
+        """A run id no segment or run file of this folder has: ``<local time stamp>.<microseconds>-<pid>``.
+
+        Ids sort in time order (segments are read in that order: the latest
+        record of a key wins), and two runs of one process within a second
+        never share one (the second would overwrite the first's segment).
+        """
+        while True:
+            now = time.time()
+            run_id = f"{time.strftime('%Y%m%dT%H%M%S', time.localtime(now))}.{int(now * 1e6) % 1_000_000:06d}-" \
+                     f"{os.getpid()}"
+            taken = [self.records_dir / f"{run_id}{s}" for s in (".parquet", *_WAL_SUFFIXES)]
+            if not any(p.exists() for p in taken) and not (self.root / "runs" / f"{run_id}.json").exists():
+                return run_id
+
     def _open(self):
         if self._fh is None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
-            self.run_id = self.run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+            self.run_id = self.run_id or self.new_run_id()
             self._wal = self.records_dir / f"{self.run_id}.jsonl"
             self._fh = open(self._wal, "a", encoding="utf-8")
         return self._fh
@@ -406,7 +421,7 @@ class ResultStore:
         """Write (or rewrite) ``runs/<run id>.json``: what is the same for a whole run."""
         runs = self.root / "runs"
         runs.mkdir(parents=True, exist_ok=True)
-        self.run_id = self.run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        self.run_id = self.run_id or self.new_run_id()
         path = runs / f"{self.run_id}.json"
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps({**info, "run_id": self.run_id}, indent=2, sort_keys=True))

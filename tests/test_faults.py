@@ -1,0 +1,118 @@
+"""Faults during a run: interruption, a full disk, a results path that is a file. One line each, nothing lost."""
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from eemrepro.cli import app
+from eemrepro.experiments import load_config, run_experiment
+from eemrepro.store import ResultStore
+
+ROOT = Path(__file__).resolve().parents[1]
+SLOW = """name: slow
+datasets: [heart]
+models:
+  Slow: {estimator: 'tests.helpers:Sleepy', delay: 0.4, grid: {fail: [false]}}
+protocol: {folds: 10, repeats: 2, seed: 0}
+"""
+
+
+def _facts(out):
+    return {(r["repeat"], r["fold"]): (r["status"], r["metrics"]["gmean"]) for r in ResultStore(out).read()}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_stops_its_workers_keeps_what_finished_and_says_how_to_resume(tmp_path, sig):
+    (tmp_path / "c.yaml").write_text(SLOW)
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out", str(out),
+                             "--jobs", "2", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while sum(len(p.read_text().splitlines()) for p in (out / "records").glob("*.jsonl")) < 3:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(sig)  # to the parent alone: it must stop its workers itself
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.strip()]
+    stored = len(ResultStore(out).read())
+    assert line == f"interrupted: {stored} of 20 units stored in {out}; the same command resumes"
+    assert 3 <= stored < 20
+    assert all(p.suffix == ".parquet" for p in ResultStore(out).segments())  # sealed on the way out
+    # No worker of the run is left behind.
+    time.sleep(1)
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "c.yaml")], capture_output=True, text=True).stdout
+    assert leftover.strip() == ""
+    cfg = load_config(tmp_path / "c.yaml")
+    resumed = run_experiment(cfg, out=out, jobs=2, progress=False)
+    assert resumed.pending_units == 20 - stored
+    whole = tmp_path / "whole"
+    run_experiment(cfg, out=whole, jobs=2, progress=False)
+    assert _facts(out) == _facts(whole)
+
+
+def test_a_full_disk_is_one_line_and_keeps_every_finished_unit(tmp_path, monkeypatch):
+    text = SLOW.replace("delay: 0.4", "delay: 0.0").replace("repeats: 2", "repeats: 1")
+    (tmp_path / "c.yaml").write_text(text)
+    out = tmp_path / "o"
+    calls = {"n": 0}
+    real = ResultStore.append
+
+    def append(self, records):
+        calls["n"] += 1
+        if calls["n"] > 4:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.records_dir / "x.jsonl"))
+        return real(self, records)
+
+    monkeypatch.setattr(ResultStore, "append", append)
+    res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert res.exit_code == 1
+    assert "Traceback" not in res.output
+    assert "the disk is full: free space and run the same command again (stored units are kept)" in res.output
+    monkeypatch.setattr(ResultStore, "append", real)
+    assert len(ResultStore(out).read()) == 4
+    again = run_experiment(load_config(tmp_path / "c.yaml"), out=out, jobs=1, progress=False)
+    assert again.pending_units == 6 and len(ResultStore(out).read()) == 10
+
+
+def test_a_results_path_that_is_a_file_is_one_line(tmp_path):
+    text = SLOW.replace("delay: 0.4", "delay: 0.0").replace("repeats: 2", "repeats: 1")
+    (tmp_path / "c.yaml").write_text(text)
+    (tmp_path / "o").write_text("not a folder\n")
+    res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.output.count("\n") == 1 and "a file is in the way of the results folder" in res.output
+    assert (tmp_path / "o").read_text() == "not a folder\n"
+
+
+def test_a_read_only_results_folder_is_one_line(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    text = SLOW.replace("delay: 0.4", "delay: 0.0").replace("repeats: 2", "repeats: 1")
+    (tmp_path / "c.yaml").write_text(text)
+    (tmp_path / "o").mkdir()
+    os.chmod(tmp_path / "o", 0o555)
+    res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 1 and "permission denied" in res.output
+
+
+def test_run_ids_are_new_and_in_time_order_within_one_process_and_second(tmp_path):
+    # Two runs of one process in one second once shared a run id: the second sealed its segment over
+    # the first's (the full-disk test above resumes in the same second and caught it).
+    store = ResultStore(tmp_path / "s")
+    ids = []
+    for _ in range(3):
+        ids.append(store.new_run_id())
+        store.records_dir.mkdir(parents=True, exist_ok=True)
+        (store.records_dir / f"{ids[-1]}.parquet").write_bytes(b"")
+    assert len(set(ids)) == 3 and ids == sorted(ids)
+    assert all(i.endswith(f"-{os.getpid()}") for i in ids)
