@@ -16,9 +16,11 @@ FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
+# setuptools warns on every editable install that a folder named like the package may shadow it:
+# this checkout is that folder, on purpose.
 install: $(VENV)/bin/python
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e ".[test]"
 
 test: install
 	$(PY) -m pytest

@@ -1,5 +1,6 @@
 """The command line, through typer's CliRunner."""
 
+import pytest
 from typer.testing import CliRunner
 
 from eemrepro import __version__
@@ -25,3 +26,11 @@ def test_models_lists_the_five_estimators():
     assert result.exit_code == 0
     for name in ("WELM(", "EEM(", "EEKM(", "LSSVM(", "SVM("):
         assert name in result.stdout
+
+
+@pytest.mark.parametrize("command", [["run"], ["tables"], ["check"], ["datasets", "fetch"]])
+def test_help_shows_flags_as_flags(command):
+    # A flag takes no value (--fresh=true is refused), so its help must not suggest one.
+    res = runner.invoke(app, [*command, "--help"], terminal_width=120)
+    ours = [line for line in res.output.splitlines() if "--" in line and "--help" not in line]  # Typer's own --help
+    assert res.exit_code == 0 and ours and not any("<bool>" in line or "BOOLEAN" in line for line in ours)

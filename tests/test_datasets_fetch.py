@@ -38,6 +38,7 @@ def test_success_is_verified_and_cached(http_server, tmp_path):
     path, origin, sha = fetch_file("demo", _spec(http_server), data_home=tmp_path)
     assert path.read_bytes() == PAYLOAD and sha == sha256_bytes(PAYLOAD) and origin.endswith("/f.csv")
     assert _leftovers(tmp_path) == ["f.csv"]
+    assert path.stat().st_mode & 0o777 == 0o644  # public data, not a private temporary file's 0600
     # Second call: served from the cache, no request.
     assert fetch_file("demo", _spec(http_server), data_home=tmp_path)[1] == "cache"
     assert http_server.hits["/f.csv"] == 1
@@ -56,6 +57,8 @@ def test_checksum_mismatch_removes_the_file(http_server, tmp_path):
     with pytest.raises(ChecksumError, match=f"expected sha256 {sha256_bytes(PAYLOAD)}, got {sha256_bytes(PAYLOAD + b'tampered')}"):
         fetch_file("demo", _spec(http_server), data_home=tmp_path)
     assert _leftovers(tmp_path) == []
+    with pytest.raises(ChecksumError, match=r"The downloaded copy was deleted \(nothing in the cache changed\)"):
+        fetch_file("demo", _spec(http_server), data_home=tmp_path)
 
 
 def test_truncated_body_every_time_leaves_no_cache_entry(http_server, tmp_path, no_retry_delay):

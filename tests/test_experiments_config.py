@@ -188,3 +188,18 @@ def test_tolerance_files_use_the_same_bounded_loader(tmp_path):
     path.write_text("- a\n- b\n")
     with pytest.raises(ToleranceError, match="a tolerance file is a mapping"):
         load_tolerance(path)
+
+
+@pytest.mark.parametrize("key, value", [("repeats", '"2"'), ("folds", '"ten"'), ("seed", '"0"')])
+def test_a_quoted_number_is_refused_where_an_integer_is_due_like_a_word(tmp_path, key, value):
+    path = tmp_path / "q.yaml"
+    path.write_text(f"name: q\ndatasets: [heart]\nmodels:\n  E: {{estimator: EEM}}\nprotocol:\n  {key}: {value}\n")
+    with pytest.raises(ConfigError, match=rf"q.yaml, line 6: key 'protocol.{key}': must be an integer"):
+        load_config(path)
+
+
+def test_yaml11_exponents_without_a_dot_are_still_numbers(tmp_path):
+    # PyYAML reads 1e-3 as a string (YAML 1.1); a grid written that way means the number.
+    path = tmp_path / "e.yaml"
+    path.write_text("name: e\ndatasets: [heart]\nmodels:\n  S: {estimator: SVM, grid: {C: [1e-3, 1E2], gamma: [1]}}\n")
+    assert load_config(path).models[0].grid["C"] == [0.001, 100.0]

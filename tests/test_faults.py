@@ -116,3 +116,24 @@ def test_run_ids_are_new_and_in_time_order_within_one_process_and_second(tmp_pat
         (store.records_dir / f"{ids[-1]}.parquet").write_bytes(b"")
     assert len(set(ids)) == 3 and ids == sorted(ids)
     assert all(i.endswith(f"-{os.getpid()}") for i in ids)
+
+
+def test_fresh_with_a_data_file_failing_its_checksum_moves_nothing_aside(tmp_path, monkeypatch):
+    import eemrepro.datasets as datasets
+
+    text = SLOW.replace("delay: 0.4", "delay: 0.0").replace("repeats: 2", "repeats: 1")
+    (tmp_path / "c.yaml").write_text(text)
+    cfg = load_config(tmp_path / "c.yaml")
+    out = tmp_path / "o"
+    run_experiment(cfg, out=out, jobs=1, progress=False)
+    before = sorted(p.name for p in ResultStore(out).segments())
+
+    def corrupt(dataset, **_):
+        raise datasets.ChecksumError(f"checksum mismatch for {dataset}")
+
+    monkeypatch.setattr(datasets, "dataset_checksum", corrupt)
+    with pytest.raises(datasets.ChecksumError):
+        run_experiment(cfg, out=out, jobs=1, progress=False, fresh=True)
+    # The data are checked before the store is touched: the records stay live, nothing moved aside.
+    assert sorted(p.name for p in ResultStore(out).segments()) == before and len(ResultStore(out).read()) == 10
+    assert not list(out.glob("superseded-*"))

@@ -72,6 +72,11 @@ def hand_made():
     return r
 
 
+def hand_made_with_a_failed_cell():
+    """hand_made, plus sonar EEMrbf run with every fit failed: run here, no value (a "missing" cell)."""
+    return hand_made() + [rec("sonar", "EEMrbf", {"n_hidden": 50}, f, status="failed", fit=None) for f in (0, 1)]
+
+
 def test_gmean_table_values_by_hand():
     t = gmean_table(hand_made()).set_index(["dataset", "method"])
     cell = t.loc[("australian", "EEMrbf")]
@@ -155,17 +160,27 @@ def test_variance_share_note_is_scipy_spearman_over_measured_cells():
 
 
 def test_check_passes_fails_and_counts():
-    records = hand_made()
+    records = hand_made_with_a_failed_cell()
     cells = check(records)
     by = {(c.table, c.dataset, c.method): c for c in cells}
     # australian EEMrbf: |85.0 - 86.9| = 1.9 <= max(2, 3.8): pass.
     assert by[("eem_table4", "australian", "EEMrbf")].outcome == "pass"
-    # australian WELMrbf: |86.0 - 85.8| = 0.2: pass; sonar cells: missing.
+    # australian WELMrbf: |86.0 - 85.8| = 0.2: pass. sonar EEMrbf ran and has no value: missing.
     assert by[("eem_table4", "sonar", "EEMrbf")].outcome == "missing"
+    # A cell with no record at all (sonar WELMrbf, every cell of ionosphere): not run here, skipped.
+    assert by[("eem_table4", "sonar", "WELMrbf")].outcome == "skipped"
+    assert by[("eem_table4", "ionosphere", "EEMrbf")].outcome == "skipped"
+    assert by[("eem_table4", "ionosphere", "EEMrbf")].reason == "not run here"
     # The paper did not report LS-SVM on forest cover: skipped and counted.
     assert by[("eem_table4", "forest-cover", "LS-SVMrbf")].outcome == "skipped"
     line = summary_line(cells)
-    assert line.startswith("within tolerance: 3 of ") and "(5 skipped)" in line
+    # Counted, the cells with records: australian EEMrbf and WELMrbf and abalone7 EEMrbf (pass), abalone7 SVMrbf
+    # (past the time budget) and sonar EEMrbf (failed): missing. Every other published cell is skipped.
+    counted = {(c.dataset, c.method): c.outcome for c in cells if c.outcome != "skipped"}
+    assert counted == {("australian", "EEMrbf"): "pass", ("australian", "WELMrbf"): "pass",
+                       ("abalone7", "EEMrbf"): "pass", ("abalone7", "SVMrbf"): "missing",
+                       ("sonar", "EEMrbf"): "missing"}
+    assert line == f"within tolerance: 3 of 5 cells ({len(cells) - 5} skipped)"
     strict = Tolerance()
     strict.tables["eem_table4"] = {"abs": 1.0, "use_std": False}
     assert {c.dataset: c.outcome for c in check(records, strict) if c.method == "EEMrbf"}["australian"] == "fail"
@@ -190,7 +205,7 @@ cells:
 
 def test_check_cli_exit_codes_and_last_line(tmp_path):
     store = ResultStore(tmp_path / "res")
-    store.append(hand_made())
+    store.append(hand_made_with_a_failed_cell())
     store.close()
     result = runner.invoke(app, ["check", str(tmp_path / "res")])
     assert result.exit_code == 1
@@ -208,7 +223,7 @@ def test_check_cli_exit_codes_and_last_line(tmp_path):
 
 def test_pinned_differences_pass_now_and_catch_a_later_drift(tmp_path):
     store = ResultStore(tmp_path / "res")
-    store.append(hand_made())
+    store.append(hand_made_with_a_failed_cell())
     store.close()
     pins, strict = tmp_path / "pins.yaml", tmp_path / "strict.yaml"
     strict.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\n")

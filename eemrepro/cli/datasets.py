@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from ._common import fail as _fail
+from ._common import flag
 
 app = typer.Typer(help="The papers' data sets: list, info, fetch, verify.", no_args_is_help=True)
 
@@ -44,7 +45,7 @@ def info_cmd(
     name: str,
     mirror: MirrorOption = None,
     data_home: DataHomeOption = None,
-    no_load: Annotated[bool, typer.Option("--no-load", help="Registry metadata only; do not fetch or load.")] = False,
+    no_load: Annotated[bool, flag("--no-load", help="Registry metadata only; do not fetch or load.")] = False,
 ):
     """All metadata of one data set, and its loaded sizes next to the paper's."""
     from ..datasets import DatasetError, get_entry, load_dataset
@@ -89,7 +90,7 @@ def info_cmd(
 @app.command("fetch")
 def fetch_cmd(
     names: Annotated[list[str] | None, typer.Argument(help="Data set ids.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every data set in the registry.")] = False,
+    all_: Annotated[bool, flag("--all", help="Every data set in the registry.")] = False,
     mirror: MirrorOption = None,
     data_home: DataHomeOption = None,
 ):

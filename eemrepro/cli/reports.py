@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from ._common import flag
+
 ResultsArg = Annotated[list[Path], typer.Argument(help="Results folders (results/<config name>).")]
 
 
@@ -35,7 +37,7 @@ def tables_cmd(
         help="run: the data sets and methods that were run; full: the paper's whole layout.")] = Layout.run,
     table: Annotated[list[str] | None, typer.Option(
         help="Only these tables (ids such as eem_table4; repeatable). Default: every one the results hold.")] = None,
-    force: Annotated[bool, typer.Option(
+    force: Annotated[bool, flag(
         "--force", help="Overwrite table files in --out that were built from other results.")] = False,
 ):
     """Rebuild the papers' tables from stored results, next to the published numbers."""
@@ -61,8 +63,8 @@ def check_cmd(
     results: ResultsArg,
     tolerance: Annotated[str | None, typer.Option(
         help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'.")] = None,
-    report_only: Annotated[bool, typer.Option("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", help="Also list passing and skipped cells.")] = False,
+    report_only: Annotated[bool, flag("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
+    verbose: Annotated[bool, flag("--verbose", help="Also list passing and skipped cells.")] = False,
     reference: Annotated[list[Path] | None, typer.Option(
         help="Compare with these stored results instead of the published tables (regression check).")] = None,
     pin: Annotated[Path | None, typer.Option(

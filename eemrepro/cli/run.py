@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from ._common import flag
+
 
 class Backend(str, Enum):
     loky = "loky"
@@ -39,20 +41,20 @@ def run_cmd(
     jobs: Annotated[int | None, typer.Option(help="Parallel workers (default: the config's, else all cores).")] = None,
     backend: Annotated[Backend, typer.Option(help="joblib backend.")] = Backend.loky,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Move stored records aside and start over.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the unit count and a time estimate.")] = False,
+    fresh: Annotated[bool, flag("--fresh", help="Move stored records aside and start over.")] = False,
+    dry_run: Annotated[bool, flag("--dry-run", help="Print the unit count and a time estimate.")] = False,
     mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
     data_home: Annotated[Path | None, typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress line.")] = False,
+    quiet: Annotated[bool, flag("--quiet", help="No progress line.")] = False,
     repeats: Annotated[int | None, typer.Option(help="Override protocol.repeats of the config.")] = None,
-    skip_unavailable: Annotated[bool, typer.Option(
+    skip_unavailable: Annotated[bool, flag(
         "--skip-unavailable", help="Skip data sets whose files cannot be fetched (listed), run the rest.")] = False,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed fits again.")] = False,
+    retry_failed: Annotated[bool, flag("--retry-failed", help="Run failed fits again.")] = False,
     only_models: Annotated[str | None, typer.Option(
         help="Comma-separated models of the config to run now (the rest stays pending).")] = None,
     only_datasets: Annotated[str | None, typer.Option(
         help="Comma-separated data sets of the config to run now.")] = None,
-    rerun_changed: Annotated[bool, typer.Option(
+    rerun_changed: Annotated[bool, flag(
         "--rerun-changed", help="Cells whose stored records were made under another setting (estimator, "
                                 "parameter, splitter, ...): move those records aside and run the cells afresh.")]
         = False,

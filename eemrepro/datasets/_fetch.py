@@ -75,6 +75,8 @@ def sha256_of(path):
 
 def _new_temp(folder, name):
     fd, temp = tempfile.mkstemp(prefix=f"{name}.part_", dir=folder)
+    # mkstemp makes the file private (0600); a cached data file is public data, readable like any other.
+    os.fchmod(fd, 0o644)
     os.close(fd)
     return Path(temp)
 
@@ -174,7 +176,8 @@ def _verify(temp, expected, origin, label):
         temp.unlink(missing_ok=True)
         raise ChecksumError(
             f"checksum mismatch for {label} from {origin}: expected sha256 {expected}, "
-            f"got {actual}. The file was removed; the source may be corrupt or a different version."
+            f"got {actual}. The downloaded copy was deleted (nothing in the cache changed); the source may be "
+            "corrupt or a different version."
         )
     return actual
 

@@ -13,6 +13,7 @@ lists what is allowed. Example::
 
 import inspect
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -187,16 +188,17 @@ class _Context:
 # -- values -------------------------------------------------------------------
 
 
+_YAML11_FLOAT = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)[eE][-+]?\d+")
+
+
 def _number(value):
-    """YAML 1.1 reads 1e-10 (no dot) as a string; accept it as the number it is."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            f = float(value)
-        except ValueError:
-            return value
-        return int(f) if f.is_integer() and "e" not in value.lower() and "." not in value else f
+    """YAML 1.1 reads 1e-10 (no dot) as a string; accept it as the number it is.
+
+    Only that form: any other string ("2", "ten") stays a string, so that a
+    quoted number is refused where a number is due, as a word is.
+    """
+    if isinstance(value, str) and _YAML11_FLOAT.fullmatch(value.strip()):
+        return float(value)
     return value
 
 

@@ -14,7 +14,10 @@ explicitly::
       - {table: paper_table4, dataset: sonar, method: WELMsig, abs: 12, reason: "..."}
       - {table: paper_table1, dataset: sonar, h: 1, skip: true, reason: "..."}
 
-Cells the paper did not report are skipped and counted. Tables without a
+Cells the paper did not report are skipped and counted, and so are published
+cells with no record at all (not run here: a user's own store is not a failed
+reproduction); a cell that was run and has no value (an interrupted grid,
+failed or timed-out fits) is missing. Tables without a
 default rule (training times depend on the machine) are not checked.
 ``pin_differences`` writes such a file from a check: every failing cell
 pinned at its current delta plus the table's margin, every missing one
@@ -146,11 +149,13 @@ class CellResult:
                 f"delta {self.reproduced - self.published:+.3g} exceeds tolerance {self.tolerance:.3g}")
 
 
-def _compare(table, dataset, method, value, pub, pub_std, tol, h=None):
+def _compare(table, dataset, method, value, pub, pub_std, tol, h=None, run_here=True):
     rule, reason = tol.for_cell(table, dataset, method if h is None else None, h)
     limit = max(rule["abs"], pub_std if rule.get("use_std") and pub_std == pub_std else 0.0)
     if pub is None or pub != pub or rule.get("skip"):
         return CellResult(table, dataset, method, value, pub, limit, "skipped", reason)
+    if not run_here:
+        return CellResult(table, dataset, method, value, pub, limit, "skipped", reason or "not run here")
     if value is None or value != value or math.isinf(value):
         outcome = "skipped" if tol.missing == "skip" else "missing"
         return CellResult(table, dataset, method, value, pub, limit, outcome, reason)
@@ -187,14 +192,18 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
         ref = None if refs is None else refs.get(spec.kind, pd.DataFrame())
         t = build_table(spec, mine, reference=ref, unfinished=unfinished,
                         layout="run" if reference is not None else "full")
+        # A published cell with no record at all was not run here (a user's own store, a partial
+        # config): skipped, not a failure. A cell that was run and has no value (an interrupted
+        # grid, failed or timed-out fits) is missing.
         for _, r in t.iterrows():
+            here = r["layers"] > 0 if spec.builder == "correlation" else r["status"] != "missing"
             if spec.builder == "correlation":
                 results.append(_compare(spec.id, r["dataset"], f"h={r['h']}", r["spearman"], r.get("published"),
-                                        None, tol, h=int(r["h"])))
+                                        None, tol, h=int(r["h"]), run_here=here))
                 continue
             value = r[spec.metric] if r["status"] == "ok" else float("nan")
             results.append(_compare(spec.id, r["dataset"], r["method"], value, r.get("published"),
-                                    r.get("published_std"), tol))
+                                    r.get("published_std"), tol, run_here=here))
     return results
 
 
