@@ -137,3 +137,34 @@ def test_fresh_with_a_data_file_failing_its_checksum_moves_nothing_aside(tmp_pat
     # The data are checked before the store is touched: the records stay live, nothing moved aside.
     assert sorted(p.name for p in ResultStore(out).segments()) == before and len(ResultStore(out).read()) == 10
     assert not list(out.glob("superseded-*"))
+
+
+def test_a_killed_run_leaves_no_worker_or_fit_process_behind(tmp_path):
+    (tmp_path / "c.yaml").write_text(SLOW)
+    proc = subprocess.Popen([sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out",
+                             str(tmp_path / "o"), "--jobs", "2", "--quiet"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def descendants(pid):
+        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        return kids + [g for k in kids for g in descendants(k)]
+
+    deadline = time.monotonic() + 60
+    records = tmp_path / "o" / "records"
+    while not list(records.glob("*.jsonl")) or len(descendants(proc.pid)) < 4:  # workers, their forked fits
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    orphans = descendants(proc.pid)
+    proc.kill()
+    proc.wait()
+
+    def alive(pid):
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in orphans) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in orphans if alive(p)]

@@ -24,7 +24,7 @@ import yaml
 from ..store import ResultStore, StoreWarning
 from ._kinds import get_kind
 from ._units import changed_identities, frame_keys, identity_sha, point_id
-from ._watchdog import environment, out_of_memory
+from ._watchdog import environment, exit_with_parent, out_of_memory
 
 
 class ChangedConfigError(ValueError):
@@ -388,7 +388,8 @@ def _execute(tasks, n_jobs, backend, scheduler):
     from joblib import Parallel, delayed, parallel_config
 
     if backend == "loky":
-        with parallel_config(backend="loky", n_jobs=n_jobs):
+        # Workers exit when the run's process dies (kill -9): no orphans computing for nobody.
+        with parallel_config(backend="loky", n_jobs=n_jobs, initializer=exit_with_parent, initargs=(os.getpid(),)):
             yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
                 delayed(_run_task)(t) for t in tasks
             )

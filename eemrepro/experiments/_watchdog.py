@@ -97,14 +97,38 @@ class _Reader:
             self.buf += chunk
 
 
+def exit_with_parent(parent=None, poll_seconds=1.0):
+    """Exit this process (at once, nothing to clean) soon after its parent dies.
+
+    A run's workers and fit children are not the user's to find and kill: when
+    the run's process is killed (``kill -9``, the machine's OOM killer) they would
+    otherwise go on computing for nobody. A daemon thread notices the parent's
+    death as a change of parent pid. ``parent``: the pid the parent had when it
+    started this process (a process started after its parent died sees the
+    adoptive one as its parent: it exits at once).
+    """
+    import threading
+
+    parent = os.getppid() if parent is None else parent
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _run_points_in_child(task, steps, data, points, timeout):
     """Fork, fit ``points``; return (records by point id, timed-out points, crashed points)."""
     r, w = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
         code = 0
         try:
+            exit_with_parent(parent)
             # libgomp's thread pool does not survive fork: a child that uses
             # OpenMP (LIBSVM in libsvm-official) with a pool its parent started
             # waits forever for threads that do not exist. One OpenMP thread
