@@ -168,3 +168,19 @@ def test_a_killed_run_leaves_no_worker_or_fit_process_behind(tmp_path):
     while any(alive(p) for p in orphans) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [p for p in orphans if alive(p)]
+
+
+def test_an_unexpected_error_is_one_line_and_debug_shows_its_traceback(tmp_path):
+    (tmp_path / "file").write_text("x\n")
+    store = ResultStore(tmp_path / "s")
+    store.append([{"kind": "grid-search", "dataset": "heart", "model": "M", "params": {}, "repeat": 0, "fold": 0,
+                   "inner": None, "status": "ok", "metrics": {"gmean": 0.5}}])
+    store.close()
+    cmd = [sys.executable, "-m", "eemrepro", "tables", str(tmp_path / "s"), "--out", str(tmp_path / "file" / "t")]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("error: NotADirectoryError") and "--debug" in line
+    res = subprocess.run([cmd[0], "-m", "eemrepro", "--debug", *cmd[3:]], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 1 and "Traceback" in res.stderr

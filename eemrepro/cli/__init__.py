@@ -24,7 +24,20 @@ def main():
 
     default = warnings.showwarning
     warnings.showwarning = show
-    app()
+    from . import _app
+
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
+        raise SystemExit(130) from None
+    except Exception as exc:  # every expected error is already one line; this is the safety net
+        if _app.DEBUG:
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        typer.secho(f"error: {type(exc).__name__}: {first} (eemrepro --debug ... shows the traceback)",
+                    fg=typer.colors.RED, err=True)
+        raise SystemExit(1) from None
 
 
 __all__ = ["app", "main"]

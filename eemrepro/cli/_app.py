@@ -12,7 +12,11 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,  # main() turns an unexpected error into one line (--debug: the traceback)
 )
+
+#: Set by --debug: an unexpected error shows its traceback instead of one line.
+DEBUG = False
 
 
 def _print_version(value: bool):
@@ -25,10 +29,15 @@ def _print_version(value: bool):
 def _root(
     version: Annotated[
         bool | None,
-        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.",
+                     metavar=""),
     ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.",
+                                        metavar="")] = False,
 ):
     """Reproduce the EEM paper's experiments."""
+    global DEBUG
+    DEBUG = debug
 
 
 from .compact import compact_cmd, forget_cmd  # noqa: E402
