@@ -90,7 +90,7 @@ def test_a_results_path_that_is_a_file_is_one_line(tmp_path):
     (tmp_path / "o").write_text("not a folder\n")
     res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"), "--quiet"])
     assert res.exit_code == 1 and "Traceback" not in res.output
-    assert res.output.count("\n") == 1 and "a file is in the way of the results folder" in res.output
+    assert res.output.count("\n") == 1 and "a file is in the way of a folder: choose another --out" in res.output
     assert (tmp_path / "o").read_text() == "not a folder\n"
 
 
@@ -184,3 +184,29 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_its_traceback(tmp_path)
     res = subprocess.run([cmd[0], "-m", "eemrepro", "--debug", *cmd[3:]], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 1 and "Traceback" in res.stderr
+
+
+def test_a_data_cache_that_is_a_file_and_a_vanished_mirror_are_one_line_each(tmp_path):
+    from tests.conftest import require_mirror
+
+    mirror = require_mirror()
+    text = """name: cache
+datasets: [abalone7]
+models:
+  E: {estimator: EEM, activation: rbf, grid: {n_hidden: [5]}}
+protocol: {folds: 2, repeats: 1}
+"""
+    (tmp_path / "c.yaml").write_text(text)
+    (tmp_path / "file").write_text("x\n")
+    env = dict(os.environ, EEMREPRO_DATA=str(tmp_path / "file"))
+    base = [sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"), "--quiet"]
+    res = subprocess.run([*base, "--mirror", str(mirror)], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    (line,) = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and line.startswith(f"error: {tmp_path / 'file'}")
+    assert "choose another --data-home (or $EEMREPRO_DATA)" in line
+    env["EEMREPRO_DATA"] = str(tmp_path / "cache")
+    res = subprocess.run([*base, "--mirror", str(tmp_path / "gone")], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    (line,) = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and f"mirror {tmp_path / 'gone'} has no file abalone7/" in line

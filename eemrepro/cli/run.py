@@ -23,16 +23,20 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _io_error(exc, out):
+def _io_error(exc, out, config_name):
     """One line for a failed read or write: where, why, and what to do."""
     import errno
 
+    results = Path(out) if out is not None else Path("results") / config_name
+    where = Path(exc.filename) if exc.filename else results
+    inside = where.resolve().is_relative_to(results.resolve()) if where else False
+    fix = "choose another --out" if inside else "choose another --data-home (or $EEMREPRO_DATA) or --out"
     what = {errno.ENOSPC: "the disk is full: free space and run the same command again (stored units are kept)",
-            errno.EROFS: "the file system is read-only: choose another --out",
-            errno.EACCES: "permission denied: choose another --out or fix the folder's permissions",
-            errno.ENOTDIR: "a path in it is a file, not a folder: choose another --out",
-            errno.EEXIST: "a file is in the way of the results folder: choose another --out"}
-    return f"{exc.filename or out or 'the results folder'}: {what.get(exc.errno, exc.strerror or str(exc))}"
+            errno.EROFS: f"the file system is read-only: {fix}",
+            errno.EACCES: f"permission denied: {fix}, or fix the folder's permissions",
+            errno.ENOTDIR: f"a path in it is a file, not a folder: {fix}",
+            errno.EEXIST: f"a file is in the way of a folder: {fix}"}
+    return f"{where}: {what.get(exc.errno, exc.strerror or str(exc))}"
 
 
 def run_cmd(
@@ -84,7 +88,7 @@ def run_cmd(
     except (ConfigError, DatasetError, StoreError, ValueError) as exc:
         fail(exc)
     except OSError as exc:
-        fail(_io_error(exc, out))
+        fail(_io_error(exc, out, config.stem))
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
