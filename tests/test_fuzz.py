@@ -30,6 +30,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 SECONDS = 3.0  # per document, far above a real config's read
+MEGABYTES = 200  # the most one example may raise the process's peak memory
+
+
+def _peak_mb():
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _one_line_error(exc, path):
@@ -88,12 +95,12 @@ def test_mutated_configs_load_or_fail_in_one_line(tmp_path_factory, case):
     name, doc = case
     path = tmp_path_factory.mktemp("cfg") / name
     path.write_text(yaml.safe_dump(doc, allow_unicode=True))
-    start = time.perf_counter()
+    start, peak = time.perf_counter(), _peak_mb()
     try:
         assert isinstance(load_config(path), ExperimentConfig)
     except ConfigError as exc:
         _one_line_error(exc, path)
-    assert time.perf_counter() - start < SECONDS
+    assert time.perf_counter() - start < SECONDS and _peak_mb() - peak < MEGABYTES
 
 
 @st.composite
@@ -124,12 +131,12 @@ def test_edited_config_text_loads_or_fails_in_one_line(tmp_path_factory, case):
     name, data = case
     path = tmp_path_factory.mktemp("txt") / name
     path.write_bytes(data)
-    start = time.perf_counter()
+    start, peak = time.perf_counter(), _peak_mb()
     try:
         load_config(path)
     except ConfigError as exc:
         _one_line_error(exc, path)
-    assert time.perf_counter() - start < SECONDS
+    assert time.perf_counter() - start < SECONDS and _peak_mb() - peak < MEGABYTES
 
 
 GOOD = {"kind": "grid-search", "dataset": "heart", "model": "M", "params": {"C": 1.0}, "repeat": 0, "fold": 0,
@@ -167,7 +174,7 @@ def test_record_lines_read_or_fail_in_one_line(tmp_path_factory, lines):
     (folder / "records").mkdir()
     (folder / "records" / "20260101T000000-1.jsonl").write_text("".join(lines), encoding="utf-8",
                                                                  errors="surrogateescape")
-    start = time.perf_counter()
+    start, peak = time.perf_counter(), _peak_mb()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StoreWarning)
         store = ResultStore(folder)
@@ -179,4 +186,4 @@ def test_record_lines_read_or_fail_in_one_line(tmp_path_factory, lines):
             assert len(ResultStore(folder).read()) == len(records)
         except StoreError as exc:
             assert "\n" not in str(exc).strip() and str(folder) in str(exc)
-    assert time.perf_counter() - start < SECONDS
+    assert time.perf_counter() - start < SECONDS and _peak_mb() - peak < MEGABYTES
