@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm bench-store fuzz lint clean tables figures
+.PHONY: install test bench bench-svm bench-lssvm bench-melm bench-smm bench-store fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ bench-svm: install
 
 tables: install
 	$(VENV)/bin/eemrepro tables $(RESULTS) --format md --format csv --format latex --layout full --out results/tables
+
+# The reproduction as a static site (results/report/index.html; not committed: rebuilt from the stores).
+report: install
+	$(VENV)/bin/eemrepro report $(RESULTS) --tolerance .ci/published-pins.yaml --out results/report
 
 figures: install
 	$(VENV)/bin/eemrepro figures $(RESULTS) --figure scatter --out results/figures

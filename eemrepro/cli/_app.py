@@ -42,7 +42,7 @@ def _root(
 
 from .compact import compact_cmd, forget_cmd  # noqa: E402
 from .datasets import app as _datasets_app  # noqa: E402
-from .reports import check_cmd, figures_cmd, tables_cmd  # noqa: E402
+from .reports import check_cmd, figures_cmd, report_cmd, tables_cmd  # noqa: E402
 from .run import run_cmd  # noqa: E402
 from .status import status_cmd  # noqa: E402
 from .store import app as _store_app  # noqa: E402
@@ -54,6 +54,7 @@ app.command("status")(status_cmd)
 app.command("tables")(tables_cmd)
 app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)
+app.command("report")(report_cmd)
 app.command("compact")(compact_cmd)
 app.command("forget")(forget_cmd)
 app.add_typer(_store_app, name="store")

@@ -173,3 +173,30 @@ def _projection_figure(dataset, out, mirror, data_home):
         raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")
     return embedding_figure(records, Path(out) / f"projection_{dataset}", dataset,
                             title=f"{dataset}: MELM projection (records in {store})")
+
+
+def report_cmd(
+    results: ResultsArg,
+    out: Annotated[Path | None, typer.Option(
+        help="Folder for the site (default: RESULTS/report beside the one results folder).")] = None,
+    tolerance: Annotated[Path | None, typer.Option(
+        help="Tolerance (pin) file: its cells show as pinned, with their reasons.")] = None,
+    selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
+    no_figures: Annotated[bool, flag("--no-figures", help="Leave the papers' figures out (faster).")] = False,
+):
+    """The reproduction as a static site (one page per paper; opens from file://, no network)."""
+    from ..reports import ToleranceError, build_report
+    from ._common import fail
+
+    if out is None:
+        if len(results) != 1:
+            fail("name the folder for the report of several results folders with --out "
+                 "(`make report` writes results/report)")
+        out = results[0] / "report"
+    try:
+        pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures)
+    except (FileNotFoundError, ToleranceError, ValueError) as exc:
+        fail(exc)
+    for path in pages:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"open {pages[0].resolve().as_uri()}")

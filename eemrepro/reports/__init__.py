@@ -10,6 +10,7 @@ from ._check import Tolerance, ToleranceError, check, load_tolerance, pin_differ
 from ._figures import build_figures, scatter_figure, sweep_figure
 from ._render import load_results
 from ._run_table import run_table
+from ._site import build_report
 from ._spec import FigureSpec, Paper, TableSpec, published, registered_figures, registered_tables
 from ._tables import (
     build_table,
@@ -21,7 +22,7 @@ from ._tables import (
 )
 
 __all__ = [
-    "build_tables", "build_figures", "check", "load_tolerance", "pin_differences", "summary_line",
+    "build_tables", "build_figures", "build_report", "check", "load_tolerance", "pin_differences", "summary_line",
     "Tolerance", "ToleranceError", "load_results", "run_table",
     "TableSpec", "FigureSpec", "Paper", "registered_tables", "registered_figures", "published",
     "build_table", "metric_table", "time_table", "correlation_table", "wins_draws_losses", "ranks_and_tests",

@@ -1,0 +1,303 @@
+"""``build_report``: the reproduction as a static site, one page per paper, that works from ``file://``.
+
+Every registered table the results hold, each cell coloured by its verdict
+(within the table's tolerance; pinned, with the reason from a tolerance file;
+outside; missing; not compared), sortable by column; a click on a cell shows
+its test folds at the selected point, the parameters selected and the grid
+curve. Under each paper table: its comparisons (wins/draws/losses, average
+ranks, Friedman, Wilcoxon) and a critical-difference diagram; then the
+paper's figures as inline SVG, and the provenance of the results. Pages come
+from Jinja2 templates (``templates/``), table bodies from pandas' Styler; no
+script, style or figure is loaded from outside the folder.
+"""
+
+import io
+import json
+import math
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
+            "not compared": "v-notrun"}
+
+
+def _template_text(name):
+    return resources.files("eemrepro.reports").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _verdicts(default_cells, pinned_cells):
+    """{(table, dataset, method): (verdict, reason)} from a check under the tables' rules and one under the pins."""
+    out = {}
+    for key, c in default_cells.items():
+        p = pinned_cells.get(key, c)
+        if c.outcome == "pass":
+            out[key] = ("within", None)
+        elif c.outcome in ("fail", "missing") and p.outcome in ("pass", "skipped") and p.reason:
+            out[key] = ("pinned", p.reason)
+        elif c.outcome == "fail":
+            out[key] = ("outside", None)
+        elif c.outcome == "missing":
+            out[key] = ("missing", "run, but no value (interrupted, failed or past the time budget)")
+        else:
+            out[key] = ("not compared", c.reason or "no published value")
+    return out
+
+
+def _fmt(value, digits):
+    if value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value))):
+        return "" if value is None or math.isnan(value) else ("> budget" if value > 0 else "")
+    return f"{value:.{digits}f}"
+
+
+def _cell_frames(spec, mine):
+    """{(data set, method): its outer-fold rows} of a metric table (facets split as the table splits them)."""
+    from ._tables import _facet, _of_kind
+
+    grid = _of_kind(mine, spec.kind)
+    if spec.facet:
+        grid, _ = _facet(grid, spec.facet, ())
+    outer = grid[grid["inner"].isna()] if len(grid) else grid
+    if not len(outer):
+        return {}
+    keyed = outer.assign(dataset=outer["dataset"].astype(str), model=outer["model"].astype(str),
+                         point=outer["point"].astype(str))
+    return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
+
+
+def _details(spec, row, frames, verdict, reason):
+    """What a click on a metric cell shows: its folds at the selected point and its grid curve."""
+    scale, digits = spec.scale, spec.digits or (1 if spec.scale == 100 else 3)
+    cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
+            "point": row.get("point") if isinstance(row.get("point"), str) else None}
+    g = frames.get((row["dataset"], row["method"]))
+    if g is None or spec.metric not in g:
+        return cell
+    ok = g[g["status"] == "ok"]
+    at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
+    cell["fold_headers"] = ["repeat", "fold", spec.metric, "fit s", "predict s"]
+    cell["folds"] = [[int(r), int(f), _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
+                     for r, f, v, fs, ps in zip(at["repeat"], at["fold"], at[spec.metric],
+                                                at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
+                                                at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
+                                                strict=True)][:200]
+    from ..experiments._selection import _point_sort_key
+
+    curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
+    points = sorted(curve.index, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
+    cell["grid"] = [[p, _fmt(scale * curve.at[p, "mean"], digits), int(curve.at[p, "count"])] for p in points][:300]
+    return cell
+
+
+def _styled(display, classes, tooltips, uuid):
+    """A display frame as an HTML table through pandas' Styler: verdict classes per cell, reasons as tooltips."""
+    styler = display.style.hide(axis="index").set_td_classes(classes).set_uuid(uuid)
+    if tooltips is not None and tooltips.to_numpy().any():
+        styler = styler.set_tooltips(tooltips)
+    return styler.to_html(doctype_html=False)
+
+
+def _metric_section(spec, df, verdicts, mine):
+    digits = spec.digits or (1 if spec.scale == 100 else 3)
+    m = spec.metric
+    frames = _cell_frames(spec, mine)
+    rows, details, classes, tips = [], [], [], []
+    for _, r in df.iterrows():
+        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]), ("not compared", "not checked"))
+        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits),
+                     spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
+                     "paper " + spec.spread: _fmt(r.get("published_std"), digits),
+                     "delta": "" if pd.isna(r.get("delta")) else f"{r['delta']:+.{digits}f}",
+                     "status": r["status"], "repeats": r.get("repeats"), "verdict": verdict})
+        cls = VERDICTS[verdict]
+        classes.append(["", "", cls, "", "", "", cls, "", "", cls])
+        tips.append(["", "", "", "", "", "", reason or "", "", "", reason or ""])
+        details.append(_details(spec, r, frames, verdict, reason))
+    display = pd.DataFrame(rows)
+    return display, pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns), \
+        details
+
+
+def _other_section(spec, df, verdicts):
+    rows, details, classes = [], [], []
+    for _, r in df.iterrows():
+        if spec.builder == "correlation":
+            key = (spec.id, r["dataset"], f"h={r['h']}")
+            verdict, reason = verdicts.get(key, ("not compared", "not checked"))
+            rows.append({"data set": r["dataset"], "h": int(r["h"]), "rho": _fmt(r["spearman"], 3),
+                         "paper": _fmt(r.get("published"), 3),
+                         "delta": "" if pd.isna(r.get("delta")) else f"{r['delta']:+.3f}",
+                         "layers": int(r["layers"]), "pairs": int(r["pairs"]), "verdict": verdict})
+            classes.append(["", "", VERDICTS[verdict], "", VERDICTS[verdict], "", "", VERDICTS[verdict]])
+        else:
+            verdict, reason = "not compared", "training times depend on the machine"
+            rows.append({"data set": r["dataset"], "method": r["method"], "seconds": _fmt(r["seconds"], 2),
+                         "paper": _fmt(r.get("published"), 1), "timing": r.get("timing") or "",
+                         "selected point": r.get("point") or ""})
+            classes.append([""] * 6)
+        details.append({"cell": f"{r['dataset']} / {rows[-1].get('method', rows[-1].get('h'))}",
+                        "verdict": verdict, "reason": reason})
+    display = pd.DataFrame(rows)
+    return display, pd.DataFrame(classes, columns=display.columns), None, details
+
+
+def _summaries(spec, df):
+    """The paper's method comparisons on a metric table, as small Styler tables, and a CD diagram (SVG)."""
+    from ..experiments import get_metric
+    from ._tables import ranks_and_tests, wins_draws_losses
+
+    if not spec.summary:
+        return [], None
+    pub = spec.published_frame()
+    if pub is not None:
+        df = df[df["method"].isin(set(pub["method"]))]
+    better = get_metric(spec.metric).greater_is_better
+    out = []
+    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric)
+    if len(wdl):
+        out.append({"title": "Wins / draws / losses (draw: equal at one decimal)",
+                    "html": wdl.style.hide(axis="index").set_uuid(f"{spec.id}_wdl").to_html(doctype_html=False)})
+    tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=better)
+    if "average_rank" in tests:
+        average = tests["average_rank"]
+        ranks = pd.DataFrame({"method": list(average), "average rank": list(average.values())})
+        title = f"Average ranks over {tests['datasets']} data sets (1 = best)"
+        if "friedman_p" in tests:
+            title += (f"; Friedman chi2 = {tests['friedman_statistic']:.2f}, p = {tests['friedman_p']:.3g}; "
+                      f"Nemenyi critical difference = {tests['nemenyi_cd']:.2f}")
+        out.append({"title": title, "html": ranks.style.hide(axis="index").format(precision=2)
+                   .set_uuid(f"{spec.id}_ranks").to_html(doctype_html=False)})
+    if tests.get("wilcoxon"):
+        out.append({"title": "Wilcoxon signed-rank tests of the paper's pairs",
+                    "html": pd.DataFrame(tests["wilcoxon"]).style.hide(axis="index").format(precision=3)
+                   .set_uuid(f"{spec.id}_wilcoxon").to_html(doctype_html=False)})
+    return out, _cd_diagram(df, spec.metric, better)
+
+
+def _cd_diagram(df, metric, better):
+    """Demsar's critical-difference diagram (scikit-posthocs) as SVG text, or None (too few methods, no matplotlib)."""
+    wide = df.pivot_table(index="dataset", columns="method", values=metric).dropna()
+    if wide.shape[0] < 3 or wide.shape[1] < 3:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import scikit_posthocs as sp
+    except ImportError:
+        return None
+    ranks = wide.rank(axis=1, ascending=not better).mean()
+    significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
+    significance.index = significance.columns = list(wide.columns)
+    plt.rcParams["svg.hashsalt"] = "eemrepro"
+    fig, ax = plt.subplots(figsize=(6, 1.8))
+    sp.critical_difference_diagram(ranks, significance, ax=ax)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _figures(dirs, paper):
+    """The paper's registered figures drawn from the results, as inline SVG (none without matplotlib)."""
+    from ._figures import build_figures
+
+    names = [f.name for f in paper.figures]
+    if not names:
+        return []
+    tmp = Path(tempfile.mkdtemp(prefix="eemrepro-figures-"))
+    out = []
+    try:
+        from ._spec import registered_figures
+
+        specs = {f.name: f for f in registered_figures()}
+        for name in names:
+            try:
+                written = build_figures(dirs, tmp, figures=[name])
+            except (ValueError, RuntimeError):
+                continue  # the results cannot draw it (or no matplotlib): not shown
+            for path in written:
+                if path.suffix == ".svg":
+                    text = path.read_text(encoding="utf-8")
+                    out.append({"title": specs[name].title or name, "svg": text[text.index("<svg"):]})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True):
+    """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
+
+    ``tolerance``: a tolerance (pin) file whose cells turn an outside cell into
+    a pinned one, with its reason (``make report`` uses ``.ci/published-pins.yaml``).
+    """
+    from jinja2 import Environment
+
+    from ..papers import registered_papers
+    from ._check import Tolerance, check, load_tolerance
+    from ._render import load_results, provenance_lines
+    from ._tables import build_table, split_by_kind, table_applies
+
+    records, prov = load_results(dirs)
+    unfinished = {tuple(c) for c in prov["unfinished"]}
+    parts = split_by_kind(records)
+    key = lambda c: (c.table, c.dataset, c.method)
+    default = {key(c): c for c in check(parts, Tolerance(), unfinished=unfinished)}
+    pinned = {key(c): c for c in check(parts, load_tolerance(tolerance), unfinished=unfinished)} if tolerance \
+        else default
+    verdicts = _verdicts(default, pinned)
+    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
+    css, js = _template_text("report.css"), _template_text("report.js")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    pages, summary = [], []
+    for paper in registered_papers():
+        tables = []
+        for spec in paper.tables:
+            mine = parts.get(spec.kind)
+            if mine is None or not table_applies(spec, mine):
+                continue
+            df = build_table(spec, mine, selection, unfinished=unfinished, layout="full")
+            if df.empty:
+                continue
+            if spec.builder == "metric":
+                display, classes, tips, details = _metric_section(spec, df, verdicts, mine)
+                summaries, cd = _summaries(spec, df)
+            else:
+                display, classes, tips, details = _other_section(spec, df, verdicts)
+                summaries, cd = [], None
+            counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
+            counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
+            tables.append({"id": spec.id, "title": spec.title.format(selection=spec.selection or selection),
+                           "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
+                           "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
+                           "notes": list(spec.notes)})
+        if not tables:
+            continue
+        verdict_list = [v for (t, _, _), (v, _) in verdicts.items() if any(t == x["id"] for x in tables)]
+        summary.append({"id": paper.id, "title": paper.title, "tables": len(tables),
+                        **{k: verdict_list.count(v) for k, v in (("within", "within"), ("pinned", "pinned"),
+                                                                  ("outside", "outside"), ("missing", "missing"))}})
+        html = page.render(title=paper.title, paper_id=paper.id, papers=summary_ids(registered_papers(), parts),
+                           provenance=provenance_lines(prov, "")[1:], tables=tables,
+                           figures=_figures(dirs, paper) if figures else [], css=css, js=js, intro=None)
+        path = out / f"{paper.id}.html"
+        path.write_text(html, encoding="utf-8")
+        pages.append(path)
+    path = out / "index.html"
+    path.write_text(index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css), encoding="utf-8")
+    return [path, *pages]
+
+
+def summary_ids(papers, parts):
+    """The papers whose tables the results hold (the navigation bar)."""
+    from ._tables import table_applies
+
+    return [p for p in papers if any(s.kind in parts and table_applies(s, parts[s.kind]) for s in p.tables)]

@@ -1,0 +1,93 @@
+"""``eemrepro report``: the static site, its tables against the CSVs, and a real browser (headless Chromium)."""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from eemrepro.reports import build_report, build_tables
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = ROOT / ".ci" / "quick-baseline"  # EEM records (heart, balance) written by the EEM-only engine
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    pages = build_report([BASELINE], out / "report", figures=False)
+    tables = build_tables([BASELINE], out / "tables", formats=("csv",), layout="full")
+    return out, pages, tables
+
+
+def _browser():
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if exe is None:
+        if os.environ.get("EEMREPRO_REQUIRE_BROWSER"):
+            pytest.fail("no chromium on PATH (required: EEMREPRO_REQUIRE_BROWSER is set)")
+        pytest.skip("no chromium on PATH (Debian's chromium package)")
+    return exe
+
+
+def _rows(html, table_id):
+    """The body rows of a section's table, each as its cells' texts (a light HTML reading, enough for Styler's)."""
+    section = html.split(f'<section class="table" id="{table_id}">', 1)[1].split("</section>", 1)[0]
+    body = section.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def test_every_table_has_its_csv_rows_and_the_known_cell(site):
+    out, pages, tables = site
+    assert [p.name for p in pages] == ["index.html", "eem.html"]  # the baseline holds EEM records only
+    html = (out / "report" / "eem.html").read_text()
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # works offline
+    csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
+    rows = _rows(html, "eem_table4")
+    assert len(rows) == len(csv) and all(len(r) == 10 for r in rows)
+    # heart EEMrbf, as the CSV has it (reproduced mean at one decimal, published 81.9 in EEM Table 4).
+    cell = csv[(csv["dataset"] == "heart") & (csv["method"] == "EEMrbf")].iloc[0]
+    row = next(r for r in rows if r[:2] == ["heart", "EEMrbf"])
+    assert row[2] == f"{cell['gmean']:.1f}" and row[4] == f"{cell['published']:.1f}" == "81.9"
+    assert row[9] in ("within", "outside")
+
+
+def test_verdicts_and_pinned_reasons(tmp_path):
+    from eemrepro.store import ResultStore
+    from tests.test_reports import hand_made_with_a_failed_cell
+
+    store = ResultStore(tmp_path / "res")
+    store.append(hand_made_with_a_failed_cell())
+    store.close()
+    pins = tmp_path / "pins.yaml"
+    pins.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\ncells:\n"
+                    "  - {table: eem_table4, dataset: sonar, method: EEMrbf, skip: true, reason: a known one}\n")
+    build_report([tmp_path / "res"], tmp_path / "r", tolerance=pins, figures=False)
+    rows = {tuple(r[:2]): r for r in _rows((tmp_path / "r" / "eem.html").read_text(), "eem_table4")}
+    # australian EEMrbf 85.0 vs 86.9 +- 3.8: within the table's rule max(2, std); sonar EEMrbf ran and every fit
+    # failed: missing under the table's rule, pinned (skipped, with its reason) under the file; never-run cells
+    # are not compared.
+    assert rows[("australian", "EEMrbf")][9] == "within"
+    assert rows[("sonar", "EEMrbf")][9] == "pinned" and "a known one" in (tmp_path / "r" / "eem.html").read_text()
+    assert rows[("ionosphere", "EEMrbf")][9] == "not compared"
+
+
+def test_the_report_in_a_real_browser(site):
+    exe = _browser()
+    out, _, tables = site
+    page = (out / "report" / "eem.html").resolve()
+    run = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                          "--dump-dom", page.as_uri() + "#selftest"], capture_output=True, text=True, timeout=120)
+    dom = run.stdout
+    # The page's script ran to its end and clicked the first cell, as a reader would: its folds are shown.
+    assert 'data-selftest="done"' in dom
+    details = dom.split('<div id="cell-details"', 1)[1].split("</div>", 1)[0]
+    assert "hidden" not in details.split(">", 1)[0] and 'data-cell="' in details
+    assert "test folds at the selected point" in details and "grid: mean over the test folds per point" in details
+    csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
+    assert len(_rows(dom, "eem_table4")) == len(csv)
+    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], console
