@@ -72,6 +72,10 @@ def check_cmd(
              "margin, a missing one skipped), keeping the reasons of cells already pinned in it; exit 0.")] = None,
     pin_reason: Annotated[str, typer.Option(help="Reason recorded for newly pinned cells.")] =
         "known difference, see REPRODUCTION.md",
+    claims: Annotated[Path | None, typer.Option(
+        help="Verdicts of the papers' claims to hold (claim id: verdict); exit 1 when one changed.")] = None,
+    pin_claims: Annotated[Path | None, typer.Option(
+        help="Write the claims' current verdicts to this file (for --claims).")] = None,
 ):
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
     from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
@@ -115,9 +119,40 @@ def check_cmd(
         elif verbose:
             typer.echo(f"{cell.outcome.upper()} {cell.table} {cell.dataset} {cell.method}"
                        + (f" ({cell.reason})" if cell.reason else ""))
+    changed = _claims(records, unfinished, claims, pin_claims) if reference is None else []
     typer.echo(summary_line(cells))
-    if not report_only and any(c.outcome in ("fail", "missing") for c in cells):
+    if not report_only and (changed or any(c.outcome in ("fail", "missing") for c in cells)):
         raise typer.Exit(code=1)
+
+
+def _claims(records, unfinished, pinned_file, pin_file):
+    """Print every claim's verdict; write them to ``pin_file``; return the claims whose verdict differs from
+    ``pinned_file``'s."""
+    import yaml
+
+    from .._yaml import YAMLDocumentError, load_yaml_file
+    from ..reports import evaluate_claims
+    from ._common import fail
+
+    results = evaluate_claims(records, unfinished=unfinished)
+    for r in results:
+        typer.echo(r.line())
+    if pin_file is not None:
+        pin_file.parent.mkdir(parents=True, exist_ok=True)
+        pin_file.write_text("# The papers' claims' verdicts, held by `eemrepro check --claims`; regenerate with "
+                            "--pin-claims after a new run.\n" + yaml.safe_dump({r.claim.id: r.verdict for r in results},
+                                                                              sort_keys=False))
+        typer.echo(f"pinned {len(results)} claim verdicts in {pin_file}")
+    if pinned_file is None:
+        return []
+    try:
+        pinned = load_yaml_file(pinned_file)[0] or {}
+    except YAMLDocumentError as exc:
+        fail(exc, code=2)
+    changed = [r for r in results if r.claim.id in pinned and pinned[r.claim.id] != r.verdict]
+    for r in changed:
+        typer.echo(f"CHANGED claim {r.claim.id}: {pinned[r.claim.id]} in {pinned_file}, {r.verdict} now")
+    return changed
 
 
 def figures_cmd(

@@ -7,6 +7,7 @@ What tables and figures exist is declared by the paper plug-ins
 
 from ._build import build_tables
 from ._check import Tolerance, ToleranceError, check, load_tolerance, pin_differences, summary_line
+from ._claims import Claim, ClaimResult, evaluate_claims
 from ._figures import build_figures, scatter_figure, sweep_figure
 from ._render import load_results
 from ._run_table import run_table
@@ -22,7 +23,8 @@ from ._tables import (
 )
 
 __all__ = [
-    "build_tables", "build_figures", "build_report", "check", "load_tolerance", "pin_differences", "summary_line",
+    "build_tables", "build_figures", "build_report", "Claim", "ClaimResult", "evaluate_claims",
+    "check", "load_tolerance", "pin_differences", "summary_line",
     "Tolerance", "ToleranceError", "load_results", "run_table",
     "TableSpec", "FigureSpec", "Paper", "registered_tables", "registered_figures", "published",
     "build_table", "metric_table", "time_table", "correlation_table", "wins_draws_losses", "ranks_and_tests",

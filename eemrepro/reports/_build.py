@@ -127,7 +127,31 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
             written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
     if len(records):
         written.append(_write_check(parts, out, prov, specs, unfinished))
+        claims = _write_claims(parts, out, prov, unfinished, selection)
+        if claims is not None:
+            written.append(claims)
     return written
+
+
+def _write_claims(parts, out, prov, unfinished, selection):
+    """claims.md: each paper claim the records can judge, its verdict and the numbers behind it."""
+    from ._claims import evaluate_claims
+    from ._render import provenance_lines
+
+    results = evaluate_claims(parts, selection=selection, unfinished=unfinished)
+    if not results:
+        return None
+    title = "The papers' claims, judged on the reproduced tables"
+    lines = [f"# {provenance_lines(prov, title)[0]}", ""]
+    lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]] + [""]
+    for paper in dict.fromkeys(r.paper for r in results):
+        lines += [f"## {paper}", "", "| claim | table | verdict | numbers |", "|---|---|---|---|"]
+        lines += [f"| {r.claim.wording} | {r.claim.table} | {r.verdict} | {r.numbers} |"
+                  for r in results if r.paper == paper]
+        lines += [""] + [f"- {r.claim.id}: \"{r.claim.source}\"" for r in results if r.paper == paper] + [""]
+    path = out / "claims.md"
+    path.write_text("\n".join(lines))
+    return path
 
 
 def _write_summary(df, spec, path, selection):

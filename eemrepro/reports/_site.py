@@ -252,6 +252,10 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     pinned = {key(c): c for c in check(parts, load_tolerance(tolerance), unfinished=unfinished)} if tolerance \
         else default
     verdicts = _verdicts(default, pinned)
+    from ._claims import evaluate_claims
+
+    claims = evaluate_claims(parts, selection=selection, unfinished=unfinished)
+    claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
@@ -285,7 +289,11 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
         summary.append({"id": paper.id, "title": paper.title, "tables": len(tables),
                         **{k: verdict_list.count(v) for k, v in (("within", "within"), ("pinned", "pinned"),
                                                                   ("outside", "outside"), ("missing", "missing"))}})
+        mine_claims = [{"id": c.claim.id, "wording": c.claim.wording, "table": c.claim.table, "verdict": c.verdict,
+                        "numbers": c.numbers, "source": c.claim.source, "cls": claim_class[c.verdict]}
+                       for c in claims if c.paper == paper.id]
         html = page.render(title=paper.title, paper_id=paper.id, papers=summary_ids(registered_papers(), parts),
+                           claims=mine_claims,
                            provenance=provenance_lines(prov, "")[1:], tables=tables,
                            figures=_figures(dirs, paper) if figures else [], css=css, js=js, intro=None)
         path = out / f"{paper.id}.html"

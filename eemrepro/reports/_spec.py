@@ -157,6 +157,7 @@ class Paper:
     tables: tuple = ()
     figures: tuple = ()
     configs: tuple = ()  # the configs that reproduce it, relative to the checkout
+    claims: tuple = ()  # its qualitative claims as ``Claim`` predicates over its tables (``_claims``)
 
 
 def published(name):

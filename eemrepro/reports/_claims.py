@@ -1,0 +1,159 @@
+"""A paper's qualitative claims as predicates over its reproduced tables.
+
+A paper plug-in lists ``Claim`` objects (``Paper(claims=...)``): the claim in
+the paper's words, the sentence it comes from, the table it is about and a
+test, one of
+
+* ``wins``: ``method`` has more wins than losses against ``other`` over the
+  data sets (a draw: equal at one decimal, as in the summaries);
+* ``wilcoxon``: ``method`` above ``other`` by a Wilcoxon signed-rank test at
+  level ``value``; ``comparable``: no difference by that test at level ``value``;
+* ``best-count``: ``method`` best (ties included) on at least ``value`` data sets;
+* ``above-count``: ``method`` above ``other`` on at least ``value`` data sets;
+* ``mean-difference``: ``method``'s mean over the data sets at least ``value``
+  above ``other``'s;
+* ``never-worst``: ``method`` never the worst (a tie for the worst counts as worst; a
+  data set where every method ties has no worst);
+* ``best-rank``: ``method`` first by average rank;
+* ``rho-at-least``: the correlation table's rho at least ``value`` for
+  h >= ``min_h`` on ``datasets``.
+
+``evaluate_claims`` gives each a verdict (confirmed / not confirmed / not
+measured) with the numbers behind it, computed from the same tables ``tables``
+writes; ``check --claims FILE`` fails when a verdict differs from the one FILE
+pins, so a changed store cannot change a conclusion silently.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+TESTS = ("wins", "wilcoxon", "comparable", "best-count", "above-count", "mean-difference", "never-worst",
+         "best-rank", "rho-at-least")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    table: str
+    wording: str
+    source: str
+    test: str
+    method: str = None
+    other: str = None
+    value: float = None
+    datasets: tuple = ()
+    min_h: int = 0
+
+    def __post_init__(self):
+        if self.test not in TESTS:
+            raise ValueError(f"claim {self.id}: test must be one of {TESTS}, got {self.test!r}")
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    verdict: str  # confirmed | not confirmed | not measured
+    numbers: str
+    paper: str = field(default="")
+
+    def line(self):
+        return f"{self.verdict.upper()} {self.claim.id}: {self.claim.wording} -- {self.numbers}"
+
+
+def _wide(table, metric, datasets):
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    wide = ok.pivot_table(index="dataset", columns="method", values=metric)
+    if datasets:
+        wide = wide[wide.index.isin(datasets)]
+    return wide
+
+
+def _evaluate(claim, table, spec, greater_is_better):
+    if spec.builder == "correlation":
+        t = table[(table["h"] >= claim.min_h) & table["spearman"].notna()]
+        if claim.datasets:
+            t = t[t["dataset"].isin(claim.datasets)]
+        if t.empty:
+            return "not measured", "no rho for these data sets"
+        lo, hi = t["spearman"].min(), t["spearman"].max()
+        ok = lo >= claim.value
+        return ("confirmed" if ok else "not confirmed"), (f"rho {lo:.2f} to {hi:.2f} over {len(t)} cells "
+                                                          f"(h >= {claim.min_h}; claim: >= {claim.value:g})")
+    wide = _wide(table, spec.metric, claim.datasets)
+    sign = 1.0 if greater_is_better else -1.0
+    if claim.method not in wide or (claim.other is not None and claim.other not in wide):
+        return "not measured", f"{claim.method}" + (f" or {claim.other}" if claim.other else "") + " not in the table"
+    if claim.other is not None:
+        both = wide[[claim.method, claim.other]].dropna()
+        if both.empty:
+            return "not measured", "no data set with both"
+        a, b = both[claim.method].round(1), both[claim.other].round(1)
+        wins, draws, losses = int((sign * (a - b) > 0).sum()), int((a == b).sum()), int((sign * (a - b) < 0).sum())
+        diff = sign * (both[claim.method] - both[claim.other])
+        if claim.test == "wins":
+            return ("confirmed" if wins > losses else "not confirmed"), \
+                f"{wins} wins, {draws} draws, {losses} losses on {len(both)} data sets"
+        if claim.test in ("wilcoxon", "comparable"):
+            p = float(stats.wilcoxon(both[claim.method], both[claim.other]).pvalue) if (diff != 0).any() else 1.0
+            ok = p < claim.value and diff.median() > 0 if claim.test == "wilcoxon" else p >= claim.value
+            return ("confirmed" if ok else "not confirmed"), \
+                f"median difference {diff.median():+.2f}, Wilcoxon p = {p:.3g} on {len(both)} data sets"
+        if claim.test == "above-count":
+            return ("confirmed" if wins >= claim.value else "not confirmed"), \
+                f"above on {wins} of {len(both)} data sets (claim: >= {claim.value:g})"
+        if claim.test == "mean-difference":
+            mean = float(diff.mean())
+            return ("confirmed" if mean >= claim.value else "not confirmed"), \
+                f"mean difference {mean:+.1f} over {len(both)} data sets (claim: >= {claim.value:+g})"
+    full = wide.dropna()
+    if full.empty:
+        return "not measured", "no data set with every method"
+    scores = sign * full.round(1)
+    if claim.test == "best-count":
+        best = int((scores[claim.method] >= scores.max(axis=1)).sum())
+        return ("confirmed" if best >= claim.value else "not confirmed"), \
+            f"best (ties included) on {best} of {len(full)} data sets (claim: >= {claim.value:g})"
+    if claim.test == "never-worst":
+        # A data set where every method ties (at one decimal) has no worst method.
+        spread = scores.max(axis=1) > scores.min(axis=1)
+        worst = list(full.index[spread & (scores[claim.method] <= scores.min(axis=1))])
+        note = f" ({int((~spread).sum())} with every method tied left out)" if (~spread).any() else ""
+        return ("confirmed" if not worst else "not confirmed"), \
+            (f"never the worst on {len(full)} data sets{note}" if not worst
+             else f"worst (ties included) on {len(worst)} of {len(full)}: {', '.join(worst[:5])}{note}")
+    if claim.test == "best-rank":
+        ranks = full.rank(axis=1, ascending=not greater_is_better).mean().sort_values()
+        first = ranks.index[0]
+        position = int(np.flatnonzero(ranks.index == claim.method)[0]) + 1
+        return ("confirmed" if first == claim.method else "not confirmed"), \
+            (f"average rank {ranks[claim.method]:.2f}, position {position} of {len(ranks)} "
+             f"(first: {first} {ranks.iloc[0]:.2f}) on {len(full)} data sets")
+    raise ValueError(f"claim {claim.id}: test {claim.test!r} needs 'other'")
+
+
+def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=None):
+    """Every registered claim whose table the records hold, with its verdict and numbers."""
+    from ..experiments import get_metric
+    from ..papers import registered_papers
+    from ._tables import build_table, split_by_kind, table_applies
+
+    parts = split_by_kind(records)
+    results = []
+    for paper in papers or registered_papers():
+        specs = {s.id: s for s in paper.tables}
+        built = {}
+        for claim in paper.claims:
+            spec = specs.get(claim.table)
+            if spec is None:
+                raise ValueError(f"claim {claim.id}: {paper.id} has no table {claim.table!r}")
+            mine = parts.get(spec.kind)
+            if mine is None or not table_applies(spec, mine):
+                continue
+            if spec.id not in built:
+                built[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
+            better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
+            verdict, numbers = _evaluate(claim, built[spec.id], spec, better)
+            results.append(ClaimResult(claim, verdict, numbers, paper.id))
+    return results

@@ -1,0 +1,71 @@
+"""The papers' claims as predicates over tables: each test against numbers worked out by hand."""
+
+from types import SimpleNamespace
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from eemrepro.reports import Claim
+from eemrepro.reports._claims import _evaluate
+
+SPEC = SimpleNamespace(builder="metric", metric="auc")
+# Four data sets, three methods (AUC %); A vs B: d1 A, d2 B, d3 draw at one decimal (80.04 ~ 80.0), d4 A.
+TABLE = pd.DataFrame(
+    [(d, m, v) for d, row in {"d1": (90.0, 85.0, 70.0), "d2": (60.0, 65.0, 50.0), "d3": (80.04, 80.0, 80.0),
+                              "d4": (75.0, 70.0, 75.0)}.items()
+     for m, v in zip(("A", "B", "C"), row, strict=True)],
+    columns=["dataset", "method", "auc"]).assign(status="ok")
+
+
+def verdict(test, **kw):
+    return _evaluate(Claim(id="x", table="t", wording="w", source="s", test=test, **kw), TABLE, SPEC, True)
+
+
+def test_wins_counts_draws_at_one_decimal():
+    # A - B: +5, -5, +0.04 (a draw at one decimal), +5 -> 2 wins, 1 draw, 1 loss.
+    assert verdict("wins", method="A", other="B") == ("confirmed", "2 wins, 1 draws, 1 losses on 4 data sets")
+    assert verdict("wins", method="B", other="A")[0] == "not confirmed"
+
+
+def test_best_and_above_counts_and_mean_difference():
+    # Best (ties at one decimal included): A on d1, d3 (80.0 = 80.0 = 80.0), d4 (75 = 75) -> 3 of 4.
+    assert verdict("best-count", method="A", value=3) == ("confirmed", "best (ties included) on 3 of 4 data sets "
+                                                                       "(claim: >= 3)")
+    assert verdict("above-count", method="A", other="C", value=3)[1] == "above on 2 of 4 data sets (claim: >= 3)"
+    # mean(A - C) = (20 + 10 + 0.04 + 0) / 4 = 7.51.
+    assert verdict("mean-difference", method="A", other="C", value=5) == (
+        "confirmed", "mean difference +7.5 over 4 data sets (claim: >= +5)")
+
+
+def test_never_worst_and_best_rank():
+    # C is worst on d1 and d2; on d3 every method is 80.0 at one decimal (no worst); on d4 B is.
+    assert verdict("never-worst", method="A")[0] == "confirmed"
+    assert verdict("never-worst", method="C")[1] == "worst (ties included) on 2 of 4: d1, d2 (1 with every method " \
+                                                    "tied left out)"
+    # Ranks (1 = best, ties averaged): A 1, 2, 1, 1.5 -> 1.375; B 2, 1, 2.5, 3 -> 2.125; C 3, 3, 2.5, 1.5 -> 2.5.
+    ok, numbers = verdict("best-rank", method="A")
+    assert ok == "confirmed" and numbers.startswith("average rank 1.38, position 1 of 3")
+
+
+def test_a_missing_method_is_not_measured():
+    assert verdict("wins", method="A", other="Z")[0] == "not measured"
+
+
+def test_check_fails_when_a_pinned_claim_verdict_changes(tmp_path):
+    from pathlib import Path
+
+    from eemrepro.cli import app
+
+    baseline = Path(__file__).resolve().parents[1] / ".ci" / "quick-baseline"
+    runner = CliRunner()
+    pins = tmp_path / "claims.yaml"
+    res = runner.invoke(app, ["check", str(baseline), "--pin-claims", str(pins)])
+    assert res.exit_code == 0, res.output
+    # The baseline's heart (a UCI set): EEMrbf 83.3 against WELMrbf 75.9, one win.
+    assert "eem_rbf_beats_welm: confirmed" in pins.read_text()
+    assert "CONFIRMED eem_rbf_beats_welm: EEM beats WELM with rbf units (UCI sets) -- 1 wins, 0 draws, 0 losses" \
+        in res.output
+    assert runner.invoke(app, ["check", str(baseline), "--claims", str(pins)]).exit_code == 0
+    pins.write_text(pins.read_text().replace("eem_rbf_beats_welm: confirmed", "eem_rbf_beats_welm: not confirmed"))
+    res = runner.invoke(app, ["check", str(baseline), "--claims", str(pins)])
+    assert res.exit_code == 1 and "CHANGED claim eem_rbf_beats_welm: not confirmed in" in res.output
