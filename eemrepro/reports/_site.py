@@ -14,6 +14,7 @@ script, style or figure is loaded from outside the folder.
 import io
 import json
 import math
+import os
 import shutil
 import tempfile
 from importlib import resources
@@ -231,6 +232,29 @@ def _figures(dirs, paper):
     return out
 
 
+def _store_provenance(dirs, prov):
+    """Hosts, data checksums and each store's config (from its run files), for the provenance block."""
+    import yaml
+
+    checksums, configs = {}, []
+    for d in dirs:
+        runs = sorted((Path(d) / "runs").glob("*.json"))
+        infos = []
+        for run in runs:
+            try:
+                infos.append(json.loads(run.read_text()))
+            except ValueError:
+                continue
+        for info in infos:
+            checksums.update(info.get("data_sha256") or {})
+        if infos:
+            configs.append({"store": str(d), "text": yaml.safe_dump(infos[-1].get("config"), sort_keys=False)})
+    lines = [f"hosts: {', '.join(prov['hosts']) or 'not recorded'}"]
+    if checksums:
+        lines.append("data sha256: " + ", ".join(f"{k} {v[:12]}" for k, v in sorted(checksums.items())))
+    return lines, configs
+
+
 def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True):
     """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
 
@@ -256,6 +280,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
 
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished)
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
+    extra_provenance, store_configs = _store_provenance(dirs, prov)
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
@@ -292,9 +317,12 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
         mine_claims = [{"id": c.claim.id, "wording": c.claim.wording, "table": c.claim.table, "verdict": c.verdict,
                         "numbers": c.numbers, "source": c.claim.source, "cls": claim_class[c.verdict]}
                        for c in claims if c.paper == paper.id]
+        findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
         html = page.render(title=paper.title, paper_id=paper.id, papers=summary_ids(registered_papers(), parts),
                            claims=mine_claims,
-                           provenance=provenance_lines(prov, "")[1:], tables=tables,
+                           findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
+                           provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
+                           tables=tables,
                            figures=_figures(dirs, paper) if figures else [], css=css, js=js, intro=None)
         path = out / f"{paper.id}.html"
         path.write_text(html, encoding="utf-8")
