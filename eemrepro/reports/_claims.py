@@ -5,7 +5,8 @@ the paper's words, the sentence it comes from, the table it is about and a
 test, one of
 
 * ``wins``: ``method`` has more wins than losses against ``other`` over the
-  data sets (a draw: equal at one decimal, as in the summaries);
+  data sets (a draw: equal at the table's printed precision, as in the summaries;
+  every comparison below uses that precision);
 * ``wilcoxon``: ``method`` above ``other`` by a Wilcoxon signed-rank test at
   level ``value``; ``comparable``: no difference by that test at level ``value``;
 * ``best-count``: ``method`` best (ties included) on at least ``value`` data sets;
@@ -83,13 +84,15 @@ def _evaluate(claim, table, spec, greater_is_better):
                                                           f"(h >= {claim.min_h}; claim: >= {claim.value:g})")
     wide = _wide(table, spec.metric, claim.datasets)
     sign = 1.0 if greater_is_better else -1.0
+    # Ties are equal values at the table's printed precision (one decimal of a percent, three of a rate).
+    digits = getattr(spec, "digits", None) or (1 if getattr(spec, "scale", 100) == 100 else 3)
     if claim.method not in wide or (claim.other is not None and claim.other not in wide):
         return "not measured", f"{claim.method}" + (f" or {claim.other}" if claim.other else "") + " not in the table"
     if claim.other is not None:
         both = wide[[claim.method, claim.other]].dropna()
         if both.empty:
             return "not measured", "no data set with both"
-        a, b = both[claim.method].round(1), both[claim.other].round(1)
+        a, b = both[claim.method].round(digits), both[claim.other].round(digits)
         wins, draws, losses = int((sign * (a - b) > 0).sum()), int((a == b).sum()), int((sign * (a - b) < 0).sum())
         diff = sign * (both[claim.method] - both[claim.other])
         if claim.test == "wins":
@@ -110,7 +113,7 @@ def _evaluate(claim, table, spec, greater_is_better):
     full = wide.dropna()
     if full.empty:
         return "not measured", "no data set with every method"
-    scores = sign * full.round(1)
+    scores = sign * full.round(digits)
     if claim.test == "best-count":
         best = int((scores[claim.method] >= scores.max(axis=1)).sum())
         return ("confirmed" if best >= claim.value else "not confirmed"), \
