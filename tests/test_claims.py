@@ -47,6 +47,13 @@ def test_never_worst_and_best_rank():
     assert ok == "confirmed" and numbers.startswith("average rank 1.38, position 1 of 3")
 
 
+def test_close_holds_on_every_data_set_or_not_at_all():
+    # |A - B| = 5, 5, 0.04, 5: within 5 everywhere, not within 4.
+    assert verdict("close", method="A", other="B", value=5)[0] == "confirmed"
+    ok, numbers = verdict("close", method="A", other="B", value=4)
+    assert ok == "not confirmed" and numbers.startswith("d1: 90 vs 85, d2: 60 vs 65") and "(claim: within 4)" in numbers
+
+
 def test_a_missing_method_is_not_measured():
     assert verdict("wins", method="A", other="Z")[0] == "not measured"
 

@@ -6,7 +6,7 @@ stratified random splits; the table shows the misclassification rate with its
 standard error over the splits, as the paper does.
 """
 
-from ..reports import Paper, TableSpec
+from ..reports import Claim, Paper, TableSpec
 
 #: Default check: |reproduced - published| <= 0.015. The published standard errors
 #: are 0.0008-0.0033; the difference of two independent 100-split means then has a
@@ -15,8 +15,25 @@ from ..reports import Paper, TableSpec
 #: behaviour (a few points of error) fails.
 TOLERANCE = {"abs": 0.015, "use_std": False}
 
+_SIMILAR = ("From the results of these 2 examples we can see that multiclass LS-SVM and multiclass LS-SVM "
+            "ensemble have the similar classification performance.")
+# "Similar": within the table's own tolerance, about 3 standard errors of a difference of two 100-split means.
+CLAIMS = tuple(
+    Claim(id=f"ensemble_similar_{short}", table="lssvm_ensemble_table41", test="close", method="LS-SVM ensemble",
+          other="LS-SVM", value=TOLERANCE["abs"], datasets=(dataset,),
+          wording=f"LS-SVM and its ensemble perform similarly on {dataset}", source=_SIMILAR)
+    for short, dataset in (("wine", "wine"), ("ctg", "cardiotocography"))
+) + (
+    Claim(id="ensemble_beats_naive_bayes", table="lssvm_ensemble_table41", test="above-count",
+          method="LS-SVM ensemble", other="Naive Bayes", value=1, datasets=("sensor-readings-4",),
+          wording="the ensemble beats Naive Bayes on sensor readings",
+          source="multiclass LS-SVM ensemble have the better classification performance than the Naive Bayes "
+                 "classifier on Sensor readings4 data set."),
+)
+
 PAPER = Paper(
     id="lssvm_ensemble",
+    claims=CLAIMS,
     title="Multiclass LS-SVM ensemble for large data (Hwang 2016)",
     tables=(
         TableSpec(

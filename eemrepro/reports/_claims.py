@@ -7,6 +7,7 @@ test, one of
 * ``wins``: ``method`` has more wins than losses against ``other`` over the
   data sets (a draw: equal at the table's printed precision, as in the summaries;
   every comparison below uses that precision);
+* ``close``: ``method`` within ``value`` of ``other`` on every data set;
 * ``wilcoxon``: ``method`` above ``other`` by a Wilcoxon signed-rank test at
   level ``value``; ``comparable``: no difference by that test at level ``value``;
 * ``best-count``: ``method`` best (ties included) on at least ``value`` data sets;
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-TESTS = ("wins", "wilcoxon", "comparable", "best-count", "above-count", "mean-difference", "never-worst",
+TESTS = ("wins", "close", "wilcoxon", "comparable", "best-count", "above-count", "mean-difference", "never-worst",
          "best-rank", "rho-at-least")
 
 
@@ -95,6 +96,11 @@ def _evaluate(claim, table, spec, greater_is_better):
         a, b = both[claim.method].round(digits), both[claim.other].round(digits)
         wins, draws, losses = int((sign * (a - b) > 0).sum()), int((a == b).sum()), int((sign * (a - b) < 0).sum())
         diff = sign * (both[claim.method] - both[claim.other])
+        if claim.test == "close":
+            gaps = (both[claim.method] - both[claim.other]).abs()
+            return ("confirmed" if (gaps <= claim.value).all() else "not confirmed"), \
+                ", ".join(f"{d}: {both.at[d, claim.method]:.4g} vs {both.at[d, claim.other]:.4g}"
+                          for d in both.index) + f" (claim: within {claim.value:g})"
         if claim.test == "wins":
             return ("confirmed" if wins > losses else "not confirmed"), \
                 f"{wins} wins, {draws} draws, {losses} losses on {len(both)} data sets"
