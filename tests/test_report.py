@@ -89,7 +89,7 @@ def test_the_report_in_a_real_browser(site):
     assert 'data-selftest="done"' in dom
     details = dom.split('<div id="cell-details"', 1)[1].split("</div>", 1)[0]
     assert "hidden" not in details.split(">", 1)[0] and 'data-cell="' in details
-    assert "test folds at the selected point" in details and "grid: mean over the test folds per point" in details
+    assert "test folds, each at the point selected for it" in details and "grid: mean over the test folds per point" in details
     csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
     assert len(_rows(dom, "eem_table4")) == len(csv)
     console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]

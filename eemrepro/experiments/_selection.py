@@ -204,6 +204,7 @@ def _per_fold_choice(df, chosen, ddof):
         points = g["point"].tolist()
         row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(g),
                "point": pd.Series(points).mode().iloc[0], "points": points,
+               "folds": list(zip(g["repeat"].astype(int), g["fold"].astype(int), strict=True)),
                "fit_seconds_mean": float(np.mean(_numeric(g, "fit_seconds")))}
         for m in metrics:
             v = _numeric(g, m)

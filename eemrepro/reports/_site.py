@@ -70,8 +70,12 @@ def _cell_frames(spec, mine):
     return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
 
 
-def _details(spec, row, frames, verdict, reason):
-    """What a click on a metric cell shows: its folds at the selected point and its grid curve."""
+def _details(spec, row, frames, verdict, reason, per_fold=None):
+    """What a click on a metric cell shows: its test folds (at the point each fold selected) and its grid curve.
+
+    ``per_fold``: {(repeat, fold): point} where the selection rule chooses per fold
+    (nested CV, a criterion); else every fold is shown at the cell's selected point.
+    """
     scale, digits = spec.scale, spec.digits or (1 if spec.scale == 100 else 3)
     cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
             "point": row.get("point") if isinstance(row.get("point"), str) else None}
@@ -79,13 +83,19 @@ def _details(spec, row, frames, verdict, reason):
     if g is None or spec.metric not in g:
         return cell
     ok = g[g["status"] == "ok"]
-    at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
-    cell["fold_headers"] = ["repeat", "fold", spec.metric, "fit s", "predict s"]
-    cell["folds"] = [[int(r), int(f), _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
-                     for r, f, v, fs, ps in zip(at["repeat"], at["fold"], at[spec.metric],
-                                                at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
-                                                at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
-                                                strict=True)][:200]
+    if per_fold:
+        chosen = pd.Series([per_fold.get((int(r), int(f))) for r, f in zip(ok["repeat"], ok["fold"], strict=True)],
+                           index=ok.index)
+        at = ok[ok["point"] == chosen]
+    else:
+        at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
+    at = at.sort_values(["repeat", "fold"])
+    cell["fold_headers"] = ["repeat", "fold", "selected", spec.metric, "fit s", "predict s"]
+    cell["folds"] = [[int(r), int(f), p, _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
+                     for r, f, p, v, fs, ps in zip(at["repeat"], at["fold"], at["point"], at[spec.metric],
+                                                   at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
+                                                   at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
+                                                   strict=True)][:200]
     from ..experiments._selection import _point_sort_key
 
     curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
@@ -102,7 +112,25 @@ def _styled(display, classes, tooltips, uuid):
     return styler.to_html(doctype_html=False)
 
 
-def _metric_section(spec, df, verdicts, mine):
+def _per_fold_points(spec, mine, selection, unfinished):
+    """{(data set, method): {(repeat, fold): point}} where the table's rule selects per fold."""
+    from ..experiments import select
+    from ._tables import _facet, _of_kind
+
+    rule = spec.selection or selection
+    if rule == "best-of-grid":
+        return {}
+    grid = _of_kind(mine, spec.kind)
+    if spec.facet:
+        grid, unfinished = _facet(grid, spec.facet, unfinished)
+    sel = select(grid, rule, metric=spec.metric, unfinished=unfinished) if len(grid) else pd.DataFrame()
+    if "folds" not in sel:
+        return {}
+    return {(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"], strict=True))
+            for r in sel.to_dict("records") if isinstance(r.get("folds"), list)}
+
+
+def _metric_section(spec, df, verdicts, mine, per_fold):
     digits = spec.digits or (1 if spec.scale == 100 else 3)
     m = spec.metric
     frames = _cell_frames(spec, mine)
@@ -117,7 +145,7 @@ def _metric_section(spec, df, verdicts, mine):
         cls = VERDICTS[verdict]
         classes.append(["", "", cls, "", "", "", cls, "", "", cls])
         tips.append(["", "", "", "", "", "", reason or "", "", "", reason or ""])
-        details.append(_details(spec, r, frames, verdict, reason))
+        details.append(_details(spec, r, frames, verdict, reason, per_fold.get((r["dataset"], r["method"]))))
     display = pd.DataFrame(rows)
     return display, pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns), \
         details
@@ -297,7 +325,8 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
             if df.empty:
                 continue
             if spec.builder == "metric":
-                display, classes, tips, details = _metric_section(spec, df, verdicts, mine)
+                per_fold = _per_fold_points(spec, mine, selection, unfinished)
+                display, classes, tips, details = _metric_section(spec, df, verdicts, mine, per_fold)
                 summaries, cd = _summaries(spec, df)
             else:
                 display, classes, tips, details = _other_section(spec, df, verdicts)

@@ -18,7 +18,7 @@
     panel.appendChild(text("p", data.verdict + (data.reason ? ": " + data.reason : "")));
     if (data.point) { panel.appendChild(text("p", "selected: " + data.point)); }
     if (data.folds && data.folds.length) {
-      panel.appendChild(text("h4", "test folds at the selected point"));
+      panel.appendChild(text("h4", "test folds, each at the point selected for it"));
       panel.appendChild(table(data.fold_headers, data.folds));
     }
     if (data.grid && data.grid.length) {
