@@ -404,8 +404,16 @@ def _execute(tasks, n_jobs, backend, scheduler):
     if scheduler:
         client = Client(scheduler)
     else:
-        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, host="127.0.0.1",
-                               dashboard_address=None, processes=True)
+        # The cluster's processes ignore Ctrl-C (they inherit it ignored): the run stops them itself, and a
+        # terminal's SIGINT reaching them too would only print their tracebacks.
+        import signal
+
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, host="127.0.0.1",
+                                   dashboard_address=None, processes=True)
+        finally:
+            signal.signal(signal.SIGINT, previous)
         client = Client(cluster)
     try:
         with parallel_config(backend="dask", n_jobs=n_jobs):
