@@ -27,6 +27,18 @@ class Layout(str, Enum):
     full = "full"
 
 
+def _default_out(results, out, what):
+    """``--out`` as given, else ``RESULTS/<what>`` beside the one results folder (several need --out)."""
+    from ._common import fail
+
+    if out is not None:
+        return out
+    if len(results) != 1:
+        fail(f"name the folder for the {what} of several results folders with --out "
+             f"(`make {what}` writes the papers' to results/{what})")
+    return results[0] / what
+
+
 def tables_cmd(
     results: ResultsArg,
     format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
@@ -45,11 +57,7 @@ def tables_cmd(
     from ._common import fail
 
     formats = [f.value for f in format] if format else ["md", "csv"]
-    if out is None:
-        if len(results) != 1:
-            fail("name the folder for the tables of several results folders with --out "
-                 "(`make tables` writes the papers' to results/tables)")
-        out = results[0] / "tables"
+    out = _default_out(results, out, "tables")
     try:
         written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
                                tables=table or None, force=force)
@@ -223,11 +231,7 @@ def report_cmd(
     from ..reports import ToleranceError, build_report
     from ._common import fail
 
-    if out is None:
-        if len(results) != 1:
-            fail("name the folder for the report of several results folders with --out "
-                 "(`make report` writes results/report)")
-        out = results[0] / "report"
+    out = _default_out(results, out, "report")
     try:
         pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures)
     except (FileNotFoundError, ToleranceError, ValueError) as exc:
