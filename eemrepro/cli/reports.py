@@ -166,7 +166,9 @@ def _claims(records, unfinished, pinned_file, pin_file):
 def figures_cmd(
     results: Annotated[list[Path] | None, typer.Argument(
         help="Results folders (results/<config name>); none with --dataset.")] = None,
-    out: Annotated[Path, typer.Option(help="Folder for the figures.")] = Path("results/figures"),
+    out: Annotated[Path | None, typer.Option(
+        help="Folder for the figures (default: RESULTS/figures beside the one results folder; "
+             "results/figures for --figure projection).")] = None,
     figure: Annotated[list[str] | None, typer.Option(
         help="Only these figures (names the papers register; `eemrepro papers` lists them), or 'projection' "
              "with --dataset. Default: each one the results can draw.")] = None,
@@ -184,11 +186,11 @@ def figures_cmd(
         if dataset is not None or figure == ["projection"]:
             if figure not in (None, ["projection"]) or dataset is None or results:
                 raise ValueError("--dataset goes with --figure projection alone (and no results folders)")
-            written = _projection_figure(dataset, out, mirror, data_home)
+            written = _projection_figure(dataset, out or Path("results/figures"), mirror, data_home)
         else:
             if not results:
                 raise ValueError("name the results folders to draw from (or --figure projection --dataset NAME)")
-            written = build_figures(results, out, figures=figure)
+            written = build_figures(results, _default_out(results, out, "figures"), figures=figure)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         fail(exc)
     for path in written:
