@@ -21,6 +21,15 @@ def _libsvm_options(C, gamma, w_pos, w_neg, cache_size):
     return f"-s 0 -t 2 -g {gamma!r} -c {C!r} -w1 {w_pos!r} -w-1 {w_neg!r} -m {cache_size!r} -q"
 
 
+def _onedal_svc():
+    """oneDAL's SVC (scikit-learn-intelex), or a one-line error saying what to install."""
+    try:
+        from sklearnex.svm import SVC
+    except ImportError:
+        raise ValueError("SVM(solver='onedal') needs scikit-learn-intelex: pip install 'eemrepro[fast]'") from None
+    return SVC
+
+
 class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     """LIBSVM C-SVC with the Gaussian kernel and balance class weights.
 
@@ -45,6 +54,12 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         changes the speed only, not the solution: on tens of thousands of
         points with most of them support vectors, a cache that holds the
         kernel (4 n^2 bytes) saves recomputing its columns.
+    solver : {"libsvm", "onedal"}, default="libsvm"
+        ``"libsvm"``: LIBSVM itself (the paper's solver). ``"onedal"``: Intel
+        oneDAL's SMO (``scikit-learn-intelex``, ``pip install 'eemrepro[fast]'``),
+        the same problem to the same tolerance, often faster on large training
+        sets; its solutions agree with LIBSVM's up to the solvers' tolerance,
+        not bit for bit, so it is part of a record's identity.
 
     Attributes
     ----------
@@ -71,11 +86,12 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, C=1.0, gamma=1.0, balanced=True, cache_size=100):
+    def __init__(self, C=1.0, gamma=1.0, balanced=True, cache_size=100, solver="libsvm"):
         self.C = C
         self.gamma = gamma
         self.balanced = balanced
         self.cache_size = cache_size
+        self.solver = solver
 
     def _check_params(self):
         _check_number(self, "C", numbers.Real, low=0, low_open=True)
@@ -83,6 +99,14 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         _check_number(self, "cache_size", numbers.Real, low=0, low_open=True)
         if not isinstance(self.balanced, bool | np.bool_):
             raise ValueError(f"SVM: parameter 'balanced' must be True or False, got {self.balanced!r}.")
+        if self._solver() not in ("libsvm", "onedal"):
+            raise ValueError(f"SVM: parameter 'solver' must be 'libsvm' or 'onedal', got {self._solver()!r}.")
+        if self._solver() == "onedal":
+            _onedal_svc()
+
+    def _solver(self):
+        # The fuzzy SVMs (subclasses with their own parameters) train with LIBSVM.
+        return getattr(self, "solver", "libsvm")
 
     # LIBSVM's kernel cache changes the speed, never the solution: a record
     # made with another cache_size holds the same values (experiments' identity).
@@ -111,10 +135,11 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         X, t = self._validate_training_data(X, y)
         w = _balance_weights(t) if self.balanced else np.ones_like(t)
         weighted = self._weighted_training_set(X, t, sample_weight)
-        if weighted is None:
+        if weighted is None and self._solver() == "libsvm":
             self._train_libsvm(X, t, w)
         else:
-            self._train_weighted(*weighted, w_pos=float(w[t > 0][0]), w_neg=float(w[t < 0][0]))
+            w_pos, w_neg = float(w[t > 0][0]), float(w[t < 0][0])
+            self._train_weighted(*(weighted if weighted is not None else (X, t, None)), w_pos=w_pos, w_neg=w_neg)
         return self
 
     def _weighted_training_set(self, X, t, sample_weight):
@@ -140,7 +165,11 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = -sign * float(model.rho[0])
 
     def _train_weighted(self, X, t, s, w_pos, w_neg):
-        from sklearn.svm import SVC
+        """Scikit-learn's SVC interface: LIBSVM with instance weights, or oneDAL's solver (``solver``)."""
+        if self._solver() == "onedal":
+            SVC = _onedal_svc()
+        else:
+            from sklearn.svm import SVC
 
         # LIBSVM's defaults as in _libsvm_options (tol 1e-3, shrinking on).
         svc = SVC(C=float(self.C), kernel="rbf", gamma=float(self.gamma), class_weight={1.0: w_pos, -1.0: w_neg},
