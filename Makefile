@@ -53,9 +53,9 @@ bench-svm: install
 tables: install
 	$(VENV)/bin/eemrepro tables $(RESULTS) --format md --format csv --format latex --layout full --out results/tables
 
-# The reproduction as a static site (results/report/index.html; not committed: rebuilt from the stores).
+# The reproduction as a static site (build/report/index.html; not committed: rebuilt from the stores).
 report: install
-	$(VENV)/bin/eemrepro report $(RESULTS) --tolerance .ci/published-pins.yaml --out results/report
+	$(VENV)/bin/eemrepro report $(RESULTS) --tolerance .ci/published-pins.yaml --out build/report
 
 figures: install
 	$(VENV)/bin/eemrepro figures $(RESULTS) --figure scatter --out results/figures

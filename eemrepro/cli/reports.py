@@ -35,7 +35,7 @@ def _default_out(results, out, what):
         return out
     if len(results) != 1:
         fail(f"name the folder for the {what} of several results folders with --out "
-             f"(`make {what}` writes the papers' to results/{what})")
+             f"(`make {what}` builds the papers' {what})")
     return results[0] / what
 
 
