@@ -109,11 +109,12 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
     parts = split_by_kind(records)
+    built = {}
     for spec in specs:
         mine = parts.get(spec.kind, records.iloc[:0])
         if not table_applies(spec, mine):
             continue
-        df = build_table(spec, mine, selection, unfinished=unfinished, layout=layout)
+        df = built[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout=layout)
         if df.empty:
             continue
         if spec.builder == "time" and not df["seconds"].notna().any():
@@ -126,19 +127,21 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
         if spec.summary:
             written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
     if len(records):
-        written.append(_write_check(parts, out, prov, specs, unfinished))
-        claims = _write_claims(parts, out, prov, unfinished, selection)
+        # check.md compares the full layout under the default selection: the tables just built are those then.
+        reuse = built if layout == "full" and selection == "best-of-grid" else None
+        written.append(_write_check(parts, out, prov, specs, unfinished, reuse))
+        claims = _write_claims(parts, out, prov, unfinished, selection, built)
         if claims is not None:
             written.append(claims)
     return written
 
 
-def _write_claims(parts, out, prov, unfinished, selection):
+def _write_claims(parts, out, prov, unfinished, selection, built):
     """claims.md: each paper claim the records can judge, its verdict and the numbers behind it."""
     from ._claims import evaluate_claims
     from ._render import provenance_lines
 
-    results = evaluate_claims(parts, selection=selection, unfinished=unfinished)
+    results = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     if not results:
         return None
     title = "The papers' claims, judged on the reproduced tables"
@@ -188,14 +191,14 @@ def _write_summary(df, spec, path, selection):
     return path
 
 
-def _write_check(records, out, prov, specs, unfinished):
+def _write_check(records, out, prov, specs, unfinished, built=None):
     """check.md: per table, cells within the default tolerance and every cell that is not."""
     from collections import Counter
 
     from ._check import check, describe_rule, summary_line
     from ._render import provenance_lines
 
-    cells = check(records, unfinished=unfinished, tables=[s.id for s in specs])
+    cells = check(records, unfinished=unfinished, tables=[s.id for s in specs], built=built)
     lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
     lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]
     rules = {s.id: describe_rule(s) for s in specs if s.tolerance is not None and any(c.table == s.id for c in cells)}

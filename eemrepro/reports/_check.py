@@ -163,7 +163,7 @@ def _compare(table, dataset, method, value, pub, pub_std, tol, h=None, run_here=
                       "pass" if abs(value - pub) <= limit + 1e-9 else "fail", reason)
 
 
-def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
+def check(records, tolerance=None, reference=None, unfinished=(), tables=None, built=None):
     """Compare every published cell of the registered tables the records cover.
 
     ``records``: a store frame (``load_results``), a list of records, or a
@@ -172,7 +172,9 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
     A table is checked when the records hold data for it (its experiment
     kind, and its criterion where it needs one); within it, every published
     cell is compared, and one with no reproduced value is missing (a failure
-    unless ``missing: skip``). ``tables``: only these table ids.
+    unless ``missing: skip``). ``tables``: only these table ids. ``built``:
+    {table id: table} already built from these records in the full layout with
+    the default selection (``tables`` and ``report`` pass theirs: none is built twice).
 
     With ``reference`` (records of a stored reproduction), the cells of the
     reference replace the published ones in every metric table of the
@@ -190,8 +192,10 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None):
         if reference is not None and (spec.builder != "metric" or spec.selection is not None):
             continue
         ref = None if refs is None else refs.get(spec.kind, pd.DataFrame())
-        t = build_table(spec, mine, reference=ref, unfinished=unfinished,
-                        layout="run" if reference is not None else "full")
+        t = (built or {}).get(spec.id) if reference is None else None
+        if t is None:
+            t = build_table(spec, mine, reference=ref, unfinished=unfinished,
+                            layout="run" if reference is not None else "full")
         # A published cell with no record at all was not run here (a user's own store, a partial
         # config): skipped, not a failure. A cell that was run and has no value (an interrupted
         # grid, failed or timed-out fits) is missing.

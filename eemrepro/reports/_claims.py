@@ -142,8 +142,12 @@ def _evaluate(claim, table, spec, greater_is_better):
     raise ValueError(f"claim {claim.id}: test {claim.test!r} needs 'other'")
 
 
-def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=None):
-    """Every registered claim whose table the records hold, with its verdict and numbers."""
+def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=None, built=None):
+    """Every registered claim whose table the records hold, with its verdict and numbers.
+
+    ``built``: {table id: table} already built from these records with ``selection``
+    (either layout: only the cells with a value count).
+    """
     from ..experiments import get_metric
     from ..papers import registered_papers
     from ._tables import build_table, split_by_kind, table_applies
@@ -152,7 +156,7 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
     results = []
     for paper in papers or registered_papers():
         specs = {s.id: s for s in paper.tables}
-        built = {}
+        tables = dict(built or {})
         for claim in paper.claims:
             spec = specs.get(claim.table)
             if spec is None:
@@ -160,9 +164,9 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
             mine = parts.get(spec.kind)
             if mine is None or not table_applies(spec, mine):
                 continue
-            if spec.id not in built:
-                built[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
+            if spec.id not in tables:
+                tables[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
             better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
-            verdict, numbers = _evaluate(claim, built[spec.id], spec, better)
+            verdict, numbers = _evaluate(claim, tables[spec.id], spec, better)
             results.append(ClaimResult(claim, verdict, numbers, paper.id))
     return results

@@ -13,7 +13,6 @@ script, style or figure is loaded from outside the folder.
 
 import io
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ._render import _fmt, _signed
 
 VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
             "not compared": "v-notrun"}
@@ -47,12 +48,6 @@ def _verdicts(default_cells, pinned_cells):
         else:
             out[key] = ("not compared", c.reason or "no published value")
     return out
-
-
-def _fmt(value, digits):
-    if value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value))):
-        return "" if value is None or math.isnan(value) else ("> budget" if value > 0 else "")
-    return f"{value:.{digits}f}"
 
 
 def _cell_frames(spec, mine):
@@ -140,8 +135,8 @@ def _metric_section(spec, df, verdicts, mine, per_fold):
         rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits),
                      spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
                      "paper " + spec.spread: _fmt(r.get("published_std"), digits),
-                     "delta": "" if pd.isna(r.get("delta")) else f"{r['delta']:+.{digits}f}",
-                     "status": r["status"], "repeats": r.get("repeats"), "verdict": verdict})
+                     "delta": _signed(r.get("delta"), digits), "status": r["status"], "repeats": r.get("repeats"),
+                     "verdict": verdict})
         cls = VERDICTS[verdict]
         classes.append(["", "", cls, "", "", "", cls, "", "", cls])
         tips.append(["", "", "", "", "", "", reason or "", "", "", reason or ""])
@@ -151,7 +146,7 @@ def _metric_section(spec, df, verdicts, mine, per_fold):
         details
 
 
-def _other_section(spec, df, verdicts):
+def _other_section(spec, df, verdicts, limit):
     rows, details, classes = [], [], []
     for _, r in df.iterrows():
         if spec.builder == "correlation":
@@ -159,13 +154,13 @@ def _other_section(spec, df, verdicts):
             verdict, reason = verdicts.get(key, ("not compared", "not checked"))
             rows.append({"data set": r["dataset"], "h": int(r["h"]), "rho": _fmt(r["spearman"], 3),
                          "paper": _fmt(r.get("published"), 3),
-                         "delta": "" if pd.isna(r.get("delta")) else f"{r['delta']:+.3f}",
+                         "delta": _signed(r.get("delta"), 3),
                          "layers": int(r["layers"]), "pairs": int(r["pairs"]), "verdict": verdict})
             classes.append(["", "", VERDICTS[verdict], "", VERDICTS[verdict], "", "", VERDICTS[verdict]])
         else:
             verdict, reason = "not compared", "training times depend on the machine"
-            rows.append({"data set": r["dataset"], "method": r["method"], "seconds": _fmt(r["seconds"], 2),
-                         "paper": _fmt(r.get("published"), 1), "timing": r.get("timing") or "",
+            rows.append({"data set": r["dataset"], "method": r["method"], "seconds": _fmt(r["seconds"], 2, limit),
+                         "paper": _fmt(r.get("published"), 1, limit), "timing": r.get("timing") or "",
                          "selected point": r.get("point") or ""})
             classes.append([""] * 6)
         details.append({"cell": f"{r['dataset']} / {rows[-1].get('method', rows[-1].get('h'))}",
@@ -294,19 +289,25 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     from ..papers import registered_papers
     from ._check import Tolerance, check, load_tolerance
     from ._render import load_results, provenance_lines
-    from ._tables import build_table, split_by_kind, table_applies
+    from ._tables import build_table, split_by_kind, table_applies, timeout_limit
 
     records, prov = load_results(dirs)
     unfinished = {tuple(c) for c in prov["unfinished"]}
     parts = split_by_kind(records)
+    # Every table once (the full layout); the checks and the claims judge these same tables.
+    built = {spec.id: build_table(spec, parts[spec.kind], selection, unfinished=unfinished, layout="full")
+             for paper in registered_papers() for spec in paper.tables
+             if spec.kind in parts and table_applies(spec, parts[spec.kind])}
+    reuse = built if selection == "best-of-grid" else None  # what check compares
     key = lambda c: (c.table, c.dataset, c.method)
-    default = {key(c): c for c in check(parts, Tolerance(), unfinished=unfinished)}
-    pinned = {key(c): c for c in check(parts, load_tolerance(tolerance), unfinished=unfinished)} if tolerance \
+    default = {key(c): c for c in check(parts, Tolerance(), unfinished=unfinished, built=reuse)}
+    pinned = {key(c): c for c in check(parts, load_tolerance(tolerance), unfinished=unfinished, built=reuse)} \
+        if tolerance \
         else default
     verdicts = _verdicts(default, pinned)
     from ._claims import evaluate_claims
 
-    claims = evaluate_claims(parts, selection=selection, unfinished=unfinished)
+    claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
@@ -318,10 +319,9 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     for paper in registered_papers():
         tables = []
         for spec in paper.tables:
-            mine = parts.get(spec.kind)
-            if mine is None or not table_applies(spec, mine):
+            if spec.id not in built:
                 continue
-            df = build_table(spec, mine, selection, unfinished=unfinished, layout="full")
+            mine, df = parts[spec.kind], built[spec.id]
             if df.empty:
                 continue
             if spec.builder == "metric":
@@ -329,7 +329,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                 display, classes, tips, details = _metric_section(spec, df, verdicts, mine, per_fold)
                 summaries, cd = _summaries(spec, df)
             else:
-                display, classes, tips, details = _other_section(spec, df, verdicts)
+                display, classes, tips, details = _other_section(spec, df, verdicts, timeout_limit(records))
                 summaries, cd = [], None
             counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
             counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
