@@ -43,15 +43,9 @@ def records_frame(records):
     JSON and ``order`` its rank in the canonical grid order (parameters by
     name, values ascending), sorted by data set, model, point, repeat, fold.
     """
-    if not isinstance(records, pd.DataFrame):
-        from ..store._segments import records_frame as from_records
+    from ..store._segments import as_frame
 
-        records = list(records)
-        if not records:
-            return pd.DataFrame()
-        df = from_records(records)
-    else:
-        df = records
+    df = as_frame(records)
     if df.empty:
         return df
     if "inner" not in df:

@@ -228,28 +228,25 @@ def _cd_diagram(df, metric, better):
     return text[text.index("<svg"):]
 
 
-def _figures(dirs, paper):
-    """The paper's registered figures drawn from the results, as inline SVG (none without matplotlib)."""
+def _figures(dirs):
+    """{figure name: its title and inline SVG} of every registered figure the results can draw, drawn in one
+    pass over the results (none without matplotlib)."""
     from ._figures import build_figures
+    from ._spec import registered_figures
 
-    names = [f.name for f in paper.figures]
-    if not names:
-        return []
+    by_stem = {Path(f.stem).name: f for f in registered_figures()}
     tmp = Path(tempfile.mkdtemp(prefix="eemrepro-figures-"))
-    out = []
+    out = {}
     try:
-        from ._spec import registered_figures
-
-        specs = {f.name: f for f in registered_figures()}
-        for name in names:
-            try:
-                written = build_figures(dirs, tmp, figures=[name])
-            except (ValueError, RuntimeError):
-                continue  # the results cannot draw it (or no matplotlib): not shown
-            for path in written:
-                if path.suffix == ".svg":
-                    text = path.read_text(encoding="utf-8")
-                    out.append({"title": specs[name].title or name, "svg": text[text.index("<svg"):]})
+        try:
+            written = build_figures(dirs, tmp)
+        except (ValueError, RuntimeError):
+            return {}  # no matplotlib, or nothing drawable: the pages go without figures
+        for path in written:
+            spec = by_stem.get(path.stem)
+            if path.suffix == ".svg" and spec is not None:
+                text = path.read_text(encoding="utf-8")
+                out[spec.name] = {"title": spec.title or spec.name, "svg": text[text.index("<svg"):]}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -310,6 +307,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
+    drawn = _figures(dirs) if figures else {}
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
@@ -352,7 +350,8 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                            findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
                            provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
                            tables=tables,
-                           figures=_figures(dirs, paper) if figures else [], css=css, js=js, intro=None)
+                           figures=[drawn[f.name] for f in paper.figures if f.name in drawn], css=css, js=js,
+                           intro=None)
         path = out / f"{paper.id}.html"
         path.write_text(html, encoding="utf-8")
         pages.append(path)

@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from ..experiments import get_metric, select
+from ..store._segments import as_frame
 from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
@@ -53,16 +54,6 @@ def split_by_kind(records):
         ends = np.r_[starts[1:], len(df)]
         return {df["kind"].iloc[a]: df.iloc[a:b] for a, b in zip(starts, ends, strict=True) if codes[a] >= 0}
     return {kind: g for kind, g in df.groupby("kind", sort=False, observed=True)}
-
-
-def as_frame(records):
-    """A store frame from a frame or a list of record mappings (for callers holding records)."""
-    if isinstance(records, pd.DataFrame):
-        return records
-    from ..store._segments import records_frame
-
-    records = list(records)
-    return records_frame(records) if records else pd.DataFrame()
 
 
 #: Joins a model and a facet value in a cell's method name ("MELM + SVM").

@@ -259,6 +259,16 @@ def to_pandas(table):
     return df
 
 
+def as_frame(records):
+    """A store frame as it is, or one (as ``ResultStore.frame`` reads it) of records held in memory."""
+    import pandas as pd
+
+    if isinstance(records, pd.DataFrame):
+        return records
+    records = list(records)
+    return records_frame(records) if records else pd.DataFrame()
+
+
 def records_frame(records):
     """A frame (as ``ResultStore.frame`` reads one) of records held in memory, in their order."""
     table = encode(list(records), "memory")
