@@ -14,7 +14,7 @@ import os
 import sys
 import time
 import warnings
-from contextlib import ExitStack
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -143,6 +143,23 @@ def _n_jobs(jobs):
     return max(1, int(jobs))
 
 
+_STORED_COLUMNS = ["status", "identity_sha", "data_sha256", "identity", "error_message"]
+
+
+def done_keys(stored, data_sha256, retry_failed=False):
+    """(key, identity sha) of the stored records made with this data (what resume skips).
+
+    With ``retry_failed``, failed fits do not count as done (timed-out ones do).
+    """
+    if stored.empty:
+        return set()
+    ok = stored["data_sha256"] == stored["dataset"].map(data_sha256)
+    if retry_failed:
+        ok &= stored["status"] != "failed"
+    rows = stored[ok.fillna(False).astype(bool)]
+    return set(zip(frame_keys(rows).tolist(), rows["identity_sha"].tolist(), strict=True))
+
+
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
                    dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
                    skip_unavailable=False, retry_failed=False, only_models=None, only_datasets=None,
@@ -212,145 +229,122 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             if not skip_unavailable:
                 raise
             unavailable[d] = str(exc)
-    with ExitStack() as held:
-        if not dry_run:
-            held.enter_context(store.writing(f"eemrepro run {config.source or config.name}"))
-        return _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jobs, backend, scheduler,
-                           fresh, dry_run, mirror, data_home, progress, retry_failed, only_models, rerun_changed)
-
-
-_STORED_COLUMNS = ["status", "identity_sha", "data_sha256", "identity", "error_message"]
-
-
-def done_keys(stored, data_sha256, retry_failed=False):
-    """(key, identity sha) of the stored records made with this data (what resume skips).
-
-    With ``retry_failed``, failed fits do not count as done (timed-out ones do).
-    """
-    if stored.empty:
-        return set()
-    ok = stored["data_sha256"] == stored["dataset"].map(data_sha256)
-    if retry_failed:
-        ok &= stored["status"] != "failed"
-    rows = stored[ok.fillna(False).astype(bool)]
-    return set(zip(frame_keys(rows).tolist(), rows["identity_sha"].tolist(), strict=True))
-
-
-def _run_locked(config, store, kind, proto, running, data_sha, unavailable, n_jobs, backend, scheduler, fresh,
-                dry_run, mirror, data_home, progress, retry_failed, only_models, rerun_changed):
-    out = store.root
-    superseded = store.supersede() if fresh and not dry_run else None
-    # The stored config stays whole (what was skipped is in run_info's
-    # unavailable_datasets); only the units run now are enumerated.
-    now = replace(config, datasets=tuple(d for d in running if d not in unavailable))
-    units = [u for u in kind.units(now) if not only_models or u.model in only_models]
-    # Identities of every cell of the config, not only of those run now: the
-    # folder's config.yaml is rewritten below and must not claim a setting
-    # that stored records of another cell were not made with.
-    identities = {}
-    whole = now.datasets == config.datasets and not only_models
-    for u in units if whole else kind.units(config):
-        cell = (u.dataset, u.model, u.inner is not None)
-        if cell not in identities:
-            identities[cell] = kind.identity(config, u)
-    shas = {cell: identity_sha(i) for cell, i in identities.items()}
-    stored = store.frame(_STORED_COLUMNS)
-    changed = changed_identities(stored, identities)
-    if changed and not dry_run:
-        if not rerun_changed:
-            raise ChangedConfigError(_changed_message(out, config, changed))
-        moved, where = store.forget(cells={(d, m) for d, m, _ in changed})
-        superseded = superseded or where
+    # The store is locked from here: a second run on it is refused (a dry run only reads).
+    with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
+        superseded = store.supersede() if fresh and not dry_run else None
+        # The stored config stays whole (what was skipped is in run_info's
+        # unavailable_datasets); only the units run now are enumerated.
+        now = replace(config, datasets=tuple(d for d in running if d not in unavailable))
+        units = [u for u in kind.units(now) if not only_models or u.model in only_models]
+        # Identities of every cell of the config, not only of those run now: the
+        # folder's config.yaml is rewritten below and must not claim a setting
+        # that stored records of another cell were not made with.
+        identities = {}
+        whole = now.datasets == config.datasets and not only_models
+        for u in units if whole else kind.units(config):
+            cell = (u.dataset, u.model, u.inner is not None)
+            if cell not in identities:
+                identities[cell] = kind.identity(config, u)
+        shas = {cell: identity_sha(i) for cell, i in identities.items()}
         stored = store.frame(_STORED_COLUMNS)
-    done = done_keys(stored, data_sha, retry_failed=retry_failed)
-    pending = [u for u in units
-               if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
-    summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
-                         unavailable=unavailable, changed=changed)
-    if dry_run:
-        summary.estimate_seconds = estimate_seconds(config, pending, n_jobs)
+        changed = changed_identities(stored, identities)
+        if changed and not dry_run:
+            if not rerun_changed:
+                raise ChangedConfigError(_changed_message(out, config, changed))
+            moved, where = store.forget(cells={(d, m) for d, m, _ in changed})
+            superseded = superseded or where
+            stored = store.frame(_STORED_COLUMNS)
+        done = done_keys(stored, data_sha, retry_failed=retry_failed)
+        pending = [u for u in units
+                   if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
+        summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
+                             unavailable=unavailable, changed=changed)
+        if dry_run:
+            summary.estimate_seconds = estimate_seconds(config, pending, n_jobs)
+            return summary
+
+        versions, host = environment()
+        out.mkdir(parents=True, exist_ok=True)
+        commit = _git_commit()
+        (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+        store.run_id = store.new_run_id()
+        run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
+                    "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
+                    "units_pending": len(pending), "data_sha256": data_sha, "unavailable_datasets": unavailable,
+                    "commit": commit}
+        # Written now and again at the end: a killed run's records still name a run file.
+        store.write_run(run_info)
+
+        abandoned = set()
+
+        def timeout_key(dataset, model, point):
+            # "skip": a timed-out grid point is not run on the other folds;
+            # "skip-model": nothing more of that model is run on that data set.
+            return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point)
+
+        def abandons(record):
+            # A fit past the time budget; under skip-model also one out of memory.
+            return record["status"] == "timed-out" or (proto.after_timeout == "skip-model" and out_of_memory(record))
+
+        if proto.after_timeout != "run" and not stored.empty:
+            stopped = stored[stored["status"].isin(["timed-out", "failed"])]
+            for r in stopped.to_dict("records"):
+                cell = (r["dataset"], r["model"], not pd.isna(r["inner"]))
+                if r["identity_sha"] == shas.get(cell) and abandons({**r, "error": r.get("error_message")}):
+                    abandoned.add(timeout_key(r["dataset"], r["model"], r["point"]))
+
+        def tasks():
+            for u in pending:
+                cell = (u.dataset, u.model, u.inner is not None)
+                points = u.point_dicts()
+                yield {
+                    **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
+                    "points": points,
+                    "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
+                    "repeat": u.repeat, "fold": u.fold, "inner": u.inner,
+                    "identity": identities[cell], "identity_sha": shas[cell],
+                    "data_home": None if data_home is None else str(data_home),
+                    "mirror": None if mirror is None else str(mirror),
+                }
+
+        bar = Progress(len(pending), enabled=progress)
+        start = time.monotonic()
+        counts = {}
+        results = _execute(tasks(), n_jobs, backend, scheduler)
+        try:
+            for records in results:
+                store.append(records)
+                for r in records:
+                    counts[r["status"]] = counts.get(r["status"], 0) + 1
+                    if proto.after_timeout != "run" and abandons(r):
+                        abandoned.add(timeout_key(r["dataset"], r["model"], point_id(r["params"])))
+                summary.done_units += 1
+                bar.update(f"{records[0]['dataset']} {records[0]['model']}")
+        except KeyboardInterrupt:
+            # Closing the generator makes joblib abort: the workers are stopped, not left running.
+            results.close()
+            summary.interrupted = True
+            raise RunInterrupted(summary) from None
+        finally:
+            bar.close()
+            try:
+                store.close()  # seals the run's write-ahead segment into Parquet
+            except OSError as exc:
+                # Nothing is lost: the write-ahead segment stays and is read as it is.
+                warnings.warn(StoreWarning(f"{out}: could not seal the records into Parquet ({exc.strerror or exc}); "
+                                           f"they stay in {store.records_dir} as JSON lines (`eemrepro compact {out}` "
+                                           "seals them)"), stacklevel=2)
+            summary.seconds = time.monotonic() - start
+            summary.status_counts = counts
+            run_info.update(finished_at=time.time(), units_done=summary.done_units, status_counts=counts,
+                            interrupted=summary.interrupted)
+            try:
+                store.write_run(run_info)
+            except OSError as exc:  # the run's facts are also in its segment; a full disk must not mask why
+                warnings.warn(StoreWarning(f"{out}: could not update the run file ({exc.strerror or exc})"),
+                              stacklevel=2)
         return summary
 
-    versions, host = environment()
-    out.mkdir(parents=True, exist_ok=True)
-    commit = _git_commit()
-    (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    store.run_id = store.new_run_id()
-    run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
-                "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
-                "units_pending": len(pending), "data_sha256": data_sha, "unavailable_datasets": unavailable,
-                "commit": commit}
-    # Written now and again at the end: a killed run's records still name a run file.
-    store.write_run(run_info)
-
-    abandoned = set()
-
-    def timeout_key(dataset, model, point):
-        # "skip": a timed-out grid point is not run on the other folds;
-        # "skip-model": nothing more of that model is run on that data set.
-        return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point)
-
-    def abandons(record):
-        # A fit past the time budget; under skip-model also one out of memory.
-        return record["status"] == "timed-out" or (proto.after_timeout == "skip-model" and out_of_memory(record))
-
-    if proto.after_timeout != "run" and not stored.empty:
-        stopped = stored[stored["status"].isin(["timed-out", "failed"])]
-        for r in stopped.to_dict("records"):
-            cell = (r["dataset"], r["model"], not pd.isna(r["inner"]))
-            if r["identity_sha"] == shas.get(cell) and abandons({**r, "error": r.get("error_message")}):
-                abandoned.add(timeout_key(r["dataset"], r["model"], r["point"]))
-
-    def tasks():
-        for u in pending:
-            cell = (u.dataset, u.model, u.inner is not None)
-            points = u.point_dicts()
-            yield {
-                **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
-                "points": points,
-                "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
-                "repeat": u.repeat, "fold": u.fold, "inner": u.inner,
-                "identity": identities[cell], "identity_sha": shas[cell],
-                "data_home": None if data_home is None else str(data_home),
-                "mirror": None if mirror is None else str(mirror),
-            }
-
-    bar = Progress(len(pending), enabled=progress)
-    start = time.monotonic()
-    counts = {}
-    results = _execute(tasks(), n_jobs, backend, scheduler)
-    try:
-        for records in results:
-            store.append(records)
-            for r in records:
-                counts[r["status"]] = counts.get(r["status"], 0) + 1
-                if proto.after_timeout != "run" and abandons(r):
-                    abandoned.add(timeout_key(r["dataset"], r["model"], point_id(r["params"])))
-            summary.done_units += 1
-            bar.update(f"{records[0]['dataset']} {records[0]['model']}")
-    except KeyboardInterrupt:
-        # Closing the generator makes joblib abort: the workers are stopped, not left running.
-        results.close()
-        summary.interrupted = True
-        raise RunInterrupted(summary) from None
-    finally:
-        bar.close()
-        try:
-            store.close()  # seals the run's write-ahead segment into Parquet
-        except OSError as exc:
-            # Nothing is lost: the write-ahead segment stays and is read as it is.
-            warnings.warn(StoreWarning(f"{out}: could not seal the records into Parquet ({exc.strerror or exc}); "
-                                       f"they stay in {store.records_dir} as JSON lines (`eemrepro compact {out}` "
-                                       "seals them)"), stacklevel=2)
-        summary.seconds = time.monotonic() - start
-        summary.status_counts = counts
-        run_info.update(finished_at=time.time(), units_done=summary.done_units, status_counts=counts,
-                        interrupted=summary.interrupted)
-        try:
-            store.write_run(run_info)
-        except OSError as exc:  # the run's facts are also in its segment; a full disk must not mask why
-            warnings.warn(StoreWarning(f"{out}: could not update the run file ({exc.strerror or exc})"), stacklevel=2)
-    return summary
 
 
 def unfinished_cells_in(folder, df):
