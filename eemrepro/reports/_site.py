@@ -308,6 +308,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     drawn = _figures(dirs) if figures else {}
+    nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
@@ -345,7 +346,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                         "numbers": c.numbers, "source": c.claim.source, "cls": claim_class[c.verdict]}
                        for c in claims if c.paper == paper.id]
         findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
-        html = page.render(title=paper.title, paper_id=paper.id, papers=summary_ids(registered_papers(), parts),
+        html = page.render(title=paper.title, paper_id=paper.id, papers=nav,
                            claims=mine_claims,
                            findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
                            provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
@@ -358,10 +359,3 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     path = out / "index.html"
     path.write_text(index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css), encoding="utf-8")
     return [path, *pages]
-
-
-def summary_ids(papers, parts):
-    """The papers whose tables the results hold (the navigation bar)."""
-    from ._tables import table_applies
-
-    return [p for p in papers if any(s.kind in parts and table_applies(s, parts[s.kind]) for s in p.tables)]
