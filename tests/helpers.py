@@ -48,3 +48,15 @@ class Hungry(Sleepy):
         buffer = np.empty(int(self.gib * 2**30), dtype=np.uint8)
         del buffer
         return super().fit(X, y)
+
+
+class SleepyPath(Sleepy):
+    """Sleepy with a path over ``delay`` fitted one model at a time (``iter_path``, as SVM's over C)."""
+
+    _path_param = "delay"
+
+    def iter_path(self, X, y, delay):
+        from sklearn.base import clone
+
+        for d in delay:
+            yield clone(self).set_params(delay=d).fit(X, y)

@@ -58,10 +58,10 @@ def test_good_config_and_grid_ranges(tmp_path):
     svm = cfg.models[1]
     # YAML 1.1 reads 1e-2 as a string; the config turns it into the number.
     assert svm.grid == {"C": [0.1, 1.0, 10.0], "gamma": [0.01, 1]}
-    assert cfg.models[0].path_param == "n_hidden" and svm.path_param is None
+    assert cfg.models[0].path_param == "n_hidden" and svm.path_param == "C"
     units = enumerate_units(cfg)
-    # EEM: 1 unit per fold covering both h; SVM: batched over gamma, 3 C values per fold.
-    assert len(units) == 3 * 1 + 3 * 3
+    # EEM: 1 unit per fold covering both h; SVM: a path over C for each of the 2 gamma values, per fold.
+    assert len(units) == 3 * 1 + 3 * 2
     assert load_config(_write(tmp_path, GOOD)).protocol.fit_timeout == 600.0
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from eemrepro.experiments import ResultStore, enumerate_units, load_config, run_experiment
@@ -164,6 +165,28 @@ protocol: {{folds: 3, repeats: 1, fit_timeout: 0.5}}
     assert "delay=3.0" not in (marker.read_text() if marker.exists() else "")
 
 
+def test_a_timeout_inside_an_iterated_path_times_out_that_point_only(tmp_path):
+    # SVM's grid over C is one unit fitted C by C (iter_path): each point has its own fit timeout.
+    marker = tmp_path / "marker.txt"
+    text = f"""name: slowpath
+datasets: [heart]
+models:
+  Path: {{estimator: 'tests.helpers:SleepyPath', marker: '{marker}', grid: {{delay: [0.0, 0.01, 3.0, 0.02]}}}}
+protocol: {{folds: 2, repeats: 1, fit_timeout: 0.5, after_timeout: run}}
+"""
+    cfg = _config(tmp_path, text)
+    assert len(enumerate_units(cfg)) == 2  # one path unit per fold
+    summary = run_experiment(cfg, out=tmp_path / "out", jobs=1, progress=False)
+    records = {(r["params"]["delay"], r["fold"]): r for r in ResultStore(tmp_path / "out").read()}
+    for fold in (0, 1):
+        assert [records[(d, fold)]["status"] for d in (0.0, 0.01, 3.0, 0.02)] == ["ok", "ok", "timed-out", "ok"]
+        # Each point is timed alone (path_size 1), the slow one at the timeout.
+        assert records[(0.01, fold)]["path_size"] == 1 and records[(0.01, fold)]["fit_seconds"] < 0.5
+        assert records[(3.0, fold)]["fit_seconds"] == 0.5
+    assert summary.status_counts == {"ok": 6, "timed-out": 2}
+    assert "delay=3.0" not in marker.read_text()
+
+
 def test_after_timeout_run_runs_the_other_folds(tmp_path):
     text = """name: slow2
 datasets: [heart]
@@ -244,8 +267,8 @@ def test_dry_run_counts_and_estimates(reference, tmp_path):
     cfg, _, _ = reference
     summary = run_experiment(cfg, out=tmp_path / "dry", dry_run=True)
     # Per (data set, repeat, fold): EEMrbf 1 and WELMsig 1 (h is the path), EEKM 2
-    # (one per gamma), LSSVM 1 (C is the path), SVM 2 (one per C, batched over gamma).
-    assert summary.pending_units == summary.total_units == len(enumerate_units(cfg)) == 2 * 2 * 3 * 7
+    # (one per gamma), LSSVM 1 and SVM 1 (C is the path).
+    assert summary.pending_units == summary.total_units == len(enumerate_units(cfg)) == 2 * 2 * 3 * 6
     assert summary.estimate_seconds > 0 and not (tmp_path / "dry").exists()
 
 
@@ -288,11 +311,11 @@ def test_unavailable_dataset_fails_clearly_or_is_skipped(tmp_path):
         run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c", dry_run=True)
     summary = run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c",
                              dry_run=True, skip_unavailable=True)
-    assert list(summary.unavailable) == ["ecoli"] and summary.total_units == 1 * 2 * 3 * 7
+    assert list(summary.unavailable) == ["ecoli"] and summary.total_units == 1 * 2 * 3 * 6
     # --only-datasets: the other data sets are neither fetched nor checked.
     part = run_experiment(cfg, out=tmp_path / "o", mirror=tmp_path / "empty", data_home=tmp_path / "c",
                           dry_run=True, only_datasets=["heart"])
-    assert part.unavailable == {} and part.total_units == 1 * 2 * 3 * 7
+    assert part.unavailable == {} and part.total_units == 1 * 2 * 3 * 6
 
 
 def test_standalone_timing_on_the_first_fold(tmp_path):
@@ -300,17 +323,48 @@ def test_standalone_timing_on_the_first_fold(tmp_path):
 datasets: [heart]
 models:
   EEM: {estimator: EEM, activation: rbf, grid: {n_hidden: [10, 30]}}
-  SVM: {estimator: SVM, grid: {C: [1.0], gamma: [0.5]}}
+  SVM: {estimator: SVM, grid: {C: [1.0, 1.0e+3, 1.0e+4, 1.0e+5, 1.0e+6, 1.0e+7], gamma: [1.0]}}
 protocol: {folds: 3, repeats: 1, standalone_timing: first-fold}
 """
     run_experiment(_config(tmp_path, text), out=tmp_path / "o", jobs=1, progress=False)
+    reused = 0
     for r in ResultStore(tmp_path / "o").read():
-        if r["model"] == "SVM":  # no path: every fit is standalone
-            assert r["standalone_fit_seconds"] == r["fit_seconds"]
+        if r["model"] == "SVM" and "reused_from" not in r:  # a path fitted C by C: each fit is standalone
+            assert r["standalone_fit_seconds"] == r["fit_seconds"] and r["path_size"] == 1
+        elif r["model"] == "SVM":  # a smaller C's model, bit for bit: timed on its own on fold 0 only
+            reused += 1
+            assert r["reused_from"] < r["params"]["C"]
+            assert (r["standalone_fit_seconds"] > 0) if r["fold"] == 0 else r["standalone_fit_seconds"] is None
         elif r["fold"] == 0:
             assert 0 < r["standalone_fit_seconds"] and r["path_size"] == 2
         else:
             assert r["standalone_fit_seconds"] is None
+    assert reused >= 3  # heart at gamma = 1: LIBSVM stops clipping by C = 1e4 on every fold
+
+
+def test_svm_grid_records_are_those_of_separate_libsvm_fits(tmp_path):
+    from eemrepro.datasets import load_dataset
+    from eemrepro.experiments._splitters import make_splitter
+    from eemrepro.models import SVM
+
+    text = """name: svm
+datasets: [heart]
+models:
+  SVM: {estimator: SVM, grid: {C: {log10: [-1, 8]}, gamma: [0.1, 10.0]}}
+protocol: {folds: 3, repeats: 1}
+"""
+    cfg = _config(tmp_path, text)
+    run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False)
+    X, y, _ = load_dataset("heart", scaling="minmax")
+    splitter = make_splitter(cfg.protocol, "heart")
+    records = ResultStore(tmp_path / "o").read()
+    assert len(records) == 10 * 2 * 3 and any("reused_from" in r for r in records)
+    for r in records:
+        train, test = splitter.split_at(y, r["repeat"], r["fold"])
+        model = SVM(**r["params"]).fit(X[train], y[train])  # LIBSVM from scratch at this C
+        pred = model.predict(X[test])
+        tpr = [np.mean(pred[y[test] == c] == c) for c in np.unique(y)]
+        assert r["metrics"]["gmean"] == pytest.approx(np.sqrt(tpr[0] * tpr[1]), abs=1e-12)
 
 
 def test_retry_failed_supersedes_failed_records(tmp_path):

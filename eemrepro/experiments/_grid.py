@@ -2,8 +2,10 @@
 
 A unit is one (data set, model, non-path parameters, repeat, fold[, inner
 fold]); it covers every value of the model's path parameter (h for WELM, EEM
-and EEKM, C for LS-SVM) in one ``fit_path`` call and yields one record per grid
-point. A model without a path (SVM) is batched instead over its last grid
+and EEKM, C for LS-SVM and SVM) and yields one record per grid point. A path
+is one ``fit_path`` call timed as a whole, or, for an estimator with
+``iter_path`` (SVM), one model at a time, each timed and under the fit timeout
+on its own. A model without a path is batched instead over its last grid
 parameter: one unit fits those points one after the other (each under the fit
 timeout), which keeps the number of processes down. Seeds are derived by
 hashing, so a record does not depend on the order or the parallelism of the run.
@@ -105,7 +107,8 @@ class GridSearch(ExperimentKind):
         cost = getattr(cls, "_fit_flops", None)
         fixed = config.model(unit.model).params_for(unit.dataset)
         flops = [cost(n_train, d, {**fixed, **p}) if cost else n_train * d * 100 for p in unit.point_dicts()]
-        total = max(flops) if unit.fit_path else sum(flops)
+        # A path fitted as one (WELM's h) costs about its largest point; one fitted point by point, all.
+        total = max(flops) if unit.fit_path and not hasattr(cls, "iter_path") else sum(flops)
         return total / flops_per_second + 0.05  # + process overhead
 
 
@@ -122,6 +125,9 @@ def _fit_steps(task, data, points):
     if "random_state" in base.get_params():
         base.set_params(random_state=task["seed"])
     path = task["fit_path"]
+    if path is not None and hasattr(base, "iter_path"):
+        yield from _iterated_path_steps(task, data, points, base, path)
+        return
     steps = [points] if path is not None else [[p] for p in points]
     for step in steps:
         yield "start", step
@@ -138,28 +144,83 @@ def _fit_steps(task, data, points):
                 yield "record", p, {"status": "failed", "error": short_error(exc)}
             continue
         standalone = {}
-        if path is not None and proto["standalone_timing"] == "first-fold" and task["fold"] == 0 \
-                and task["inner"] is None:
+        if path is not None and _times_standalone(task):
             for p in step:
                 yield "start", [p]
-                single = clone(base).set_params(**p)
-                t0 = time.perf_counter()
-                try:
-                    single.fit(X_train, y_train)
-                    standalone[point_id(p)] = time.perf_counter() - t0
-                except Exception:
-                    standalone[point_id(p)] = None
+                standalone[point_id(p)] = _standalone_seconds(base, p, X_train, y_train)
             yield "start", step
         for p, model in zip(step, models, strict=False):
-            try:
-                fields = evaluate(model, data, proto["criteria"])
-                fields.update(status="ok", fit_seconds=fit_seconds, path_size=len(step))
+            fields = _evaluated(model, data, proto, fit_seconds, len(step))
+            if fields["status"] == "ok":
                 if path is None:
                     fields["standalone_fit_seconds"] = fit_seconds
                 elif point_id(p) in standalone:
                     fields["standalone_fit_seconds"] = standalone[point_id(p)]
-            except Exception as exc:
-                fields = {"status": "failed", "error": short_error(exc), "fit_seconds": fit_seconds}
+            yield "record", p, fields
+
+
+def _times_standalone(task):
+    """Whether this unit also times a standalone fit of each point (fold 0 of each repeat, EEM Table 5)."""
+    return task["protocol"]["standalone_timing"] == "first-fold" and task["fold"] == 0 and task["inner"] is None
+
+
+def _standalone_seconds(base, point, X_train, y_train):
+    from sklearn.base import clone
+
+    single = clone(base).set_params(**point)
+    t0 = time.perf_counter()
+    try:
+        single.fit(X_train, y_train)
+    except Exception:
+        return None
+    return time.perf_counter() - t0
+
+
+def _evaluated(model, data, proto, fit_seconds, path_size):
+    try:
+        fields = evaluate(model, data, proto["criteria"])
+        fields.update(status="ok", fit_seconds=fit_seconds, path_size=path_size)
+    except Exception as exc:
+        fields = {"status": "failed", "error": short_error(exc), "fit_seconds": fit_seconds}
+    return fields
+
+
+def _iterated_path_steps(task, data, points, base, path):
+    """A path fitted one model at a time (``iter_path``): each point its own step, timed and watched alone.
+
+    A point whose model is a smaller C's, reused (``solution_C_``), took no fit;
+    its standalone time (Table 5), where asked for, comes from a fit of its own.
+    A failed fit fails its point; the path restarts after it.
+    """
+    from sklearn.base import clone
+
+    X_train, y_train = data[0], data[1]
+    proto = task["protocol"]
+    remaining = list(points)
+    while remaining:
+        est = clone(base).set_params(**{k: v for k, v in remaining[0].items() if k != path})
+        models = est.iter_path(X_train, y_train, [p[path] for p in remaining])
+        while remaining:
+            p = remaining[0]
+            yield "start", [p]
+            try:
+                start = time.perf_counter()
+                model = next(models)
+                fit_seconds = time.perf_counter() - start
+            except Exception as exc:  # a failed fit fails its grid point, never the run
+                remaining.pop(0)
+                yield "record", p, {"status": "failed", "error": short_error(exc)}
+                break
+            remaining.pop(0)
+            fields = _evaluated(model, data, proto, fit_seconds, 1)
+            if fields["status"] == "ok":
+                value, source = model.get_params()[path], getattr(model, f"solution_{path}_", None)
+                if source is None or source == value:  # fitted at this point
+                    fields["standalone_fit_seconds"] = fit_seconds
+                else:  # a smaller value's model, bit for bit (provenance: which one)
+                    fields["extra"] = {"reused_from": source}
+                    if _times_standalone(task):
+                        fields["standalone_fit_seconds"] = _standalone_seconds(base, p, X_train, y_train)
             yield "record", p, fields
 
 

@@ -3,8 +3,27 @@
 Without per-sample weights the solver is ``libsvm-official``'s ``svm_train``; with
 them it is scikit-learn's ``SVC``, the same LIBSVM solver patched for instance
 weights (``libsvm-official`` has class weights only).
+
+A grid over C (``iter_path`` / ``fit_path``) gives, at every C, the model a
+separate LIBSVM fit gives, bit for bit, and fits fewer of them. LIBSVM's SMO
+sees C only where it clips an alpha to its bound C_i (and through the bound
+status that clipping sets). A run that never clips follows the same iterates,
+and stops at the same point (converged, or at LIBSVM's iteration limit of
+max(10^7, 100 n) iterations), for every larger C. Conversely a run that clips
+an alpha at C leaves it at C, where the run at a larger C moves it past C, so
+the two diverge from that step on. So when the fits at two consecutive C
+values of an increasing path are bit-identical, the smaller one never clipped,
+and its model is the one LIBSVM returns at every larger C: it is reused there.
+(With class weights the bounds are C w_+ and C w_-; the argument is the same.)
+At large C (C >= 10^7 on several of the EEM data sets) LIBSVM often stops at
+its iteration limit, about 10 s a fit on 700 points. Where such a run never
+clips, its unconverged model is LIBSVM's answer at every larger C and the path
+fits two of them, not all; where it clips (diabetes at gamma = 0.1), every C
+is fitted. On the committed EEM stores the reuse skips 26 % of the SVM fit
+time of the UCI part and 17 % of the unbalanced part.
 """
 
+import copy
 import numbers
 
 import numpy as np
@@ -61,6 +80,12 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         sets; its solutions agree with LIBSVM's up to the solvers' tolerance,
         not bit for bit, so it is part of a record's identity.
 
+    Notes
+    -----
+    ``fit_path`` / ``iter_path`` fit a grid of C values in order and skip the
+    fits whose LIBSVM run is known to repeat a smaller C's bit for bit (module
+    docstring); ``solution_C_`` says which C a model was fitted at.
+
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -71,6 +96,9 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     dual_coef_ : ndarray of shape (n_SV,)
         y_i alpha_i, signed so that the score is positive for ``pos_label_``.
     intercept_ : float
+    solution_C_ : float
+        The C the solution was computed at: ``C`` itself, or the smaller C of
+        a path whose LIBSVM run is the same at this C (``iter_path``).
 
     References
     ----------
@@ -112,6 +140,9 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     # made with another cache_size holds the same values (experiments' identity).
     _speed_only_params = ("cache_size",)
 
+    # The grid kind fits a grid over C as one path (iter_path), one C at a time.
+    _path_param = "C"
+
     @staticmethod
     def _fit_flops(n, d, params):
         """Rough operation count of one fit (the runner's time estimate)."""
@@ -132,15 +163,89 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         self : object
         """
         self._check_params()
+        self._train(self._problem(X, y, sample_weight))
+        return self
+
+    def _problem(self, X, y, sample_weight):
+        """(X, t, s, w_pos, w_neg, weighted): the C-SVC LIBSVM solves; point i's C is C s_i w_{t_i}."""
         X, t = self._validate_training_data(X, y)
         w = _balance_weights(t) if self.balanced else np.ones_like(t)
+        w_pos, w_neg = float(w[t > 0][0]), float(w[t < 0][0])
         weighted = self._weighted_training_set(X, t, sample_weight)
-        if weighted is None and self._solver() == "libsvm":
-            self._train_libsvm(X, t, w)
+        if weighted is None:
+            return X, t, np.ones_like(t), w_pos, w_neg, False
+        Xw, tw, s = weighted
+        return Xw, tw, (np.ones_like(tw) if s is None else s), w_pos, w_neg, True
+
+    def _train(self, problem):
+        X, t, s, w_pos, w_neg, weighted = problem
+        if not weighted and self._solver() == "libsvm":
+            self._train_libsvm(X, t, np.where(t > 0, w_pos, w_neg))
         else:
-            w_pos, w_neg = float(w[t > 0][0]), float(w[t < 0][0])
-            self._train_weighted(*(weighted if weighted is not None else (X, t, None)), w_pos=w_pos, w_neg=w_neg)
-        return self
+            self._train_weighted(X, t, s if weighted else None, w_pos=w_pos, w_neg=w_neg)
+        self.solution_C_ = float(self.C)
+
+    def _same_solution(self, other):
+        """Whether two fitted models hold bit-identical solutions."""
+        return (np.array_equal(self.support_, other.support_) and np.array_equal(self.dual_coef_, other.dual_coef_)
+                and self.intercept_ == other.intercept_)
+
+    def iter_path(self, X, y, C, sample_weight=None):
+        """Yield one fitted model per value of ``C``, in the order given.
+
+        Each model is the one ``fit`` would return with that C, bit for bit.
+        With LIBSVM (``solver="libsvm"``), once the fits at two consecutive
+        values of C are identical (neither clipped an alpha, module docstring),
+        every larger C gets that model without a fit (``solution_C_`` then
+        names the smaller C). oneDAL's solver is fitted at every C. A consumer
+        can time, or stop after, each model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        C : sequence of float
+            The grid; increasing values are what makes reuse possible.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Yields
+        ------
+        model : SVM
+            A fitted copy of this estimator with ``C`` set.
+        """
+        C = [float(c) for c in C]
+        if not C:
+            raise ValueError("C must be a non-empty list of values")
+        base = copy.deepcopy(self)
+        base._check_params()
+        problem = base._problem(X, y, sample_weight)
+        # previous: the last fitted model; settled: a model known to be LIBSVM's at every larger C.
+        previous, settled = None, None
+        reuse = base._solver() == "libsvm"
+        for c in C:
+            if not c > 0:
+                raise ValueError(f"SVM: every C of a path must be > 0, got {c!r}.")
+            if settled is not None and c >= settled.C:
+                model = copy.deepcopy(settled)
+                model.C = c
+                yield model
+                continue
+            model = copy.deepcopy(base)
+            model.C = c
+            model._train(problem)
+            if reuse and previous is not None and previous.C < c and model._same_solution(previous):
+                settled = previous
+            previous = model
+            yield model
+
+    def fit_path(self, X, y, C, sample_weight=None):
+        """One fitted model per value of ``C``, in order (``iter_path`` as a list).
+
+        Returns
+        -------
+        models : list of SVM
+        """
+        return list(self.iter_path(X, y, C, sample_weight=sample_weight))
 
     def _weighted_training_set(self, X, t, sample_weight):
         """(X, t, weights) to train on with instance weights, or None for plain LIBSVM."""

@@ -1,0 +1,76 @@
+"""SVM.fit_path / iter_path: a grid over C that returns, at every C, the model a separate LIBSVM fit returns.
+
+The expected models come from an independent computation: one ``SVM(C=c).fit``
+per C (LIBSVM from scratch). The path must equal them bit for bit (support
+vectors, coefficients, intercept), reusing models only where LIBSVM's run is
+provably the same (two consecutive identical fits, module docstring of
+``eemrepro.models._svm``).
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+from eemrepro.models import FSVM, SVM
+
+C_GRID = [10.0**k for k in range(-1, 11)]  # the EEM paper's grid
+
+
+def _moons():
+    # 300 noisy moons, 250 + 50 minority relabelled: at gamma = 10 LIBSVM's runs stop clipping from C = 1e6 on.
+    X, y = make_moons(n_samples=300, noise=0.2, random_state=0)
+    return X, np.where(np.arange(300) < 250, y, 1)
+
+
+def _same(a, b):
+    return (np.array_equal(a.support_, b.support_) and np.array_equal(a.dual_coef_, b.dual_coef_)
+            and a.intercept_ == b.intercept_)
+
+
+@pytest.mark.parametrize("estimator, weights, reuses", [
+    (SVM(gamma=10.0), False, True),
+    # LIBSVM with instance weights (scikit-learn's build): C_i = C s_i.
+    (SVM(gamma=10.0), True, True),
+    # Lin & Wang's memberships go down to ~1e-6, so some alpha clips at every C of the grid: nothing is reused.
+    (FSVM(gamma=10.0), False, False),
+], ids=["SVM", "SVM with sample weights", "FSVM"])
+def test_the_path_is_the_separate_fits_bit_for_bit_and_skips_fits(estimator, weights, reuses):
+    X, y = _moons()
+    s = np.random.default_rng(0).uniform(0.5, 1.5, len(y)) if weights else None
+    models = estimator.fit_path(X, y, C_GRID, sample_weight=s)
+    assert [m.C for m in models] == C_GRID
+    for c, model in zip(C_GRID, models, strict=True):
+        separate = estimator.set_params(C=c).fit(X, y, sample_weight=s)
+        assert _same(model, separate), c
+        np.testing.assert_array_equal(model.decision_function(X), separate.decision_function(X))
+    # Where reuse happens, the last C values are an earlier C's model (not refitted).
+    reused = [m for m in models if m.solution_C_ != m.C]
+    assert all(m.solution_C_ < m.C for m in reused)
+    assert len(reused) >= 3 if reuses else not reused
+    assert all(m.solution_C_ == m.C for m in models[:2])
+
+
+def test_a_decreasing_path_refits_every_c():
+    X, y = _moons()
+    grid = C_GRID[::-1]
+    models = SVM(gamma=10.0).fit_path(X, y, grid)
+    assert [m.solution_C_ for m in models] == grid
+    assert _same(models[0], SVM(C=grid[0], gamma=10.0).fit(X, y))
+
+
+def test_onedal_paths_fit_every_c():
+    pytest.importorskip("sklearnex")
+    X, y = _moons()
+    models = SVM(gamma=10.0, solver="onedal").fit_path(X, y, C_GRID[:8])
+    assert [m.solution_C_ for m in models] == C_GRID[:8]
+
+
+def test_iter_path_yields_one_model_at_a_time_and_checks_its_grid():
+    X, y = _moons()
+    it = SVM(gamma=10.0).iter_path(X, y, [1.0, 10.0])
+    first = next(it)
+    assert first.C == 1.0 and _same(first, SVM(C=1.0, gamma=10.0).fit(X, y))
+    with pytest.raises(ValueError, match="non-empty"):
+        SVM().fit_path(X, y, [])
+    with pytest.raises(ValueError, match=r"every C of a path must be > 0, got -1.0"):
+        SVM().fit_path(X, y, [1.0, -1.0])
