@@ -362,6 +362,8 @@ protocol: {folds: 3, repeats: 1}
     for r in records:
         train, test = splitter.split_at(y, r["repeat"], r["fold"])
         model = SVM(**r["params"]).fit(X[train], y[train])  # LIBSVM from scratch at this C
+        # The record says what LIBSVM said of its run (a reused point: of the smaller C's, the same run).
+        assert (r["n_iter"], r["converged"]) == (model.n_iter_, model.converged_)
         pred = model.predict(X[test])
         tpr = [np.mean(pred[y[test] == c] == c) for c in np.unique(y)]
         assert r["metrics"]["gmean"] == pytest.approx(np.sqrt(tpr[0] * tpr[1]), abs=1e-12)

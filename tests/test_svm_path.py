@@ -74,3 +74,25 @@ def test_iter_path_yields_one_model_at_a_time_and_checks_its_grid():
         SVM().fit_path(X, y, [])
     with pytest.raises(ValueError, match=r"every C of a path must be > 0, got -1.0"):
         SVM().fit_path(X, y, [1.0, -1.0])
+
+
+def test_n_iter_and_converged_come_from_libsvm_and_leave_the_model_unchanged():
+    from libsvm.svmutil import svm_train
+
+    from eemrepro.datasets import load_dataset
+    from eemrepro.models._svm import _libsvm_options
+
+    X, y, _ = load_dataset("heart", scaling="minmax")
+    t = np.where(y == 1, 1.0, -1.0)
+    w = {1.0: 150 / 120, -1.0: 1.0}  # heart: 150 absent, 120 present (the minority, +1)
+    # C = 1e10, gamma = 1e-3: LIBSVM stops at its limit, max(10^7, 100 n) = 10^7 iterations.
+    for C, converged in ((1e3, True), (1e10, False)):
+        model = SVM(C=C, gamma=1e-3).fit(X, y)
+        assert model.converged_ is converged
+        assert (model.n_iter_ == 10**7) if not converged else (0 < model.n_iter_ < 10**7)
+        # The same model as libsvm-official's own quiet svm_train call (reading its output changes nothing).
+        quiet = svm_train(t, np.ascontiguousarray(X), _libsvm_options(C, 1e-3, w[1.0], w[-1.0], 100.0) + " -q")
+        assert np.array_equal(np.abs(model.dual_coef_), np.abs([c[0] for c in quiet.get_sv_coef()]))
+        assert abs(model.intercept_) == abs(quiet.rho[0])
+    weighted = SVM(C=1.0, gamma=1.0).fit(X, y, sample_weight=np.ones(len(y)))
+    assert weighted.converged_ is True and weighted.n_iter_ > 0  # scikit-learn's LIBSVM: no iteration limit

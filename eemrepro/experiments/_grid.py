@@ -11,8 +11,11 @@ timeout), which keeps the number of processes down. Seeds are derived by
 hashing, so a record does not depend on the order or the parallelism of the run.
 """
 
+import numbers
 import time
 from dataclasses import asdict
+
+import numpy as np
 
 from ._kinds import ExperimentKind, register_kind
 from ._metrics import evaluate
@@ -181,8 +184,23 @@ def _evaluated(model, data, proto, fit_seconds, path_size):
         fields = evaluate(model, data, proto["criteria"])
         fields.update(status="ok", fit_seconds=fit_seconds, path_size=path_size)
     except Exception as exc:
-        fields = {"status": "failed", "error": short_error(exc), "fit_seconds": fit_seconds}
+        return {"status": "failed", "error": short_error(exc), "fit_seconds": fit_seconds}
+    facts = _solver_facts(model)
+    if facts:
+        fields["extra"] = facts
     return fields
+
+
+def _solver_facts(model):
+    """What a model's solver says of its run, where it says it: ``n_iter_`` and ``converged_`` (False where
+    LIBSVM stopped at its iteration limit), stored as the record's ``n_iter`` and ``converged``."""
+    facts = {}
+    n_iter, converged = getattr(model, "n_iter_", None), getattr(model, "converged_", None)
+    if isinstance(n_iter, numbers.Integral) and not isinstance(n_iter, bool | np.bool_):
+        facts["n_iter"] = int(n_iter)
+    if isinstance(converged, bool | np.bool_):
+        facts["converged"] = bool(converged)
+    return facts
 
 
 def _iterated_path_steps(task, data, points, base, path):
@@ -218,7 +236,7 @@ def _iterated_path_steps(task, data, points, base, path):
                 if source is None or source == value:  # fitted at this point
                     fields["standalone_fit_seconds"] = fit_seconds
                 else:  # a smaller value's model, bit for bit (provenance: which one)
-                    fields["extra"] = {"reused_from": source}
+                    fields["extra"] = {**fields.get("extra", {}), "reused_from": source}
                     if _times_standalone(task):
                         fields["standalone_fit_seconds"] = _standalone_seconds(base, p, X_train, y_train)
             yield "record", p, fields

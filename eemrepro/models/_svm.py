@@ -25,6 +25,7 @@ time of the UCI part and 17 % of the unbalanced part.
 
 import copy
 import numbers
+import re
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -37,7 +38,12 @@ __all__ = ["SVM"]
 
 def _libsvm_options(C, gamma, w_pos, w_neg, cache_size):
     """LIBSVM command-line options: C-SVC, RBF kernel, class weights, kernel cache, defaults otherwise."""
-    return f"-s 0 -t 2 -g {gamma!r} -c {C!r} -w1 {w_pos!r} -w-1 {w_neg!r} -m {cache_size!r} -q"
+    return f"-s 0 -t 2 -g {gamma!r} -c {C!r} -w1 {w_pos!r} -w-1 {w_neg!r} -m {cache_size!r}"
+
+
+def _libsvm_max_iter(n):
+    """LIBSVM's iteration limit (svm.cpp, Solver::Solve): max(10^7, 100 n)."""
+    return max(10_000_000, 100 * n)
 
 
 def _onedal_svc():
@@ -96,6 +102,13 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     dual_coef_ : ndarray of shape (n_SV,)
         y_i alpha_i, signed so that the score is positive for ``pos_label_``.
     intercept_ : float
+    n_iter_ : int
+        The solver's iteration count.
+    converged_ : bool or None
+        False where LIBSVM stopped at its iteration limit, max(10^7, 100 n)
+        (its "reaching max number of iterations"): the model is then the
+        unconverged iterate LIBSVM returns, not the optimum. None where the
+        solver does not say (oneDAL).
     solution_C_ : float
         The C the solution was computed at: ``C`` itself, or the smaller C of
         a path whose LIBSVM run is the same at this C (``iter_path``).
@@ -254,11 +267,19 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         return X, t, _check_sample_weight(sample_weight, t.shape[0])
 
     def _train_libsvm(self, X, t, w):
+        from libsvm.svm import PRINT_STRING_FUN, svm_parameter, svm_problem
         from libsvm.svmutil import svm_train
 
-        options = _libsvm_options(float(self.C), float(self.gamma), float(w[t > 0][0]), float(w[t < 0][0]),
-                                  float(self.cache_size))
-        model = svm_train(t, np.ascontiguousarray(X), options)
+        param = svm_parameter(_libsvm_options(float(self.C), float(self.gamma), float(w[t > 0][0]),
+                                              float(w[t < 0][0]), float(self.cache_size)))
+        # LIBSVM reports its iteration count only through its print function ("optimization
+        # finished, #iter = N"): collect what it prints instead of silencing it (-q).
+        printed = []
+        param.print_func = PRINT_STRING_FUN(printed.append)
+        model = svm_train(svm_problem(t, np.ascontiguousarray(X)), param)
+        found = re.search(rb"#iter = (\d+)", b"".join(printed))
+        self.n_iter_ = int(found.group(1)) if found else None
+        self.converged_ = None if found is None else self.n_iter_ < _libsvm_max_iter(len(t))
         support = np.asarray(model.get_sv_indices(), dtype=np.intp) - 1
         coef = np.array([c[0] for c in model.get_sv_coef()])
         # LIBSVM's decision value sum_i coef_i K(x_i, x) - rho is positive for
@@ -280,6 +301,9 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         svc = SVC(C=float(self.C), kernel="rbf", gamma=float(self.gamma), class_weight={1.0: w_pos, -1.0: w_neg},
                   cache_size=float(self.cache_size))
         svc.fit(X, t, sample_weight=s)
+        self.n_iter_ = int(np.max(svc.n_iter_))
+        # scikit-learn's LIBSVM runs without an iteration limit (max_iter=-1); oneDAL's says nothing of its own.
+        self.converged_ = True if self._solver() == "libsvm" else None
         # scikit-learn orients a binary SVC's dual_coef_ and intercept_ for classes_[1] = +1.
         self.support_ = svc.support_
         self.support_vectors_ = X[svc.support_]
