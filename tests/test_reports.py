@@ -22,6 +22,7 @@ from eemrepro.reports import (
 )
 from eemrepro.reports import correlation_table as _correlation_table
 from eemrepro.reports import time_table as _time_table
+from eemrepro.reports._tables import table_title
 
 runner = CliRunner()
 # The EEM paper's tables as its plug-in declares them (eemrepro/papers/eem.py).
@@ -97,6 +98,27 @@ def test_time_table_by_hand():
     # Published Table 5 (eem_table5_time_seconds.csv): abalone7 EEMrbf 1.2 s; LS-SVM on forest cover "> 600".
     assert t.loc[("abalone7", "EEMrbf"), "published"] == pytest.approx(1.2)
     assert math.isinf(t.loc[("forest-cover", "LS-SVMrbf"), "published"])
+
+
+def test_time_table_names_each_columns_solver_and_a_mixed_column(tmp_path):
+    # SVM's default solver is LIBSVM (models.SVM); a record's fixed "solver" names another one.
+    svm = [rec("ecoli", "SVMrbf", {"C": 1.0, "gamma": 1.0}, f, 0.9, estimator="SVM") for f in (0, 1)]
+    t = time_table(hand_made() + svm)
+    assert t.attrs["solvers"] == {"SVMrbf": ["libsvm"]}
+    assert t.set_index(["dataset", "method"]).loc[("ecoli", "SVMrbf"), "solver"] == "libsvm"
+    assert table_title(SPECS["eem_table5"], t, "best-of-grid") == (
+        "EEM Table 5: training seconds at the selected grid point (solvers: SVMrbf: LIBSVM)")
+    onedal = [rec("heart", "SVMrbf", {"C": 1.0, "gamma": 1.0}, f, 0.9, estimator="SVM",
+                  fixed_params={"solver": "onedal"}) for f in (0, 1)]
+    mixed = time_table(hand_made() + svm + onedal)
+    assert mixed.attrs["solvers"] == {"SVMrbf": ["libsvm", "onedal"]}
+    assert "(solvers: SVMrbf: LIBSVM and oneDAL (mixed))" in table_title(SPECS["eem_table5"], mixed, "best-of-grid")
+    # The written table carries it in its heading.
+    store = ResultStore(tmp_path / "res")
+    store.append(hand_made() + svm + onedal)
+    store.close()
+    build_tables([tmp_path / "res"], tmp_path / "t", formats=("md",))
+    assert "LIBSVM and oneDAL (mixed)" in (tmp_path / "t" / "eem_table5_time.md").read_text().splitlines()[0]
 
 
 def test_tables_written_with_provenance_and_rebuild_identically(tmp_path):

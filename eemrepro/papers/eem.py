@@ -96,7 +96,7 @@ PAPER = Paper(
         ),
         TableSpec(
             id="eem_table5", stem="eem_table5_time", builder="time",
-            title="EEM Table 5: training seconds at the selected grid point",
+            title="EEM Table 5: training seconds at the selected grid point (solvers: {solvers})",
             published="eem_table5_time_seconds", published_value="seconds",
             notes=("seconds differ by machine: compare ratios between methods of the same run",
                    "LS-SVM ensemble (not in the paper): one whole fit, its LOO selection over 12 C x 11 sigma^2 "

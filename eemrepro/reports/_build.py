@@ -5,7 +5,15 @@ from pathlib import Path
 from ..experiments import get_metric
 from ._render import _fmt, _signed, load_results, metric_cell, write_table
 from ._spec import registered_tables
-from ._tables import build_table, ranks_and_tests, split_by_kind, table_applies, timeout_limit, wins_draws_losses
+from ._tables import (
+    build_table,
+    ranks_and_tests,
+    split_by_kind,
+    table_applies,
+    table_title,
+    timeout_limit,
+    wins_draws_losses,
+)
 
 LAYOUTS = ("run", "full")
 
@@ -121,7 +129,7 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
             continue
         columns, wide = table_columns(spec, limit)
         notes = list(spec.notes) + (list(spec.note_fn(df)) if spec.note_fn else [])
-        title = spec.title.format(selection=spec.selection or selection)
+        title = table_title(spec, df, selection)
         for fmt in formats:
             written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))
         if spec.summary:

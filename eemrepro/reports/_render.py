@@ -16,7 +16,7 @@ from ..store._store import concat_frames
 
 #: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
 REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_size", "standalone_fit_seconds",
-                  "finished_at", "run_id", "dcs", "ratio", "values", "embedding", "labels")
+                  "finished_at", "run_id", "estimator", "fixed_params", "dcs", "ratio", "values", "embedding", "labels")
 
 
 def load_results(dirs, columns=REPORT_COLUMNS):

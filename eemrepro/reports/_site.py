@@ -286,7 +286,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     from ..papers import registered_papers
     from ._check import Tolerance, check, load_tolerance
     from ._render import load_results, provenance_lines
-    from ._tables import build_table, split_by_kind, table_applies, timeout_limit
+    from ._tables import build_table, split_by_kind, table_applies, table_title, timeout_limit
 
     records, prov = load_results(dirs)
     unfinished = {tuple(c) for c in prov["unfinished"]}
@@ -332,7 +332,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                 summaries, cd = [], None
             counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
             counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
-            tables.append({"id": spec.id, "title": spec.title.format(selection=spec.selection or selection),
+            tables.append({"id": spec.id, "title": table_title(spec, df, selection),
                            "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
                            "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
                            "notes": list(spec.notes)})

@@ -110,6 +110,51 @@ def _combine(rows, how, m, greater_is_better):
     return out
 
 
+_SOLVER_NAMES = {"libsvm": "LIBSVM", "onedal": "oneDAL"}
+
+
+def column_solvers(frame):
+    """{method: its records' solvers} for the methods whose estimator takes a ``solver`` parameter.
+
+    The solver is the record's fixed or grid parameter, else the estimator's
+    default, so a table can name the solver behind each column and show a column
+    that mixes solvers (an SVM column run partly with oneDAL, say) as such.
+    """
+    from ..models import estimator_class
+
+    if not len(frame) or not {"model", "estimator", "fixed_params", "point"} <= set(frame.columns):
+        return {}
+    out = defaultdict(set)
+    defaults = {}
+    for model, est, fixed, point in frame[["model", "estimator", "fixed_params", "point"]].drop_duplicates(
+            ).itertuples(index=False):
+        if est not in defaults:
+            try:
+                defaults[est] = estimator_class(str(est))().get_params().get("solver")
+            except (ValueError, TypeError):  # a user's estimator that cannot be built without arguments
+                defaults[est] = None
+        params = {**json.loads(fixed or "{}"), **json.loads(point or "{}")}
+        solver = params.get("solver", defaults[est])
+        if solver is not None:
+            out[str(model)].add(str(solver))
+    return {m: sorted(v) for m, v in out.items()}
+
+
+def solvers_phrase(solvers):
+    """'SVMrbf: LIBSVM' for a title; a mixed column reads 'SVMrbf: LIBSVM and oneDAL (mixed)'."""
+    parts = []
+    for method, names in sorted(solvers.items()):
+        label = " and ".join(_SOLVER_NAMES.get(n, n) for n in names)
+        parts.append(f"{method}: {label}" + (" (mixed)" if len(names) > 1 else ""))
+    return "; ".join(parts) if parts else "no solver choice"
+
+
+def table_title(spec, df, selection):
+    """A spec's title with its placeholders filled: ``{selection}``, and ``{solvers}`` from the table's records."""
+    solvers = df.attrs.get("solvers", {}) if df is not None else {}
+    return spec.title.format(selection=spec.selection or selection, solvers=solvers_phrase(solvers))
+
+
 def timeout_limit(records, default=600.0):
     """The fit budget the timed-out records ran into (their recorded fit seconds)."""
     df = as_frame(records)
@@ -203,6 +248,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     frame = _of_kind(as_frame(records), spec.kind)
     sel = select(frame, spec.selection or selection, metric=spec.metric, unfinished=unfinished) if len(frame) \
         else pd.DataFrame()
+    solvers = column_solvers(frame)
     # The finished outer-fold rows of each (data set, model, point), in store order.
     done = frame[frame["inner"].isna() & (frame["status"] == "ok")] if len(frame) else frame
     by_point = done.groupby(["dataset", "model", "point"], sort=False).indices if len(done) else {}
@@ -210,7 +256,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     for _, s in sel.iterrows():
         key = (s["dataset"], s["model"])
         row = {"dataset": key[0], "method": key[1], "status": s["status"], "seconds": np.nan,
-               "timing": None, "point": s["point"]}
+               "timing": None, "point": s["point"], "solver": ", ".join(solvers.get(key[1], [])) or None}
         if s["status"] == "timed-out":
             row["seconds"], row["timing"] = np.inf, "timed out"
         elif s["status"] == "ok":
@@ -229,15 +275,18 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
         if layout == "run" and key not in rows:
             continue
         row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing",
-                                    "seconds": np.nan, "timing": None, "point": None})
+                                    "seconds": np.nan, "timing": None, "point": None, "solver": None})
         row["published"] = np.inf if "more than" in str(p.get("note", "")) else float(p[value])
     df = pd.DataFrame(list(rows.values()),
-                      columns=None if rows else ["dataset", "method", "status", "seconds", "timing", "point"])
+                      columns=None if rows else ["dataset", "method", "status", "seconds", "timing", "point",
+                                                 "solver"])
     if "published" not in df:
         df["published"] = np.nan
     if pub is not None:
         df = df[df["dataset"].isin(set(pub["dataset"]))]
-    return _order(df, pub)
+    df = _order(df, pub)
+    df.attrs["solvers"] = solvers
+    return df
 
 
 def correlation_table(records, spec, layout="full"):
