@@ -206,12 +206,18 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     def iter_path(self, X, y, C, sample_weight=None):
         """Yield one fitted model per value of ``C``, in the order given.
 
-        Each model is the one ``fit`` would return with that C, bit for bit.
-        With LIBSVM (``solver="libsvm"``), once the fits at two consecutive
+        With LIBSVM (``solver="libsvm"``) each model is the one ``fit`` would
+        return with that C, bit for bit: once the fits at two consecutive
         values of C are identical (neither clipped an alpha, module docstring),
         every larger C gets that model without a fit (``solution_C_`` then
-        names the smaller C). oneDAL's solver is fitted at every C. A consumer
-        can time, or stop after, each model.
+        names the smaller C). With oneDAL, once a solution has every alpha
+        strictly below its bound, it is the answer at every larger C: the
+        solver's stopping rule (no pair violating the optimality conditions by
+        more than its tolerance) reads only the gradient and which alphas are
+        at 0 or at their bound, and neither changes with a larger C. It is
+        then an answer oneDAL could return there, to its tolerance, not the
+        bits of a separate oneDAL fit. A consumer can time, or stop after,
+        each model.
 
         Parameters
         ----------
@@ -232,9 +238,9 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         base = copy.deepcopy(self)
         base._check_params()
         problem = base._problem(X, y, sample_weight)
-        # previous: the last fitted model; settled: a model known to be LIBSVM's at every larger C.
+        # previous: the last fitted model; settled: a model known to be the solver's answer at every larger C.
         previous, settled = None, None
-        reuse = base._solver() == "libsvm"
+        libsvm = base._solver() == "libsvm"
         for c in C:
             if not c > 0:
                 raise ValueError(f"SVM: every C of a path must be > 0, got {c!r}.")
@@ -246,10 +252,24 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
             model = copy.deepcopy(base)
             model.C = c
             model._train(problem)
-            if reuse and previous is not None and previous.C < c and model._same_solution(previous):
+            if libsvm and previous is not None and previous.C < c and model._same_solution(previous):
                 settled = previous
+            elif not libsvm and model._strictly_inside_its_box(problem):
+                settled = model
             previous = model
             yield model
+
+    def _strictly_inside_its_box(self, problem):
+        """Whether every alpha of this (oneDAL) solution is below its bound C_i = C s_i w_{t_i}.
+
+        Such a solution met the solver's stopping rule (the maximal violating
+        pair, within ``tol``) over index sets that do not change for any larger
+        C, with the same gradient: it meets the rule at every larger C too, so
+        it is a valid answer there (notes of ``iter_path``).
+        """
+        X, t, s, w_pos, w_neg, _ = problem
+        bound = float(self.C) * s[self.support_] * np.where(t[self.support_] > 0, w_pos, w_neg)
+        return bool(np.all(np.abs(self.dual_coef_) < bound))
 
     def fit_path(self, X, y, C, sample_weight=None):
         """One fitted model per value of ``C``, in order (``iter_path`` as a list).
