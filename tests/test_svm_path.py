@@ -58,6 +58,10 @@ def test_a_decreasing_path_refits_every_c():
     assert _same(models[0], SVM(C=grid[0], gamma=10.0).fit(X, y))
 
 
+def _gmean(y, pred):
+    return np.sqrt(np.prod([np.mean(pred[y == c] == c) for c in np.unique(y)]))
+
+
 def _violation(model, X, y, C):
     """LIBSVM's stopping quantity max_{I_up} u - min_{I_low} u, u_i = y_i - sum_j coef_j K_ij (Fan, Chen & Lin
     2005, eq. 9), computed here in double precision from the model's support vectors, for the bound C w_{y_i}."""
@@ -75,10 +79,11 @@ def _violation(model, X, y, C):
 def test_onedal_path_reuses_a_solution_inside_its_box_which_is_optimal_at_every_larger_c():
     pytest.importorskip("sklearnex")
     X, y = _moons()
-    X_test, _ = make_moons(n_samples=2000, noise=0.2, random_state=1)
+    X_test, y_test = make_moons(n_samples=2000, noise=0.2, random_state=1)
     models = SVM(gamma=10.0, solver="onedal").fit_path(X, y, C_GRID)
     reused = [m for m in models if m.solution_C_ != m.C]
     assert reused and all(m.solution_C_ < m.C for m in reused)
+    gmeans = []
     for model in models:
         # Optimal to oneDAL's tolerance (1e-3) at its own C, reused or not (1e-6: double vs oneDAL's arithmetic).
         assert _violation(model, X, y, model.C) <= 1e-3 + 1e-6, model.C
@@ -87,6 +92,10 @@ def test_onedal_path_reuses_a_solution_inside_its_box_which_is_optimal_at_every_
         assert libsvm.converged_
         agree = np.mean(np.sign(model.decision_function(X_test)) == np.sign(libsvm.decision_function(X_test)))
         assert agree >= 0.995, (model.C, agree)
+        gmeans.append([_gmean(y_test, m.predict(X_test)) for m in (model, libsvm)])
+    # The grid's selected cell (best GMean on the held-out points): within 0.5 points of LIBSVM's.
+    best = np.max(gmeans, axis=0)
+    assert abs(best[0] - best[1]) <= 0.005
 
 
 def test_iter_path_yields_one_model_at_a_time_and_checks_its_grid():
