@@ -195,10 +195,12 @@ def bench(name, args):
           f"; said it converged but is not optimal in double precision (its float kernel cache) at {len(inexact)}" +
           (f" (C >= {min(C_GRID[i] for _, i in inexact):g})" if inexact else ""))
     rows = [("LIBSVM (one fit per point)", f"{ref_seconds:9.1f}", "1.00", "-", "-", "-", f"{best_ref:.1f}", "-")]
+    verdicts = []
     for label, _, _ in paths:
         res = results[label]
         if res is None:
             rows.append((label, "> limit", "-", "-", "-", "-", "-", "-"))
+            verdicts.append(f"  {label}: target (whole grid >= 3x at equal decisions): not met (past the limit)")
             continue
         seconds = sum(s for g in res.values() for s, *_ in g)
         agree = {(g, i): np.mean(np.sign(res[g][i][1]) == np.sign(reference[g][i][1]))
@@ -212,11 +214,18 @@ def bench(name, args):
                      f"{sum(a >= 0.995 for a in conv)}/{len(conv)}",
                      f"{100 * min(stop):.1f} %" if stop else "-",
                      f"{best:.1f} ({best - best_ref:+.1f})", f"{reused}"))
+        misses = [why for why, bad in (
+            (f"ratio {ref_seconds / seconds:.2f}", ref_seconds / seconds < 3),
+            ("decisions differ at an optimal point", any(a < 0.995 for a in conv)),
+            (f"best GMean {best - best_ref:+.1f}", abs(best - best_ref) > 0.5)) if bad]
+        verdicts.append(f"  {label}: target (whole grid >= 3x at equal decisions): "
+                        + ("met" if not misses else "not met (" + "; ".join(misses) + ")"))
     header = ("solver", "seconds", "ratio", "agree min (optimal)", ">= 99.5 %", "agree min (other)",
               "best GMean", "reused")
     widths = [max(len(str(r[k])) for r in rows + [header]) for k in range(len(header))]
     for r in [header] + rows:
         print("  " + "  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)))
+    print("\n".join(verdicts))
 
 
 def main(argv=None):
