@@ -108,10 +108,12 @@ def test_time_table_names_each_columns_solver_and_a_mixed_column(tmp_path):
     assert t.set_index(["dataset", "method"]).loc[("ecoli", "SVMrbf"), "solver"] == "libsvm"
     assert table_title(SPECS["eem_table5"], t, "best-of-grid") == (
         "EEM Table 5: training seconds at the selected grid point (solvers: SVMrbf: LIBSVM)")
-    onedal = [rec("heart", "SVMrbf", {"C": 1.0, "gamma": 1.0}, f, 0.9, estimator="SVM",
+    onedal = [rec("arrhythmia", "SVMrbf", {"C": 1.0, "gamma": 1.0}, f, 0.9, estimator="SVM",
                   fixed_params={"solver": "onedal"}) for f in (0, 1)]
     mixed = time_table(hand_made() + svm + onedal)
     assert mixed.attrs["solvers"] == {"SVMrbf": ["libsvm", "onedal"]}
+    cells = mixed.set_index(["dataset", "method"])["solver"]
+    assert cells[("ecoli", "SVMrbf")] == "libsvm" and cells[("arrhythmia", "SVMrbf")] == "onedal"  # each cell its own
     assert "(solvers: SVMrbf: LIBSVM and oneDAL (mixed))" in table_title(SPECS["eem_table5"], mixed, "best-of-grid")
     # The written table carries it in its heading.
     store = ResultStore(tmp_path / "res")

@@ -90,7 +90,9 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
     -----
     ``fit_path`` / ``iter_path`` fit a grid of C values in order and skip the
     fits whose LIBSVM run is known to repeat a smaller C's bit for bit (module
-    docstring); ``solution_C_`` says which C a model was fitted at.
+    docstring), or, with oneDAL, whose answer a smaller C's solution already is
+    (every alpha inside its box); ``solution_C_`` says which C a model was
+    fitted at.
 
     Attributes
     ----------

@@ -113,21 +113,21 @@ def _combine(rows, how, m, greater_is_better):
 _SOLVER_NAMES = {"libsvm": "LIBSVM", "onedal": "oneDAL"}
 
 
-def column_solvers(frame):
-    """{method: its records' solvers} for the methods whose estimator takes a ``solver`` parameter.
+def cell_solvers(frame):
+    """{(data set, method): its records' solvers} for the methods whose estimator takes a ``solver`` parameter.
 
     The solver is the record's fixed or grid parameter, else the estimator's
-    default, so a table can name the solver behind each column and show a column
-    that mixes solvers (an SVM column run partly with oneDAL, say) as such.
+    default, so a table can name the solver behind each cell and column and show
+    a column that mixes solvers (an SVM column run partly with oneDAL, say) as such.
     """
     from ..models import estimator_class
 
-    if not len(frame) or not {"model", "estimator", "fixed_params", "point"} <= set(frame.columns):
+    columns = ["dataset", "model", "estimator", "fixed_params", "point"]
+    if not len(frame) or not set(columns) <= set(frame.columns):
         return {}
     out = defaultdict(set)
     defaults = {}
-    for model, est, fixed, point in frame[["model", "estimator", "fixed_params", "point"]].drop_duplicates(
-            ).itertuples(index=False):
+    for dataset, model, est, fixed, point in frame[columns].drop_duplicates().itertuples(index=False):
         if est not in defaults:
             try:
                 defaults[est] = estimator_class(str(est))().get_params().get("solver")
@@ -136,7 +136,15 @@ def column_solvers(frame):
         params = {**json.loads(fixed or "{}"), **json.loads(point or "{}")}
         solver = params.get("solver", defaults[est])
         if solver is not None:
-            out[str(model)].add(str(solver))
+            out[(str(dataset), str(model))].add(str(solver))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def column_solvers(cells):
+    """{method: the solvers of its cells} from ``cell_solvers``."""
+    out = defaultdict(set)
+    for (_, method), names in cells.items():
+        out[method].update(names)
     return {m: sorted(v) for m, v in out.items()}
 
 
@@ -248,7 +256,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     frame = _of_kind(as_frame(records), spec.kind)
     sel = select(frame, spec.selection or selection, metric=spec.metric, unfinished=unfinished) if len(frame) \
         else pd.DataFrame()
-    solvers = column_solvers(frame)
+    cells = cell_solvers(frame)
     # The finished outer-fold rows of each (data set, model, point), in store order.
     done = frame[frame["inner"].isna() & (frame["status"] == "ok")] if len(frame) else frame
     by_point = done.groupby(["dataset", "model", "point"], sort=False).indices if len(done) else {}
@@ -256,7 +264,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     for _, s in sel.iterrows():
         key = (s["dataset"], s["model"])
         row = {"dataset": key[0], "method": key[1], "status": s["status"], "seconds": np.nan,
-               "timing": None, "point": s["point"], "solver": ", ".join(solvers.get(key[1], [])) or None}
+               "timing": None, "point": s["point"], "solver": ", ".join(cells.get(key, [])) or None}
         if s["status"] == "timed-out":
             row["seconds"], row["timing"] = np.inf, "timed out"
         elif s["status"] == "ok":
@@ -285,7 +293,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     if pub is not None:
         df = df[df["dataset"].isin(set(pub["dataset"]))]
     df = _order(df, pub)
-    df.attrs["solvers"] = solvers
+    df.attrs["solvers"] = column_solvers(cells)
     return df
 
 
