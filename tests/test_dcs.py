@@ -63,8 +63,10 @@ def test_dcs_selection_on_hand_made_records():
         select(no_dcs, "dcs-gaussian")
 
 
-def test_correlation_pairs_equal_an_independent_computation():
-    # Expected: rbf features written out, sklearn's ledoit_wolf per class, SPEC section 3's D_CS.
+@pytest.mark.parametrize("beta", ["uniform", "normal"])
+def test_correlation_pairs_equal_an_independent_computation(beta):
+    # Expected: rbf features written out, sklearn's ledoit_wolf per class, SPEC section 3's D_CS,
+    # beta drawn after the layer from U[0, 1]^h (SPEC section 3's primary reading) or N(0, I).
     from sklearn.covariance import ledoit_wolf
 
     from eemrepro.experiments._correlation_kind import correlation_pairs
@@ -72,12 +74,13 @@ def test_correlation_pairs_equal_an_independent_computation():
     from .conftest import make_imbalanced
 
     X, y = make_imbalanced(n=200, d=4, seed=30)
-    dcs_v, ratio = correlation_pairs(X, y, 12, "rbf", "ledoit-wolf", 7, np.random.RandomState(5))
+    dcs_v, ratio = correlation_pairs(X, y, 12, "rbf", "ledoit-wolf", 7, np.random.RandomState(5), beta)
     rng = np.random.RandomState(5)
     params = rng.uniform(size=(12, 5))
     W, b = params[:, :-1], params[:, -1]
     H = np.exp(-b * ((X[:, None, :] - W[None]) ** 2).sum(-1))
-    B = rng.standard_normal((7, 12))
+    B = rng.uniform(size=(7, 12)) if beta == "uniform" else rng.standard_normal((7, 12))
+    assert (B.min() >= 0) == (beta == "uniform")
     cp, cn = ledoit_wolf(H[y > 0])[0], ledoit_wolf(H[y < 0])[0]
     mp, mn = B @ H[y > 0].mean(0), B @ H[y < 0].mean(0)
     sp, sn = np.array([v @ cp @ v for v in B]), np.array([v @ cn @ v for v in B])

@@ -62,6 +62,8 @@ def run_cmd(
         "--rerun-changed", help="Cells whose stored records were made under another setting (estimator, "
                                 "parameter, splitter, ...): move those records aside and run the cells afresh.")]
         = False,
+    reading: Annotated[str | None, typer.Option(
+        help="Run this reading of the config (its 'readings' section) into <out>/readings/<reading>.")] = None,
 ):
     """Run every unit of CONFIG (resuming what is stored), then print its result table."""
     from ..datasets import DatasetError
@@ -72,6 +74,9 @@ def run_cmd(
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         cfg = load_config(config)
+        if reading is not None:
+            cfg = cfg.with_reading(reading)
+            out = (out if out is not None else Path("results") / cfg.name) / "readings" / reading
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
                                  progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,

@@ -11,7 +11,7 @@ from ._fetch import fetch_file, get_data_home, sha256_of
 from ._parsers import PARSERS
 from ._registry import _registry, get_entry
 
-SCALINGS = ("minmax", None)
+SCALINGS = ("minmax", "standard", None)
 
 
 class Dataset(NamedTuple):
@@ -83,9 +83,11 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
     ----------
     name : str
         A registry id (``eemrepro datasets list``).
-    scaling : {"minmax", None}, default="minmax"
+    scaling : {"minmax", "standard", None}, default="minmax"
         Min-max scale every feature to [0, 1] (constant features become 0) on
-        the whole data set, as the EEM paper describes; ``None`` for raw values.
+        the whole data set, as the EEM paper describes; ``"standard"`` for zero
+        mean and unit variance on the whole data set (scikit-learn's
+        ``StandardScaler``; constant features become 0); ``None`` for raw values.
     data_home : str or Path, optional
         Cache root (default ``$EEMREPRO_DATA`` or the per-user cache).
     mirror : str or Path, optional
@@ -163,6 +165,11 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
     if scaling == "minmax":
         X = minmax_scale(X)
         steps.append("min-max scaled to [0, 1] (whole data set)")
+    elif scaling == "standard":
+        from sklearn.preprocessing import StandardScaler
+
+        X = StandardScaler().fit_transform(X)
+        steps.append("standardised to zero mean, unit variance (whole data set)")
 
     combined = _combined_checksum(f["sha256"] for f in files)
     meta = {

@@ -9,6 +9,16 @@ lists what is allowed. Example::
       EEM-rbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [50, 100]}}
       SVM: {estimator: SVM, grid: {C: {log10: [-1, 2]}, gamma: {log10: [-2, 0]}}}
     protocol: {folds: 10, repeats: 1, seed: 0}
+
+A ``readings:`` section names the other readings of choices a paper leaves
+open (SPEC section 8); each one is the config with some keys set otherwise,
+written as dotted paths, and runs into its own store
+(``eemrepro run CONFIG --reading NAME``)::
+
+    readings:
+      beta-normal:
+        about: "beta ~ N(0, I) instead of U[0, 1]^h"
+        set: {analysis.beta: normal}
 """
 
 import inspect
@@ -21,7 +31,8 @@ from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 
 SCALINGS = ("global", "per-fold")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
-_TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data"}
+_TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading"}
+_READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DATA_KEYS = {"mirror", "data_home"}
 
 
@@ -99,6 +110,22 @@ class ModelSpec:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """One reading of a paper's open choice: the config with the dotted keys of ``set`` changed."""
+
+    name: str
+    set: dict  # dotted key ("analysis.beta") -> value
+    about: str = ""
+
+    def to_dict(self):
+        return {"name": self.name, "about": self.about, "set": dict(self.set)}
+
+    def describe(self):
+        """What the reading changes, in one line: its ``about``, else its keys."""
+        return self.about or ", ".join(f"{k}: {v}" for k, v in self.set.items())
+
+
+@dataclass(frozen=True)
 class ExperimentConfig:
     name: str
     datasets: tuple
@@ -110,6 +137,8 @@ class ExperimentConfig:
     source: str | None = None
     kind: str = "grid-search"
     analysis: object = None  # the kind's ``analysis:`` settings (a dataclass), if it has any
+    readings: tuple = ()  # of Reading: the other readings this config names
+    reading: Reading | None = None  # the reading this config is (None: the primary one)
 
     def model(self, name):
         for m in self.models:
@@ -128,7 +157,29 @@ class ExperimentConfig:
             out["analysis"] = lists(asdict(self.analysis))
         out["protocol"] = lists(asdict(self.protocol))
         out["jobs"] = self.jobs
+        if self.readings:
+            out["readings"] = {r.name: {"about": r.about, "set": dict(r.set)} for r in self.readings}
+        if self.reading is not None:
+            out["reading"] = self.reading.to_dict()
         return out
+
+    def reading_names(self):
+        return [r.name for r in self.readings]
+
+    def with_reading(self, name):
+        """The config of reading ``name``: its keys set, ``reading`` recording which."""
+        for r in self.readings:
+            if r.name == name:
+                raw = {k: v for k, v in self.to_dict().items() if k not in ("readings", "reading")}
+                if self.mirror or self.data_home:
+                    raw["data"] = {k: v for k, v in (("mirror", self.mirror), ("data_home", self.data_home)) if v}
+                for key, value in r.set.items():
+                    raw = _set_dotted(raw, key, value)
+                raw["reading"] = r.to_dict()
+                return parse_config(raw, source=f"{self.source or self.name} (reading {name})")
+        names = self.reading_names()
+        raise ConfigError(f"{self.source or self.name}: no reading {name!r}; "
+                          + (f"its readings are {names}" if names else "it names no readings (key 'readings')"))
 
 
 def _builtin_estimators():
@@ -356,6 +407,59 @@ def _protocol(ctx, raw, datasets=()):
     return Protocol(**values)
 
 
+def _set_dotted(raw, dotted, value):
+    """``raw`` with ``raw[a][b][c] = value`` for ``dotted`` "a.b.c" (a deep copy along the path)."""
+    head, _, rest = dotted.partition(".")
+    out = dict(raw)
+    if not rest:
+        out[head] = value
+        return out
+    inner = out.get(head)
+    out[head] = _set_dotted(inner if isinstance(inner, dict) else {}, rest, value)
+    return out
+
+
+def _reading(ctx, path, name, spec, allowed_set=True):
+    if not isinstance(name, str) or not _READING_NAME.fullmatch(name):
+        raise ctx.error(path, f"a reading's name is letters, digits, '.', '_' or '-' (a folder name), got {name!r}")
+    if not isinstance(spec, dict) or set(spec) - {"about", "set", "name"} or "set" not in spec:
+        raise ctx.error(path, "a reading is a mapping {set: {dotted.key: value, ...}, about: text}")
+    about = spec.get("about") or ""
+    if not isinstance(about, str):
+        raise ctx.error(path + ("about",), f"a line of text, got {about!r}")
+    changes = spec["set"]
+    if not isinstance(changes, dict) or not changes:
+        raise ctx.error(path + ("set",), "a non-empty mapping of dotted keys (analysis.beta) to values")
+    for key in changes:
+        head = str(key).partition(".")[0]
+        if head not in _TOP_KEYS - {"readings", "reading", "name"}:
+            raise ctx.error(path + ("set", key), f"a dotted key under one of "
+                                                 f"{sorted(_TOP_KEYS - {'readings', 'reading', 'name'})}")
+    return Reading(name=name, set={str(k): _number(v) for k, v in changes.items()}, about=about)
+
+
+def _readings(ctx, raw):
+    """The ``readings:`` section, each reading checked by parsing the config it gives."""
+    section = raw.get("readings")
+    if section is None:
+        return ()
+    if not isinstance(section, dict) or not section:
+        raise ctx.error(("readings",), "a mapping: reading name -> {set: {dotted.key: value}, about: text}")
+    base = {k: v for k, v in raw.items() if k not in ("readings", "reading")}
+    out = []
+    for name, spec in section.items():
+        reading = _reading(ctx, ("readings", name), name, spec)
+        changed = base
+        for key, value in reading.set.items():
+            changed = _set_dotted(changed, key, value)
+        try:
+            parse_config(changed, source=f"{ctx.source} (reading {name})")
+        except ConfigError as exc:
+            raise ctx.error(("readings", name, "set"), f"gives a config that does not validate: {exc}") from None
+        out.append(reading)
+    return tuple(out)
+
+
 def parse_config(raw, source="<config>", text="", lines=None):
     """Validate a config mapping (as ``yaml.safe_load`` returns it); ``lines``: its keys' lines, if known."""
     from ..datasets import UnknownDatasetError, get_entry
@@ -408,11 +512,17 @@ def parse_config(raw, source="<config>", text="", lines=None):
     data = raw.get("data") or {}
     if not isinstance(data, dict) or set(data) - _DATA_KEYS:
         raise ctx.error(("data",), f"a mapping with keys among {sorted(_DATA_KEYS)}")
+    reading = None
+    if raw.get("reading") is not None:
+        if "readings" in raw:
+            raise ctx.error(("reading",), "a reading's config (key 'reading') names no other readings")
+        spec = raw["reading"]
+        reading = _reading(ctx, ("reading",), spec.get("name") if isinstance(spec, dict) else None, spec)
     return ExperimentConfig(
         name=name, datasets=tuple(str(d) for d in datasets), models=models,
         protocol=_protocol(ctx, raw.get("protocol"), tuple(str(d) for d in datasets)), jobs=jobs,
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
-        kind=kind_name, analysis=analysis,
+        kind=kind_name, analysis=analysis, readings=_readings(ctx, raw), reading=reading,
     )
 
 

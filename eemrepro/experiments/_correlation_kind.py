@@ -2,13 +2,15 @@
 
 For one random hidden layer with h neurons (the model's U[0, 1] draw), the class
 means and covariances of phi(X) are accumulated in chunks (the same machinery
-as EEM; Ledoit–Wolf or empirical), then for ``betas`` random beta ~ N(0, I):
-m+- = beta^T mean+-, S+- = beta^T Sigma+- beta and
+as EEM; Ledoit–Wolf or empirical), then for ``betas`` random beta (``beta``:
+``uniform``, U[0, 1]^h, the reading SPEC section 3 calls primary, or ``normal``,
+N(0, I)): m+- = beta^T mean+-, S+- = beta^T Sigma+- beta and
 
     D_CS = ln(((S+ + S-) / 2) / sqrt(S+ S-)) + (m+ - m-)^2 / (S+ + S-)   (SPEC section 3)
 
 A unit is one (data set, h, layer): its point is ``{"n_hidden": h, "layer":
-l}`` on the whole data set. Reports pool every layer's pairs for one Spearman
+l}`` on the whole data set (``scaling``: ``minmax`` as the paper's experiments,
+``none`` or ``standard``; SPEC section 8). Reports pool every layer's pairs for one Spearman
 coefficient per (data set, h).
 """
 
@@ -23,7 +25,7 @@ from ..models._moments import _accumulate_class_moments, _ledoit_wolf_from_momen
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
-from ._watchdog import load_data, make_record
+from ._watchdog import make_record
 
 MODEL = "dcs-correlation"
 
@@ -37,10 +39,28 @@ class CorrelationAnalysis:
     betas: int = 100
     activation: str = "rbf"  # the paper names neither the activation ...
     covariance: str = "ledoit-wolf"  # ... nor the covariance estimator
+    beta: str = "uniform"  # ... nor beta's distribution (SPEC sections 3 and 8)
+    scaling: str = "minmax"  # ... nor whether the analysis scales the data
 
 
-def correlation_pairs(X, y, h, activation, covariance, n_betas, rng):
-    """(dcs, ratio) arrays for one random layer and ``n_betas`` random betas."""
+BETAS = ("uniform", "normal")
+ANALYSIS_SCALINGS = ("minmax", "standard", "none")
+# Settings added after stores existed enter the identity only at other values
+# than the one those records were made with, so that they keep matching.
+_LEGACY = {"beta": "normal", "scaling": "minmax"}
+
+
+def draw_betas(n_betas, h, distribution, rng):
+    """``n_betas`` random directions: U[0, 1]^h or N(0, I_h)."""
+    if distribution == "uniform":
+        return rng.uniform(0.0, 1.0, (n_betas, h))
+    if distribution == "normal":
+        return rng.standard_normal((n_betas, h))
+    raise ValueError(f"beta must be one of {list(BETAS)}, got {distribution!r}")
+
+
+def correlation_pairs(X, y, h, activation, covariance, n_betas, rng, beta="uniform"):
+    """(dcs, ratio) arrays for one random layer and ``n_betas`` random betas drawn from ``beta``."""
     weights, biases = _draw_hidden_layer(h, X.shape[1], rng)
 
     def transform(chunk):
@@ -55,7 +75,7 @@ def correlation_pairs(X, y, h, activation, covariance, n_betas, rng):
             cov, _ = _ledoit_wolf_from_moments(cov, norm4, n)
         stats.append((mean, cov))
     (m_pos, c_pos), (m_neg, c_neg) = stats
-    B = rng.standard_normal((n_betas, h))
+    B = draw_betas(n_betas, h, beta, rng)
     mp, mn = B @ m_pos, B @ m_neg
     sp = np.einsum("ij,jk,ik->i", B, c_pos, B)
     sn = np.einsum("ij,jk,ik->i", B, c_neg, B)
@@ -85,6 +105,9 @@ class DcsCorrelation(ExperimentKind):
             raise ctx.error(("analysis", "activation"), f"must be one of {list(ACTIVATIONS)}")
         if values.get("covariance", "ledoit-wolf") not in ("ledoit-wolf", "empirical"):
             raise ctx.error(("analysis", "covariance"), "must be 'ledoit-wolf' or 'empirical'")
+        for key, allowed in (("beta", BETAS), ("scaling", ANALYSIS_SCALINGS)):
+            if key in values and values[key] not in allowed:
+                raise ctx.error(("analysis", key), f"must be one of {list(allowed)}, got {values[key]!r}")
         return CorrelationAnalysis(**values)
 
     def units(self, config):
@@ -95,23 +118,27 @@ class DcsCorrelation(ExperimentKind):
     def identity(self, config, unit):
         a = config.analysis
         return {"kind": self.name, "activation": a.activation, "covariance": a.covariance, "betas": a.betas,
-                "seed": config.protocol.seed}
+                "seed": config.protocol.seed,
+                **{k: getattr(a, k) for k, old in _LEGACY.items() if getattr(a, k) != old}}
 
     def task(self, config, unit):
         (point,) = unit.point_dicts()
         a = asdict(config.analysis)
-        return {"analysis": a, "params": {"activation": a["activation"], "covariance": a["covariance"]},
+        return {"analysis": a, "params": {k: a[k] for k in ("activation", "covariance", "beta", "scaling")},
                 "seed": derive_seed(config.protocol.seed, unit.dataset, "dcs-correlation", point["n_hidden"],
                                     point["layer"])}
 
     @staticmethod
     def run(task):
-        X, y, meta = load_data(task["dataset"], False, task["data_home"], task["mirror"])
-        (point,) = task["points"]
+        from ..datasets import load_dataset
+
         a = task["analysis"]
+        X, y, meta = load_dataset(task["dataset"], scaling=None if a["scaling"] == "none" else a["scaling"],
+                                  data_home=task["data_home"], mirror=task["mirror"])
+        (point,) = task["points"]
         start = time.perf_counter()
         dcs, ratio = correlation_pairs(X, y, point["n_hidden"], a["activation"], a["covariance"], a["betas"],
-                                       np.random.RandomState(task["seed"]))
+                                       np.random.RandomState(task["seed"]), a["beta"])
         finite = np.isfinite(dcs) & np.isfinite(ratio)
         fields = {"status": "ok" if finite.any() else "failed", "fit_seconds": time.perf_counter() - start,
                   "error": None if finite.any() else "no finite pair",

@@ -135,9 +135,13 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
         if spec.summary:
             written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
     if len(records):
+        from ._check import check
+
         # check.md compares the full layout under the default selection: the tables just built are those then.
         reuse = built if layout == "full" and selection == "best-of-grid" else None
-        written.append(_write_check(parts, out, prov, specs, unfinished, reuse))
+        cells = check(parts, unfinished=unfinished, tables=[s.id for s in specs], built=reuse)
+        written.append(_write_check(cells, out, prov, specs))
+        written += _write_readings(dirs, out, prov, specs, cells, formats, built)
         claims = _write_claims(parts, out, prov, unfinished, selection, built)
         if claims is not None:
             written.append(claims)
@@ -199,14 +203,33 @@ def _write_summary(df, spec, path, selection):
     return path
 
 
-def _write_check(records, out, prov, specs, unfinished, built=None):
-    """check.md: per table, cells within the default tolerance and every cell that is not."""
+def _write_readings(dirs, out, prov, specs, cells, formats, built):
+    """``<stem>_readings.md`` (and ``.csv``) of each checked table a stored reading covers."""
+    from ._readings import COLUMNS, reading_stores, readings_frames
+
+    frames = readings_frames(dirs, specs, cells, primary_tables=built)
+    stores = ", ".join(str(folder) for _, _, folder in reading_stores(dirs))
+    written = []
+    for spec in specs:
+        df = frames.get(spec.id)
+        if df is None:
+            continue
+        title = f"Readings of {spec.id}: cells within the default tolerance, each reading beside the primary one"
+        notes = ["readings: SPEC section 8; each is stored under <results>/readings/<name> "
+                 "(eemrepro run CONFIG --reading NAME); check judges the primary reading only",
+                 f"reading stores (each with its own provenance): {stores}"]
+        for fmt in [f for f in formats if f in ("md", "csv")]:
+            written.append(write_table(df, out / f"{spec.stem}_readings", fmt, title, prov, COLUMNS, None, notes))
+    return written
+
+
+def _write_check(cells, out, prov, specs):
+    """check.md: per table, cells within the default tolerance (``cells``, from ``check``) and every cell not."""
     from collections import Counter
 
-    from ._check import check, describe_rule, summary_line
+    from ._check import describe_rule, summary_line
     from ._render import provenance_lines
 
-    cells = check(records, unfinished=unfinished, tables=[s.id for s in specs], built=built)
     lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
     lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]
     rules = {s.id: describe_rule(s) for s in specs if s.tolerance is not None and any(c.table == s.id for c in cells)}

@@ -1,0 +1,130 @@
+"""Readings of a paper's open choices (SPEC section 8): config, runs into their own stores, tables."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from eemrepro.cli import app
+from eemrepro.experiments import ConfigError, ResultStore, load_config, parse_config
+from eemrepro.reports import build_tables, registered_tables
+
+runner = CliRunner()
+
+CONFIG = """name: t1
+kind: dcs-correlation
+datasets: [heart]
+analysis: {n_hidden: [1, 10], layers: 3, betas: 10, beta: uniform}
+protocol: {seed: 0}
+readings:
+  beta-normal:
+    about: beta ~ N(0, I)
+    set: {analysis.beta: normal}
+  raw:
+    set: {analysis.scaling: none, analysis.layers: 2}
+"""
+
+
+def _write(tmp_path, text, name="t1.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_reading_is_the_config_with_its_keys_set(tmp_path):
+    cfg = load_config(_write(tmp_path, CONFIG))
+    assert cfg.reading is None and cfg.reading_names() == ["beta-normal", "raw"]
+    normal = cfg.with_reading("beta-normal")
+    assert normal.analysis.beta == "normal" and normal.analysis.layers == 3 and normal.reading.name == "beta-normal"
+    raw = cfg.with_reading("raw")
+    assert (raw.analysis.scaling, raw.analysis.layers, raw.analysis.beta) == ("none", 2, "uniform")
+    assert raw.readings == () and cfg.analysis.scaling == "minmax"  # the primary one is untouched
+    # The reading's config, as a store writes it, reads back as the same reading.
+    import yaml
+
+    again = parse_config(yaml.safe_load(yaml.safe_dump(raw.to_dict(), sort_keys=False)))
+    assert again.to_dict() == raw.to_dict() and again.reading.describe() == "analysis.scaling: none, analysis.layers: 2"
+    with pytest.raises(ConfigError, match=r"no reading 'nope'; its readings are \['beta-normal', 'raw'\]"):
+        cfg.with_reading("nope")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("  raw:\n    set: {analysis.beta: cauchy}\n", r"key 'readings.raw.set': gives a config that does not validate"
+                                                   r".*'analysis.beta': must be one of \['uniform', 'normal'\]"),
+    ("  raw:\n    set: {nonsense.key: 1}\n", r"key 'readings.raw.set.nonsense.key': a dotted key under one of"),
+    ("  a/b:\n    set: {analysis.beta: normal}\n", r"key 'readings.a/b': a reading's name is letters"),
+    ("  raw: {about: x}\n", r"key 'readings.raw': a reading is a mapping \{set:"),
+    ("  raw:\n    set: {}\n", r"key 'readings.raw.set': a non-empty mapping"),
+])
+def test_a_bad_reading_names_its_key(tmp_path, bad, message):
+    text = CONFIG.split("readings:")[0] + "readings:\n" + bad
+    with pytest.raises(ConfigError, match=message):
+        load_config(_write(tmp_path, text))
+
+
+def _spearman_cells(folder):
+    """(data set, h) -> Spearman rho of the stored pairs, computed here with scipy; the published values."""
+    df = ResultStore(folder).frame(["dataset", "point", "dcs", "ratio", "identity"])
+    rho = {}
+    for h, g in df.assign(h=[json.loads(p)["n_hidden"] for p in df["point"]]).groupby("h"):
+        d, q = np.concatenate(list(g["dcs"])), np.concatenate(list(g["ratio"]))
+        ok = np.isfinite(d) & np.isfinite(q)
+        rho[("heart", int(h))] = stats.spearmanr(d[ok], q[ok]).statistic
+    return rho, df
+
+
+def test_readings_run_into_their_own_stores_and_are_counted_beside_the_primary_one(tmp_path):
+    cfg = _write(tmp_path, CONFIG)
+    out = tmp_path / "res"
+    for extra in ([], ["--reading", "beta-normal"], ["--reading", "raw"]):
+        result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "nope"])
+    assert result.exit_code == 1 and "no reading 'nope'" in result.output
+    folders = {"primary": out, "beta-normal": out / "readings" / "beta-normal", "raw": out / "readings" / "raw"}
+    rho, frames = {}, {}
+    for name, folder in folders.items():
+        rho[name], frames[name] = _spearman_cells(folder)
+    # Each store holds its own reading: the same layers (same seeds), other betas or other data.
+    identities = {n: {json.dumps(json.loads(i), sort_keys=True) for i in f["identity"]} for n, f in frames.items()}
+    assert [json.loads(next(iter(identities[n]))).get("beta") for n in folders] == ["uniform", None, "uniform"]
+    assert json.loads(next(iter(identities["raw"])))["scaling"] == "none"
+    assert len(frames["primary"]) == 6 and len(frames["raw"]) == 4
+    assert not np.allclose(np.concatenate(list(frames["primary"]["ratio"])),
+                           np.concatenate(list(frames["beta-normal"]["ratio"])))
+    # The published EEM Table 1 (heart, h = 1 and 10); default rule |delta| <= 0.1.
+    spec = next(s for s in registered_tables() if s.id == "eem_table1")
+    pub = spec.published_frame().set_index(["dataset", "h"])["spearman"]
+    expected = {n: sum(abs(r[k] - pub[k]) <= 0.1 for k in r) for n, r in rho.items()}
+    build_tables([out], tmp_path / "tables", formats=("md", "csv"))
+    table = pd.read_csv(tmp_path / "tables" / f"{spec.stem}_readings.csv", comment="#").set_index("reading")
+    assert list(table.index) == ["primary", "beta-normal", "raw"]
+    assert table["within_tolerance"].to_dict() == expected and set(table["cells"]) == {2}
+    assert int(table.loc["beta-normal", "change"]) == expected["beta-normal"] - expected["primary"]
+    assert table.loc["raw", "size"] == "2 layers per cell" and table.loc["primary", "size"] == "3 layers per cell"
+    assert table.loc["beta-normal", "changes"] == "beta ~ N(0, I) (analysis.beta: normal)"
+    # The cell that moved most, against the primary reading, by the scipy values above.
+    moved = max(rho["primary"], key=lambda k: abs(rho["beta-normal"][k] - rho["primary"][k]))
+    assert table.loc["beta-normal", "moved_most"].startswith(f"heart h={moved[1]} ")
+    # The primary table and check judge the primary reading only.
+    main = pd.read_csv(tmp_path / "tables" / f"{spec.stem}.csv", comment="#").set_index(["dataset", "h"])
+    for k, v in rho["primary"].items():
+        assert main.loc[k, "spearman"] == pytest.approx(v)
+    result = runner.invoke(app, ["check", str(out)])
+    assert f"within tolerance: {expected['primary']} of 2 cells" in result.output
+
+
+def test_standard_scaling_is_scikit_learns_on_the_whole_data_set():
+    # Expected: sklearn's StandardScaler on the raw bundled data (a reading of scaling, SPEC section 8).
+    from sklearn.preprocessing import StandardScaler
+
+    from eemrepro.datasets import load_dataset
+
+    raw, y, _ = load_dataset("heart", scaling=None)
+    X, y2, meta = load_dataset("heart", scaling="standard")
+    np.testing.assert_allclose(X, StandardScaler().fit_transform(raw), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(X.mean(0), 0, atol=1e-12)
+    assert (y == y2).all() and meta["scaling"] == "standard" and "standardised" in meta["steps"][-1]
