@@ -35,7 +35,7 @@ def _write(tmp_path, text):
         (GOOD.replace("[10, 20]", "[10, -2]"), r"key 'models.EEM.grid.n_hidden': EEM: parameter 'n_hidden' must be"),
         (GOOD.replace("[10, 20]", "{log10: [3, 1]}"), r"log10 range needs integers low <= high"),
         (GOOD.replace("folds: 3", "folds: 1"), r"key 'protocol.folds': must be an integer >= 2, got 1"),
-        (GOOD.replace("repeats: 1}", "repeats: 1, scaling: perfold}"), r"'protocol.scaling': must be one of \['global', 'per-fold'\]"),
+        (GOOD.replace("repeats: 1}", "repeats: 1, scaling: perfold}"), r"'protocol.scaling': must be one of \['global', 'per-fold', 'standard', 'standard-per-fold', 'none'\]"),
         (GOOD.replace("repeats: 1}", "repeats: 1, splitter: train-test}"),
          r"key 'protocol.train_size': splitter: train-test needs train_size"),
         (GOOD.replace("repeats: 1}", "repeats: 1, train_size: 0.5}"), r"key 'protocol.train_size': only for splitter: train-test"),

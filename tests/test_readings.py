@@ -128,3 +128,36 @@ def test_standard_scaling_is_scikit_learns_on_the_whole_data_set():
     np.testing.assert_allclose(X, StandardScaler().fit_transform(raw), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(X.mean(0), 0, atol=1e-12)
     assert (y == y2).all() and meta["scaling"] == "standard" and "standardised" in meta["steps"][-1]
+
+
+@pytest.mark.parametrize("scaling", ["global", "per-fold", "standard", "standard-per-fold", "none"])
+def test_protocol_scaling_scales_as_scikit_learn_does(tmp_path, scaling):
+    # Expected: the same split, scaled here by scikit-learn's MinMaxScaler / StandardScaler (fitted on
+    # the whole set or on the training part), a 3-NN fitted by hand, sklearn's balanced accuracy.
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from eemrepro.datasets import load_dataset
+    from eemrepro.experiments import make_splitter, run_experiment
+
+    cfg = load_config(_write(tmp_path, f"""name: s
+datasets: [heart]
+models:
+  KNN: {{estimator: "sklearn.neighbors:KNeighborsClassifier", grid: {{n_neighbors: [3]}}}}
+protocol: {{splitter: train-test, train_size: 0.6, repeats: 1, scaling: {scaling}, select_metric: bac}}
+"""))
+    run_experiment(cfg, out=tmp_path / "r", jobs=1, progress=False)
+    stored = ResultStore(tmp_path / "r").frame(["bac", "identity"])
+    X, y, _ = load_dataset("heart", scaling=None)
+    train, test = make_splitter(cfg.protocol, "heart").split_at(y, 0, 0)
+    scaler = {"global": MinMaxScaler, "per-fold": MinMaxScaler, "standard": StandardScaler,
+              "standard-per-fold": StandardScaler}.get(scaling)
+    if scaler is None:
+        X_train, X_test = X[train], X[test]
+    else:
+        fitted = scaler().fit(X[train] if scaling.endswith("per-fold") else X)
+        X_train, X_test = fitted.transform(X[train]), fitted.transform(X[test])
+    pred = KNeighborsClassifier(3).fit(X_train, y[train]).predict(X_test)
+    assert stored["bac"].iloc[0] == pytest.approx(balanced_accuracy_score(y[test], pred), abs=1e-12)
+    assert json.loads(stored["identity"].iloc[0])["scaling"] == scaling

@@ -29,7 +29,9 @@ from pathlib import Path
 
 from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 
-SCALINGS = ("global", "per-fold")
+# global: min-max on the whole data set (SPEC section 2); per-fold: min-max from each training
+# part; standard / standard-per-fold: zero mean, unit variance likewise; none: raw values.
+SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -54,7 +56,10 @@ class Protocol:
     ``splitter``: ``stratified-kfold`` (``folds`` per repeat), ``train-test``
     (one stratified split of ``train_size``, a count or a fraction, per repeat;
     a mapping data set -> size gives each data set its own) or ``whole`` (train
-    and evaluate on all the data). ``selection`` picks the
+    and evaluate on all the data). ``scaling``: ``global`` (min-max on the
+    whole data set, SPEC section 2), ``per-fold`` (min-max from each training
+    part), ``standard`` / ``standard-per-fold`` (zero mean, unit variance, the
+    same two ways) or ``none`` (raw values). ``selection`` picks the
     grid point by ``select_metric`` (best of grid, or nested on ``inner_folds``)
     or by a criterion the fit computes; ``criteria`` are recorded on the
     training part of every fold.

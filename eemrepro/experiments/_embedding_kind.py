@@ -20,7 +20,7 @@ import numpy as np
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
-from ._watchdog import load_data, make_record, run_points, short_error
+from ._watchdog import load_data, make_record, run_points, scale_parts, short_error
 
 
 @dataclass(frozen=True)
@@ -81,11 +81,14 @@ class _WholeDataKind(ExperimentKind):
         return {"estimator": spec.estimator, "params": spec.params_for(unit.dataset),
                 "analysis": vars(config.analysis), "fit_timeout": proto.fit_timeout,
                 "after_timeout": proto.after_timeout, "fit_memory_gb": proto.fit_memory_gb,
+                "scaling": proto.scaling,
                 "seed": derive_seed(proto.seed, unit.dataset, unit.model, self.name, unit.repeat)}
 
     @classmethod
     def run(cls, task):
-        X, y, meta = load_data(task["dataset"], False, task["data_home"], task["mirror"])
+        scaling = task.get("scaling", "global")
+        X, y, meta = load_data(task["dataset"], scaling, task["data_home"], task["mirror"])
+        X, _ = scale_parts(scaling, X)  # a per-fold scaling of the whole data set scales it whole
         X, y = cls._rows(task, X, y)
         sub = dict(task, keep=cls._keep(task), skip_points=[])
         (point,) = task["points"]

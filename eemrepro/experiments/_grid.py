@@ -21,7 +21,7 @@ from ._kinds import ExperimentKind, register_kind
 from ._metrics import evaluate
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_id
-from ._watchdog import load_data, make_record, run_points, short_error
+from ._watchdog import load_data, make_record, run_points, scale_parts, short_error
 
 
 class GridSearch(ExperimentKind):
@@ -73,18 +73,14 @@ class GridSearch(ExperimentKind):
         from ._config import Protocol
 
         proto = Protocol(**task["protocol"])
-        X, y, meta = load_data(task["dataset"], proto.scaling == "per-fold", task["data_home"], task["mirror"])
+        X, y, meta = load_data(task["dataset"], proto.scaling, task["data_home"], task["mirror"])
         splitter = make_splitter(proto, task["dataset"])
         train, test = splitter.split_at(y, task["repeat"], task["fold"])
         if task["inner"] is not None:
             tr, va = inner_split(y[train], proto.inner_folds, proto.seed, task["dataset"],
                                  task["repeat"], task["fold"], task["inner"])
             train, test = train[tr], train[va]
-        X_train, X_test = X[train], X[test]
-        if proto.scaling == "per-fold":
-            from ..datasets import minmax_scale
-
-            X_train, X_test = minmax_scale(X_train), minmax_scale(X_test, reference=X_train)
+        X_train, X_test = scale_parts(proto.scaling, X[train], X[test])
         data = (X_train, y[train], X_test, y[test])
         task = dict(task, fit_timeout=proto.fit_timeout, after_timeout=proto.after_timeout,
                     fit_memory_gb=proto.fit_memory_gb)

@@ -34,7 +34,7 @@ import numpy as np
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_ids
-from ._watchdog import load_data, make_record, run_points, short_error
+from ._watchdog import load_data, make_record, run_points, scale_parts, short_error
 
 CLASSIFIER = "classifier"
 
@@ -132,12 +132,7 @@ def _classifier_steps(task, data, points):
 
 
 def _scaled(proto, X, fit_rows, other_rows):
-    X_fit, X_other = X[fit_rows], None if other_rows is None else X[other_rows]
-    if proto.scaling == "per-fold":
-        from ..datasets import minmax_scale
-
-        X_fit, X_other = minmax_scale(X_fit), None if X_other is None else minmax_scale(X_other, reference=X_fit)
-    return X_fit, X_other
+    return scale_parts(proto.scaling, X[fit_rows], None if other_rows is None else X[other_rows])
 
 
 def _fit_projection(task, point, X_fit, y_fit, X_other):
@@ -228,7 +223,7 @@ class ProjectionPipeline(ExperimentKind):
         from ._config import Protocol
 
         proto = Protocol(**task["protocol"])
-        X, y, meta = load_data(task["dataset"], proto.scaling == "per-fold", task["data_home"], task["mirror"])
+        X, y, meta = load_data(task["dataset"], proto.scaling, task["data_home"], task["mirror"])
         train, test = make_splitter(proto, task["dataset"]).split_at(y, task["repeat"], task["fold"])
         if task["inner"] is not None:
             tr, va = inner_split(y[train], proto.inner_folds, proto.seed, task["dataset"], task["repeat"],
@@ -297,7 +292,7 @@ class ProjectionVisual(ProjectionPipeline):
         from ._config import Protocol
 
         proto = Protocol(**task["protocol"])
-        X, y, meta = load_data(task["dataset"], proto.scaling == "per-fold", task["data_home"], task["mirror"])
+        X, y, meta = load_data(task["dataset"], proto.scaling, task["data_home"], task["mirror"])
         subsample, _ = make_splitter(proto, task["dataset"]).split_at(y, task["repeat"], 0)
         X_sub, _ = _scaled(proto, X, subsample, None)
         y_sub = y[subsample]

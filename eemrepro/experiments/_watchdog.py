@@ -48,11 +48,36 @@ def environment():
     return versions, host
 
 
+# protocol.scaling -> what load_dataset does to the whole data set; the per-fold
+# scalings load raw values and scale each part by its training rows (``scale_parts``).
+_WHOLE_SET_SCALING = {"global": "minmax", "standard": "standard"}
+
+
 @lru_cache(maxsize=8)
-def load_data(dataset, raw, data_home, mirror):
+def load_data(dataset, scaling, data_home, mirror):
+    """The data set as ``protocol.scaling`` wants it loaded (``global``: min-max on the whole set)."""
     from ..datasets import load_dataset
 
-    return load_dataset(dataset, scaling=None if raw else "minmax", data_home=data_home, mirror=mirror)
+    return load_dataset(dataset, scaling=_WHOLE_SET_SCALING.get(scaling), data_home=data_home, mirror=mirror)
+
+
+def scale_parts(scaling, X_fit, X_other=None):
+    """The parts scaled by the rows of ``X_fit`` for a per-fold ``protocol.scaling``; else as they are.
+
+    ``per-fold``: min-max from the training part; ``standard-per-fold``: zero mean
+    and unit variance from the training part (scikit-learn's ``StandardScaler``,
+    as LS-SVMlab's default preprocessing does it).
+    """
+    if scaling == "per-fold":
+        from ..datasets import minmax_scale
+
+        return minmax_scale(X_fit), None if X_other is None else minmax_scale(X_other, reference=X_fit)
+    if scaling == "standard-per-fold":
+        from sklearn.preprocessing import StandardScaler
+
+        scaler = StandardScaler().fit(X_fit)
+        return scaler.transform(X_fit), None if X_other is None else scaler.transform(X_other)
+    return X_fit, X_other
 
 
 def out_of_memory(fields):
