@@ -103,6 +103,9 @@ def test_readings_run_into_their_own_stores_and_are_counted_beside_the_primary_o
     table = pd.read_csv(tmp_path / "tables" / f"{spec.stem}_readings.csv", comment="#").set_index("reading")
     assert list(table.index) == ["primary", "beta-normal", "raw"]
     assert table["within_tolerance"].to_dict() == expected and set(table["cells"]) == {2}
+    per_h = {n: {h: int(abs(r[("heart", h)] - pub[("heart", h)]) <= 0.1) for h in (1, 10)} for n, r in rho.items()}
+    assert table.loc["primary", "by_column"] == f"h=1 {per_h['primary'][1]}; h=10 {per_h['primary'][10]}"
+    assert table.loc["raw", "by_column"].startswith(f"h=1 {per_h['raw'][1]}")
     assert int(table.loc["beta-normal", "change"]) == expected["beta-normal"] - expected["primary"]
     assert table.loc["raw", "size"] == "2 layers per cell" and table.loc["primary", "size"] == "3 layers per cell"
     assert table.loc["beta-normal", "changes"] == "beta ~ N(0, I) (analysis.beta: normal)"
@@ -115,6 +118,7 @@ def test_readings_run_into_their_own_stores_and_are_counted_beside_the_primary_o
         assert main.loc[k, "spearman"] == pytest.approx(v)
     result = runner.invoke(app, ["check", str(out)])
     assert f"within tolerance: {expected['primary']} of 2 cells" in result.output
+    assert "judged: the primary reading; not judged: the readings beta-normal, raw" in result.output
 
 
 def test_standard_scaling_is_scikit_learns_on_the_whole_data_set():
@@ -161,3 +165,79 @@ protocol: {{splitter: train-test, train_size: 0.6, repeats: 1, scaling: {scaling
     pred = KNeighborsClassifier(3).fit(X_train, y[train]).predict(X_test)
     assert stored["bac"].iloc[0] == pytest.approx(balanced_accuracy_score(y[test], pred), abs=1e-12)
     assert json.loads(stored["identity"].iloc[0])["scaling"] == scaling
+
+
+def test_a_model_scored_on_its_labels_has_the_auc_of_one_threshold(tmp_path):
+    # Expected: scikit-learn's roc_auc_score of the predicted labels, fitted here by hand on the same
+    # split; for two classes that is the balanced accuracy (SPEC section 8, ESMM's label reading).
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+    from sklearn.svm import SVC
+
+    from eemrepro.datasets import load_dataset
+    from eemrepro.experiments import make_splitter, run_experiment
+
+    text = """name: s
+datasets: [heart]
+models:
+  SVC: {estimator: "sklearn.svm:SVC", grid: {C: [1.0]}}
+  SVC-labels: {estimator: "sklearn.svm:SVC", score: labels, grid: {C: [1.0]}}
+protocol: {splitter: train-test, train_size: 0.6, repeats: 1, select_metric: auc}
+"""
+    cfg = load_config(_write(tmp_path, text))
+    assert cfg.model("SVC-labels").score == "labels" and "score" not in cfg.to_dict()["models"]["SVC"]
+    run_experiment(cfg, out=tmp_path / "r", jobs=1, progress=False)
+    stored = ResultStore(tmp_path / "r").frame(["model", "auc", "bac", "identity"]).set_index("model")
+    X, y, _ = load_dataset("heart")
+    train, test = make_splitter(cfg.protocol, "heart").split_at(y, 0, 0)
+    svc = SVC(C=1.0).fit(X[train], y[train])
+    assert stored.loc["SVC", "auc"] == pytest.approx(roc_auc_score(y[test], svc.decision_function(X[test])))
+    labels = roc_auc_score(y[test], svc.predict(X[test]))
+    assert labels == pytest.approx(balanced_accuracy_score(y[test], svc.predict(X[test])))
+    assert stored.loc["SVC-labels", "auc"] == pytest.approx(labels) != stored.loc["SVC", "auc"]
+    assert json.loads(stored.loc["SVC-labels", "identity"])["score"] == "labels"
+    assert "score" not in json.loads(stored.loc["SVC", "identity"])
+    with pytest.raises(ConfigError, match=r"'models.SVC.score': must be one of \['decision', 'labels'\]"):
+        load_config(_write(tmp_path, text.replace('"sklearn.svm:SVC", grid', '"sklearn.svm:SVC", score: ranks, grid')))
+
+
+def test_a_reading_of_tables_keys_runs_nothing_and_reads_the_records_its_way(tmp_path):
+    # Expected: the per-fold oracle (best *test* GMean on each fold) and the BAC-selected BAC,
+    # both computed here from the stored outer records with pandas, against the primary
+    # best-of-grid GMean (SPEC section 8: MELM T3's "best classifier" and ESMM's label readings).
+    text = """name: u
+datasets: [heart]
+models:
+  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
+protocol: {folds: 3, repeats: 1}
+readings:
+  oracle:
+    about: the best point of each test fold
+    set: {tables.selection: best-per-fold}
+  bac: {set: {tables.metric: bac}}
+"""
+    cfg = _write(tmp_path, text)
+    out = tmp_path / "r"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "oracle"])
+    assert result.exit_code == 1 and "no stored run of u; run the primary reading first" in result.output
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"]).exit_code == 0
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "oracle"])
+    assert result.exit_code == 0 and "nothing to run" in result.output and not (out / "readings").exists()
+    df = ResultStore(out).frame(["point", "fold", "gmean", "bac", "inner"])
+    by_point = df.groupby("point")[["gmean", "bac"]].mean()
+    primary = 100 * by_point["gmean"].max()
+    oracle = 100 * df.groupby("fold")["gmean"].max().mean()
+    bac = 100 * by_point["bac"].max()
+    build_tables([out], tmp_path / "t", formats=("csv",))
+    table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")
+    assert list(table.index) == ["primary", "oracle", "bac"]
+
+    def moved(name):
+        text = table.loc[name, "moved_most"]
+        assert text.startswith("heart EEMrbf ")
+        return float(text.split()[-1])
+
+    assert moved("oracle") == pytest.approx(oracle - primary, rel=1e-2) and oracle >= primary
+    assert moved("bac") == pytest.approx(bac - primary, rel=1e-2)
+    assert table.loc["oracle", "changes"] == "the best point of each test fold (tables.selection: best-per-fold)"
+    main = pd.read_csv(tmp_path / "t" / "eem_table4_gmean.csv", comment="#").set_index(["dataset", "method"])
+    assert main.loc[("heart", "EEMrbf"), "gmean"] == pytest.approx(primary)

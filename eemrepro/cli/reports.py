@@ -129,6 +129,12 @@ def check_cmd(
                        + (f" ({cell.reason})" if cell.reason else ""))
     changed = _claims(records, unfinished, claims, pin_claims) if reference is None else []
     typer.echo(summary_line(cells))
+    from ..reports._readings import derived_readings, reading_stores
+
+    others = [n for _, n, _ in reading_stores(results)] + [n for _, n in derived_readings(results)]
+    if others:
+        typer.echo(f"judged: the primary reading; not judged: the readings {', '.join(others)} "
+                   "(eemrepro tables counts them in <table>_readings.md)")
     if not report_only and (changed or any(c.outcome in ("fail", "missing") for c in cells)):
         raise typer.Exit(code=1)
 

@@ -76,6 +76,14 @@ def run_cmd(
         cfg = load_config(config)
         if reading is not None:
             cfg = cfg.with_reading(reading)
+            if cfg.reading.derived:
+                from ..experiments._runner import record_derived_reading
+
+                where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg)
+                typer.echo(f"reading {reading} changes only how the tables read the records "
+                           f"({cfg.reading.describe()}): nothing to run; noted in {where}, and `eemrepro tables` "
+                           "reports it from the config's own records, beside the primary reading")
+                return
             out = (out if out is not None else Path("results") / cfg.name) / "readings" / reading
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,

@@ -19,6 +19,12 @@ written as dotted paths, and runs into its own store
       beta-normal:
         about: "beta ~ N(0, I) instead of U[0, 1]^h"
         set: {analysis.beta: normal}
+      per-fold-best:
+        set: {tables.selection: best-per-fold}
+
+Keys under ``tables.`` (``selection``, ``metric``) change only how the tables
+read the records: a reading with no other key runs nothing and is reported
+from the config's own records.
 """
 
 import inspect
@@ -43,10 +49,11 @@ class ConfigError(ValueError):
 
 
 def selections():
-    """``best-of-grid``, ``nested``, or any registered criterion (``dcs-gaussian`` for ``dcs_gaussian``)."""
+    """``best-of-grid``, ``nested``, ``best-per-fold`` (optimistic: the test fold picks), or any
+    registered criterion (``dcs-gaussian`` for ``dcs_gaussian``)."""
     from ._criteria import criterion_names
 
-    return ["best-of-grid", "nested"] + [c.replace("_", "-") for c in criterion_names()]
+    return ["best-of-grid", "nested", "best-per-fold"] + [c.replace("_", "-") for c in criterion_names()]
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,9 @@ class ModelSpec:
     params: dict = field(default_factory=dict)  # fixed parameters
     grid: dict = field(default_factory=dict)  # parameter -> list of values
     per_dataset: dict = field(default_factory=dict)  # data set -> fixed parameters that differ there
+    # What the score-based metrics (AUC) read: the decision values, or the predicted labels
+    # (one threshold: the balanced accuracy), a reading of some papers' "AUC" (SPEC section 8).
+    score: str = "decision"
 
     def params_for(self, dataset):
         """The fixed parameters on ``dataset`` (``per_dataset`` overrides the model's own)."""
@@ -129,6 +139,25 @@ class Reading:
         """What the reading changes, in one line: its ``about``, else its keys."""
         return self.about or ", ".join(f"{k}: {v}" for k, v in self.set.items())
 
+    @property
+    def config_set(self):
+        """The keys that change the config (and so the records)."""
+        return {k: v for k, v in self.set.items() if not k.startswith(TABLE_KEYS_PREFIX)}
+
+    @property
+    def table_set(self):
+        """``{"selection": ..., "metric": ...}``: how the tables read the records under this reading."""
+        return {k.removeprefix(TABLE_KEYS_PREFIX): v for k, v in self.set.items() if k.startswith(TABLE_KEYS_PREFIX)}
+
+    @property
+    def derived(self):
+        """Whether the reading changes only how the tables read the records (nothing to run)."""
+        return not self.config_set
+
+
+TABLE_KEYS_PREFIX = "tables."
+TABLE_KEYS = ("selection", "metric")
+
 
 @dataclass(frozen=True)
 class ExperimentConfig:
@@ -156,7 +185,8 @@ class ExperimentConfig:
         out = {"name": self.name, "kind": self.kind, "datasets": list(self.datasets)}
         if self.models:
             out["models"] = {m.name: {"estimator": m.estimator, **m.params, "grid": m.grid,
-                                      **({"per_dataset": m.per_dataset} if m.per_dataset else {})}
+                                      **({"per_dataset": m.per_dataset} if m.per_dataset else {}),
+                                      **({"score": m.score} if m.score != "decision" else {})}
                              for m in self.models}
         if self.analysis is not None:
             out["analysis"] = lists(asdict(self.analysis))
@@ -178,7 +208,7 @@ class ExperimentConfig:
                 raw = {k: v for k, v in self.to_dict().items() if k not in ("readings", "reading")}
                 if self.mirror or self.data_home:
                     raw["data"] = {k: v for k, v in (("mirror", self.mirror), ("data_home", self.data_home)) if v}
-                for key, value in r.set.items():
+                for key, value in r.config_set.items():
                     raw = _set_dotted(raw, key, value)
                 raw["reading"] = r.to_dict()
                 return parse_config(raw, source=f"{self.source or self.name} (reading {name})")
@@ -313,8 +343,13 @@ def _model(ctx, name, raw, datasets=(), section=("models",)):
             _check_param(ctx, path + ("grid", key), cls, key, v)
         grid[key] = values
     params = {}
+    from ._metrics import SCORES
+
+    score = raw.get("score", "decision")
+    if score not in SCORES:
+        raise ctx.error(path + ("score",), f"must be one of {list(SCORES)} (what AUC reads), got {score!r}")
     for key, value in raw.items():
-        if key in ("estimator", "grid", "per_dataset"):
+        if key in ("estimator", "grid", "per_dataset", "score"):
             continue
         value = _number(value)
         _check_param(ctx, path + (key,), cls, key, value)
@@ -339,7 +374,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",)):
                 raise ctx.error(where + (key,), "set both as a per-data-set parameter and in the grid")
             per_dataset[str(dataset)][key] = value
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
-                     per_dataset=per_dataset)
+                     per_dataset=per_dataset, score=score)
 
 
 def _train_size_ok(size):
@@ -384,7 +419,7 @@ def _protocol(ctx, raw, datasets=()):
                                 ("select_metric", metric_names())):
         if key in values and values[key] not in allowed_values:
             raise ctx.error(("protocol", key), f"must be one of {list(allowed_values)}, got {values[key]!r}")
-    if values.get("selection", "best-of-grid") not in ("best-of-grid", "nested"):
+    if values.get("selection", "best-of-grid") not in ("best-of-grid", "nested", "best-per-fold"):
         criteria.append(values["selection"].replace("-", "_"))  # selecting by a criterion records it
     values["criteria"] = tuple(dict.fromkeys(criteria))
     splitter = values.get("splitter", "stratified-kfold")
@@ -435,11 +470,19 @@ def _reading(ctx, path, name, spec, allowed_set=True):
     changes = spec["set"]
     if not isinstance(changes, dict) or not changes:
         raise ctx.error(path + ("set",), "a non-empty mapping of dotted keys (analysis.beta) to values")
-    for key in changes:
-        head = str(key).partition(".")[0]
-        if head not in _TOP_KEYS - {"readings", "reading", "name"}:
-            raise ctx.error(path + ("set", key), f"a dotted key under one of "
-                                                 f"{sorted(_TOP_KEYS - {'readings', 'reading', 'name'})}")
+    heads = sorted(_TOP_KEYS - {"readings", "reading", "name"} | {"tables"})
+    for key, value in changes.items():
+        head, _, rest = str(key).partition(".")
+        if head not in heads:
+            raise ctx.error(path + ("set", key), f"a dotted key under one of {heads}")
+        if head == "tables":
+            from ._metrics import metric_names
+
+            allowed = {"selection": selections(), "metric": metric_names()}
+            if rest not in allowed:
+                raise ctx.error(path + ("set", key), f"the tables' keys are {list(TABLE_KEYS)}")
+            if value not in allowed[rest]:
+                raise ctx.error(path + ("set", key), f"must be one of {allowed[rest]}, got {value!r}")
     return Reading(name=name, set={str(k): _number(v) for k, v in changes.items()}, about=about)
 
 
@@ -455,7 +498,7 @@ def _readings(ctx, raw):
     for name, spec in section.items():
         reading = _reading(ctx, ("readings", name), name, spec)
         changed = base
-        for key, value in reading.set.items():
+        for key, value in reading.config_set.items():
             changed = _set_dotted(changed, key, value)
         try:
             parse_config(changed, source=f"{ctx.source} (reading {name})")

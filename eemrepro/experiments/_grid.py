@@ -54,6 +54,8 @@ class GridSearch(ExperimentKind):
                  **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())
                     if k not in speed_only},
                  **make_splitter(proto, unit.dataset).identity(), "scaling": proto.scaling}
+        if spec.score != "decision":  # (stores made before the option have no key)
+            ident["score"] = spec.score
         if unit.inner is not None:
             ident["inner_folds"] = proto.inner_folds
         return ident
@@ -63,6 +65,7 @@ class GridSearch(ExperimentKind):
         proto = config.protocol
         return {
             "estimator": spec.estimator, "params": spec.params_for(unit.dataset), "fit_path": unit.fit_path,
+            "score": spec.score,
             "protocol": asdict(proto),
             "seed": derive_seed(proto.seed, unit.dataset, unit.model, unit.repeat, unit.fold,
                                 *(() if unit.inner is None else ("inner", unit.inner))),
@@ -149,7 +152,7 @@ def _fit_steps(task, data, points):
                 standalone[point_id(p)] = _standalone_seconds(base, p, X_train, y_train)
             yield "start", step
         for p, model in zip(step, models, strict=False):
-            fields = _evaluated(model, data, proto, fit_seconds, len(step))
+            fields = _evaluated(model, data, proto, fit_seconds, len(step), task.get("score", "decision"))
             if fields["status"] == "ok":
                 if path is None:
                     fields["standalone_fit_seconds"] = fit_seconds
@@ -175,9 +178,9 @@ def _standalone_seconds(base, point, X_train, y_train):
     return time.perf_counter() - t0
 
 
-def _evaluated(model, data, proto, fit_seconds, path_size):
+def _evaluated(model, data, proto, fit_seconds, path_size, score="decision"):
     try:
-        fields = evaluate(model, data, proto["criteria"])
+        fields = evaluate(model, data, proto["criteria"], score)
         fields.update(status="ok", fit_seconds=fit_seconds, path_size=path_size)
     except Exception as exc:
         return {"status": "failed", "error": short_error(exc), "fit_seconds": fit_seconds}
@@ -226,7 +229,7 @@ def _iterated_path_steps(task, data, points, base, path):
                 yield "record", p, {"status": "failed", "error": short_error(exc)}
                 break
             remaining.pop(0)
-            fields = _evaluated(model, data, proto, fit_seconds, 1)
+            fields = _evaluated(model, data, proto, fit_seconds, 1, task.get("score", "decision"))
             if fields["status"] == "ok":
                 value, source = model.get_params()[path], getattr(model, f"solution_{path}_", None)
                 if source is None or source == value:  # fitted at this point

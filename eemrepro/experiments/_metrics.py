@@ -105,10 +105,27 @@ def score_all(y_true, y_pred, score, classes):
     return values
 
 
-def evaluate(model, data, criteria):
+SCORES = ("decision", "labels")
+
+
+def label_scores(y_pred, classes):
+    """The predicted labels as scores: 1 for ``classes[1]`` (two classes), else one column per class.
+
+    The AUC of such a score has one threshold: (TPR + TNR) / 2 for two classes,
+    the balanced accuracy (a reading of what some papers call AUC, SPEC section 8).
+    """
+    classes = np.asarray(classes)
+    if len(classes) == 2:
+        return (np.asarray(y_pred) == classes[1]).astype(np.float64)
+    return (np.asarray(y_pred)[:, None] == classes[None, :]).astype(np.float64)
+
+
+def evaluate(model, data, criteria, score="decision"):
     """Metrics on the test part, and the protocol's criteria on the training part (a record's fields).
 
     ``data``: (X_train, y_train, X_test, y_test). Shared by every kind that scores a fitted classifier.
+    ``score``: the score-based metrics (AUC) read the model's ``decision`` values, or its
+    predicted ``labels`` (:func:`label_scores`).
     """
     import time
 
@@ -118,10 +135,10 @@ def evaluate(model, data, criteria):
     X_train, y_train, X_test, y_test = data
     start = time.perf_counter()
     y_pred = np.asarray(model.predict(X_test))
-    score = decision_scores(model, X_test)
-    predict_seconds = time.perf_counter() - start
     classes = getattr(model, "classes_", np.unique(y_train))
-    fields = {"metrics": score_all(y_test, y_pred, score, classes), "predict_seconds": predict_seconds}
+    scores = decision_scores(model, X_test) if score == "decision" else label_scores(y_pred, classes)
+    predict_seconds = time.perf_counter() - start
+    fields = {"metrics": score_all(y_test, y_pred, scores, classes), "predict_seconds": predict_seconds}
     # What a fit chose for itself (an estimator lists it in ``_recorded_attributes``:
     # the C and sigma^2 each GCV member picked), stored beside the metrics.
     recorded = [a for a in getattr(model, "_recorded_attributes", ()) if hasattr(model, a)]

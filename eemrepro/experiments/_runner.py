@@ -347,6 +347,30 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
 
 
+def record_derived_reading(out, config):
+    """Note in ``out/config.yaml`` a reading that changes only how tables read the records.
+
+    Such a reading (``tables.`` keys only) has nothing to run: its tables are
+    the folder's own records read its way, and ``eemrepro tables`` finds it
+    in the folder's config. Returns the config path.
+    """
+    import os
+
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        raise ValueError(f"{path}: no stored run of {config.name}; run the primary reading first "
+                                f"(reading {config.reading.name} reads its records)")
+    raw = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(raw, dict) or raw.get("name") != config.name:
+        raise ValueError(f"{path} is not a stored config of {config.name}")
+    entry = config.reading.to_dict()
+    raw.setdefault("readings", {})[entry.pop("name")] = entry
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(raw, sort_keys=False))
+    os.replace(tmp, path)
+    return path
+
+
 def unfinished_cells_in(folder, df):
     """(data set, model) cells of a results folder's config whose units lack a record in ``df`` (its frame).
 

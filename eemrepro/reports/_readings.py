@@ -5,10 +5,13 @@ open; ``eemrepro run CONFIG --reading NAME`` stores one under
 ``<results>/readings/<NAME>``. For every checked table, ``tables`` writes
 ``<stem>_readings.md`` (and ``.csv``): the primary reading and each stored
 one, what it changes, its cells within the table's default tolerance, and the
-cells that moved most against the primary reading. ``check`` judges the primary
-reading only (the readings are never read by it).
+cells that moved most against the primary reading. A reading that only sets
+``tables.selection`` or ``tables.metric`` has no store: it is the folder's own
+records read that way. ``check`` judges the primary reading only (the readings
+are never read by it).
 """
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -27,11 +30,12 @@ def reading_stores(dirs):
     return out
 
 
-def _about(results, name, folder):
-    """What reading ``name`` changes: its own config's ``reading`` entry, else the results folder's ``readings``."""
+def _entry(results, name, folder):
+    """Reading ``name``'s entry {about, set}: its own store's config, else the results folder's ``readings``."""
     from .._yaml import YAMLDocumentError, load_yaml_file
 
-    for path, key in ((folder / "config.yaml", "reading"), (results / "config.yaml", "readings")):
+    sources = ((folder / "config.yaml", "reading"),) if folder is not None else ()
+    for path, key in sources + ((results / "config.yaml", "readings"),):
         try:
             raw = load_yaml_file(path)[0] if path.is_file() else None
         except YAMLDocumentError:
@@ -39,17 +43,82 @@ def _about(results, name, folder):
         entry = raw.get(key) if isinstance(raw, dict) else None
         if key == "readings" and isinstance(entry, dict):
             entry = entry.get(name)
-        if isinstance(entry, dict):
-            changes = entry.get("set") or {}
-            text = ", ".join(f"{k}: {v}" for k, v in changes.items()) if isinstance(changes, dict) else ""
-            about = entry.get("about") or ""
-            return f"{about} ({text})" if about and text else about or text
-    return "(not described: no config names this reading)"
+        if isinstance(entry, dict) and isinstance(entry.get("set") or {}, dict):
+            return entry
+    return None
+
+
+def _about(entry):
+    if entry is None:
+        return "(not described: no config names this reading)"
+    changes = entry.get("set") or {}
+    text = ", ".join(f"{k}: {v}" for k, v in changes.items())
+    about = entry.get("about") or ""
+    return f"{about} ({text})" if about and text else about or text
+
+
+def _table_settings(entry):
+    prefix = "tables."
+    return {k.removeprefix(prefix): v for k, v in ((entry or {}).get("set") or {}).items() if k.startswith(prefix)}
+
+
+def derived_readings(dirs):
+    """[(results folder, reading name)] of the readings a folder's config names that set only ``tables.`` keys."""
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    out = []
+    for d in dirs:
+        path = Path(d) / "config.yaml"
+        try:
+            raw = load_yaml_file(path)[0] if path.is_file() else None
+        except YAMLDocumentError:
+            raw = None
+        entries = raw.get("readings") if isinstance(raw, dict) else None
+        for name, entry in (entries or {}).items() if isinstance(entries, dict) else ():
+            changes = entry.get("set") if isinstance(entry, dict) else None
+            if isinstance(changes, dict) and changes and all(str(k).startswith("tables.") for k in changes):
+                out.append((Path(d), str(name)))
+    return out
+
+
+def _read_as(spec, settings, selection):
+    """(spec, selection) under a reading's table settings; the published columns stay the table's own."""
+    if "metric" in settings and settings["metric"] != spec.metric:
+        spec = dataclasses.replace(spec, metric=settings["metric"], published_value=spec.value_column,
+                                   published_std=spec.std_column)
+    if "selection" in settings:
+        spec = dataclasses.replace(spec, selection=settings["selection"])
+    return spec, settings.get("selection", selection)
 
 
 def _counts(cells):
     counted = [c for c in cells if c.outcome != "skipped"]
     return sum(c.outcome == "pass" for c in counted), len(counted)
+
+
+def _change(cells, primary):
+    """Cells within tolerance under the reading less the primary reading's, on the cells both judged."""
+    def judged(group):
+        return {(c.dataset, c.method): c.outcome == "pass" for c in group if c.outcome != "skipped"}
+
+    mine, base = judged(cells), judged(primary)
+    common = mine.keys() & base.keys()
+    delta = sum(mine[k] for k in common) - sum(base[k] for k in common)
+    return f"{delta:+d}" if len(common) == len(base) else f"{delta:+d} on {len(common)}"
+
+
+def _by_column(cells, primary):
+    """Per column (method, or h), cells within tolerance and the change against the primary reading."""
+    def passes(group):
+        out = {}
+        for c in group:
+            if c.outcome != "skipped":
+                out[c.method] = out.get(c.method, 0) + (c.outcome == "pass")
+        return out
+
+    mine, base = passes(cells), passes(primary) if primary is not None else {}
+    return "; ".join(f"{m} {v}" + (f" ({v - base[m]:+d})" if m in base and v != base[m] else "")
+                     for m, v in mine.items())
 
 
 def _values(cells):
@@ -86,17 +155,28 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
 
     checked = [s for s in specs if s.tolerance is not None]
     rows = {}
-    for results, name, folder in reading_stores(dirs):
-        records, prov = load_results([folder])
+    readings = [(results, name, folder) for results, name, folder in reading_stores(dirs)]
+    readings += [(results, name, None) for results, name in derived_readings(dirs)]
+    loaded = {}
+    for results, name, folder in readings:
+        source = folder if folder is not None else results
+        if source not in loaded:
+            loaded[source] = load_results([source])
+        records, prov = loaded[source]
         if not len(records):
             continue
+        entry = _entry(results, name, folder)
         unfinished = {tuple(c) for c in prov["unfinished"]}
         parts = split_by_kind(records)
         for spec in checked:
             mine = parts.get(spec.kind)
-            if mine is None or not table_applies(spec, mine):
+            read_spec, read_selection = _read_as(spec, _table_settings(entry), selection)
+            if mine is None or not table_applies(read_spec, mine):
                 continue
-            table = build_table(spec, mine, selection, unfinished=unfinished, layout="full")
+            table = build_table(read_spec, mine, read_selection, unfinished=unfinished, layout="full")
+            if read_spec.metric != spec.metric:  # judged as the table's own column
+                table = table.rename(columns={read_spec.metric: spec.metric,
+                                              read_spec.metric + "_std": spec.metric + "_std"})
             cells = check(parts, unfinished=unfinished, tables=[spec.id], built={spec.id: table})
             base = [c for c in primary_cells if c.table == spec.id]
             passed, counted = _counts(cells)
@@ -106,15 +186,17 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
                 rows[spec.id].append({"reading": "primary", "changes": "(the config's own settings)",
                                       "size": _size(spec, (primary_tables or {}).get(spec.id)),
                                       "within_tolerance": p_pass, "cells": p_count,
-                                      "change": "", "moved_most": ""})
-            rows[spec.id].append({"reading": name, "changes": _about(results, name, folder),
+                                      "by_column": _by_column(base, None), "change": "", "moved_most": ""})
+            rows[spec.id].append({"reading": name, "changes": _about(entry),
                                   "size": _size(spec, table),
                                   "within_tolerance": passed, "cells": counted,
-                                  "change": f"{passed - rows[spec.id][0]['within_tolerance']:+d}" if base else "",
+                                  "by_column": _by_column(cells, base),
+                                  "change": _change(cells, base) if base else "",
                                   "moved_most": _moved(cells, base, top) if base else ""})
     return {k: pd.DataFrame(v) for k, v in rows.items()}
 
 
 COLUMNS = [("reading", "reading", None), ("changes", "what it changes", None), ("size", "size", None),
            ("within_tolerance", "within tolerance", None), ("cells", "of cells", None),
-           ("change", "vs primary", None), ("moved_most", "cells that moved most (vs primary)", None)]
+           ("by_column", "within tolerance by column (vs primary)", None),
+           ("change", "vs primary (same cells)", None), ("moved_most", "cells that moved most (vs primary)", None)]
