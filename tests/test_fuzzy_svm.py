@@ -15,6 +15,8 @@ from sklearn.svm import SVC
 from eemrepro.models import BFSVM, FSVM, SVM, EntropyFuzzySVM, MatMHKS, entropy_fuzzy_membership
 from eemrepro.models._fuzzy_svm import _lin_wang_membership
 
+from .conftest import make_imbalanced
+
 
 @pytest.fixture
 def data():
@@ -67,6 +69,27 @@ def test_bfsvm_is_the_doubled_training_set(data):
     ref = SVC(C=10.0, gamma=2.0).fit(X2, t2, sample_weight=w2).decision_function(X)
     sign = 1.0 if bfsvm.pos_label_ == bfsvm.classes_[1] else -1.0
     np.testing.assert_allclose(bfsvm.decision_function(X), sign * ref, atol=5e-3)
+
+
+def test_bfsvm_prior_corrected_membership_is_the_equal_prior_posterior():
+    # Expected: Bayes' rule with equal priors, written as the logistic fit's log-odds plus
+    # log(n- / n+) (SPEC section 8's reading of B-FSVM on imbalanced data); the SVM on the
+    # doubled set with those weights, fitted by scikit-learn's SVC.
+    X, y = make_imbalanced(n=300, d=4, ratio=0.1, seed=4)
+    clf = BFSVM(C=10.0, gamma=2.0, membership="prior-corrected").fit(X, y)
+    t = np.where(y == clf.pos_label_, 1.0, -1.0)
+    logit = LogisticRegression().fit(X, t).decision_function(X)
+    expected = 1.0 / (1.0 + np.exp(-(logit + np.log(np.sum(t < 0) / np.sum(t > 0)))))
+    np.testing.assert_allclose(clf.memberships_, expected, rtol=1e-9)
+    plain = BFSVM(C=10.0, gamma=2.0).fit(X, y).memberships_
+    # The logistic probability is below 1/2 for most positives on a 1:9 set; corrected, it is not.
+    assert np.mean(plain[t > 0] > 0.5) < 0.5 < np.mean(clf.memberships_[t > 0] > 0.5)
+    X2, t2 = np.vstack([X, X]), np.r_[np.ones(len(y)), -np.ones(len(y))]
+    ref = SVC(C=10.0, gamma=2.0).fit(X2, t2, sample_weight=np.r_[expected, 1 - expected]).decision_function(X)
+    sign = 1.0 if clf.pos_label_ == clf.classes_[1] else -1.0
+    np.testing.assert_allclose(clf.decision_function(X), sign * ref, atol=5e-3)
+    with pytest.raises(ValueError, match="'membership' must be 'logistic' or 'prior-corrected'"):
+        BFSVM(membership="balanced").fit(X, y)
 
 
 def test_entropy_fuzzy_svm_is_the_svm_weighted_by_the_memberships(data):

@@ -91,11 +91,18 @@ class BFSVM(SVM):
     training data (their "basic credit scoring" membership). The RBF C-SVC is
     trained on the 2n weighted points; no class weights.
 
+    On imbalanced data that probability is below 1/2 for almost every positive.
+    ``membership="prior-corrected"`` (a reading, SPEC section 8) divides its odds
+    by the training part's class odds, m / (1 - m) -> (m / (1 - m)) (n- / n+):
+    the posterior under equal class priors (Bayes' rule with the priors
+    swapped; Saerens, Latinne & Decaestecker 2002).
+
     Parameters
     ----------
     C : float, default=1.0
     gamma : float, default=1.0
     cache_size : float, default=100
+    membership : {"logistic", "prior-corrected"}, default="logistic"
 
     Attributes
     ----------
@@ -122,15 +129,26 @@ class BFSVM(SVM):
 
     balanced = False
 
-    def __init__(self, C=1.0, gamma=1.0, cache_size=100):
+    def __init__(self, C=1.0, gamma=1.0, cache_size=100, membership="logistic"):
         self.C = C
         self.gamma = gamma
         self.cache_size = cache_size
+        self.membership = membership
+
+    def _check_params(self):
+        super()._check_params()
+        if self.membership not in ("logistic", "prior-corrected"):
+            raise ValueError("BFSVM: parameter 'membership' must be 'logistic' or 'prior-corrected', "
+                             f"got {self.membership!r}.")
 
     def _weighted_training_set(self, X, t, sample_weight):
         given = super()._weighted_training_set(X, t, sample_weight)
         s = 1.0 if given is None else given[2]
         m = LogisticRegression().fit(X, t).predict_proba(X)[:, 1]  # classes [-1, 1]: column 1 is +1
+        if self.membership == "prior-corrected":
+            with np.errstate(divide="ignore"):
+                odds = m / (1.0 - m) * (np.sum(t < 0) / np.sum(t > 0))
+            m = np.where(np.isinf(odds), 1.0, odds / (1.0 + odds))
         self.memberships_ = m
         n = X.shape[0]
         return (np.vstack([X, X]), np.r_[np.ones(n), -np.ones(n)], np.r_[m * s, (1.0 - m) * s])
