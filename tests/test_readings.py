@@ -119,6 +119,13 @@ def test_readings_run_into_their_own_stores_and_are_counted_beside_the_primary_o
     result = runner.invoke(app, ["check", str(out)])
     assert f"within tolerance: {expected['primary']} of 2 cells" in result.output
     assert "judged: the primary reading; not judged: the readings beta-normal, raw" in result.output
+    # The report's page shows the same readings table under the paper's table.
+    from eemrepro.reports import build_report
+
+    build_report([out], tmp_path / "site", figures=False)
+    page = (tmp_path / "site" / "eem.html").read_text()
+    assert "Readings of the paper&#39;s open choices" in page or "Readings of the paper's open choices" in page
+    assert "<td>beta-normal</td>" in page and f"<td>{expected['raw']}</td>" in page
 
 
 def test_standard_scaling_is_scikit_learns_on_the_whole_data_set():

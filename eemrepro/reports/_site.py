@@ -275,6 +275,14 @@ def _store_provenance(dirs, prov):
     return lines, configs
 
 
+def _readings_html(df, columns):
+    """A table's readings (``_readings.readings_frames``) as an HTML table, or None."""
+    if df is None or df.empty:
+        return None
+    shown = df[[c for c, _, _ in columns]].rename(columns={c: h for c, h, _ in columns})
+    return shown.to_html(index=False, classes="readings", escape=True, na_rep="", border=0)
+
+
 def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True):
     """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
 
@@ -303,6 +311,10 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
         else default
     verdicts = _verdicts(default, pinned)
     from ._claims import evaluate_claims
+    from ._readings import COLUMNS, readings_frames
+
+    specs = [s for paper in registered_papers() for s in paper.tables]
+    readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built)
 
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
@@ -335,7 +347,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
             tables.append({"id": spec.id, "title": table_title(spec, df, selection),
                            "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
                            "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
-                           "notes": list(spec.notes)})
+                           "notes": list(spec.notes), "readings": _readings_html(readings.get(spec.id), COLUMNS)})
         if not tables:
             continue
         verdict_list = [v for (t, _, _), (v, _) in verdicts.items() if any(t == x["id"] for x in tables)]
