@@ -165,6 +165,36 @@ def test_an_exact_zero_optimum_is_returned_as_zero(C, tau):
                                C * 2 * 15, rtol=1e-6)
 
 
+@pytest.mark.parametrize("shape, C, tau", [((3, 3), 1.0, 0.5), ((2, 3), 10.0, 0.1), ((1, 5), 0.1, 1.0)])
+def test_admm_reaches_cvxpys_optimum(shape, C, tau):
+    # SPEC section 6: the ADMM must reach the optimum of the same problem written in cvxpy
+    # (SCS, independent of the Clarabel QPs inside the ADMM) to 1e-4 relative.
+    F, t, s = _problem(80, *shape, seed=7)
+    clf = SMM(C=C, tau=tau, solver="admm", admm_iter=2000, tol=1e-7).fit(F, t, sample_weight=s)
+    optimum = _cvxpy_optimum(F, t, C * s, tau, shape)
+    assert clf.converged_ and np.isnan(clf.duality_gap_) and 1 <= clf.n_iter_ < 2000
+    assert abs(clf.objective_ - optimum) / optimum < 1e-4
+    assert clf.objective_ == pytest.approx(_smm_objective(clf.coef_ * (1 if clf._pos_is_second else -1),
+                                                          clf.intercept_ * (1 if clf._pos_is_second else -1),
+                                                          F, t, C * s, tau), rel=1e-12)
+
+
+def test_admm_stopped_at_its_cap_is_the_paper_s_unconverged_iterate():
+    # The ESMM paper's maxIter: a cap of 2 rounds stops before the residual rule holds; the
+    # model is that round's W (not the optimum: with a large penalty rho, W is still near
+    # S = 0 and its objective well above cvxpy's).
+    F, t, _ = _problem(60, 3, 3, seed=2)
+    with pytest.warns(ConvergenceWarning, match="admm_iter=2"):
+        capped = SMM(C=10.0, tau=1.0, solver="admm", admm_iter=2, tol=1e-9, rho=100.0).fit(F, t)
+    assert capped.n_iter_ == 2 and not capped.converged_
+    assert capped.objective_ > _cvxpy_optimum(F, t, 10.0 * np.ones(60), 1.0, (3, 3)) * (1 + 1e-2)
+    esmm = ESMM(C=10.0, tau=1.0, solver="admm", admm_iter=2, tol=1e-9, n_neighbors=3)
+    with pytest.warns(ConvergenceWarning):
+        assert esmm.fit(F, t).n_iter_ == 2
+    with pytest.raises(ValueError, match="'solver' must be 'exact' or 'admm'"):
+        SMM(solver="newton").fit(F, t)
+
+
 def test_best_intercept_against_a_scan():
     rng = np.random.RandomState(0)
     f, t, c = rng.normal(size=40), np.where(rng.rand(40) < 0.4, 1.0, -1.0), rng.uniform(0.1, 2, 40)
