@@ -108,17 +108,20 @@ def _change(cells, primary):
 
 
 def _by_column(cells, primary):
-    """Per column (method, or h), cells within tolerance and the change against the primary reading."""
-    def passes(group):
-        out = {}
-        for c in group:
-            if c.outcome != "skipped":
-                out[c.method] = out.get(c.method, 0) + (c.outcome == "pass")
-        return out
+    """Per column (method, or h): cells within tolerance, and the change against the primary
+    reading on the cells both judged (counted only where the reading judged a cell)."""
+    def judged(group):
+        return {(c.method, c.dataset): c.outcome == "pass" for c in group if c.outcome != "skipped"}
 
-    mine, base = passes(cells), passes(primary) if primary is not None else {}
-    return "; ".join(f"{m} {v}" + (f" ({v - base[m]:+d})" if m in base and v != base[m] else "")
-                     for m, v in mine.items())
+    mine, base = judged(cells), judged(primary) if primary is not None else {}
+    out = []
+    for m in dict.fromkeys(k[0] for k in mine):
+        keys = [k for k in mine if k[0] == m]
+        passed = sum(mine[k] for k in keys)
+        common = [k for k in keys if k in base]
+        delta = sum(mine[k] for k in common) - sum(base[k] for k in common)
+        out.append(f"{m} {passed}" + (f" ({delta:+d})" if common and delta else ""))
+    return "; ".join(out)
 
 
 def _values(cells):
