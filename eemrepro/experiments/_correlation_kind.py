@@ -25,7 +25,7 @@ from ..models._moments import _accumulate_class_moments, _ledoit_wolf_from_momen
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
-from ._watchdog import make_record
+from ._watchdog import load_data, make_record
 
 MODEL = "dcs-correlation"
 
@@ -45,6 +45,8 @@ class CorrelationAnalysis:
 
 BETAS = ("uniform", "normal")
 ANALYSIS_SCALINGS = ("minmax", "standard", "none")
+# analysis.scaling in protocol.scaling's words (load_data loads and caches the data that way).
+_AS_PROTOCOL_SCALING = {"minmax": "global", "standard": "standard", "none": "none"}
 # Settings added after stores existed enter the identity only at other values
 # than the one those records were made with, so that they keep matching.
 _LEGACY = {"beta": "normal", "scaling": "minmax"}
@@ -130,11 +132,9 @@ class DcsCorrelation(ExperimentKind):
 
     @staticmethod
     def run(task):
-        from ..datasets import load_dataset
-
         a = task["analysis"]
-        X, y, meta = load_dataset(task["dataset"], scaling=None if a["scaling"] == "none" else a["scaling"],
-                                  data_home=task["data_home"], mirror=task["mirror"])
+        X, y, meta = load_data(task["dataset"], _AS_PROTOCOL_SCALING[a["scaling"]], task["data_home"],
+                               task["mirror"])
         (point,) = task["points"]
         start = time.perf_counter()
         dcs, ratio = correlation_pairs(X, y, point["n_hidden"], a["activation"], a["covariance"], a["betas"],
