@@ -257,12 +257,15 @@ def _smm_admm(F, t, c, tau, shape, rho=1.0, max_iter=500, tol=1e-4):
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     W, S, Lam = np.zeros(d), np.zeros(d), np.zeros(d)
+    q = np.concatenate([-np.ones(n), np.zeros(d)])
+    solver = clarabel.DefaultSolver(P, q, A, rhs, cones, settings)  # set up once: each round changes only q
     converged, rounds = False, 0
     while rounds < int(max_iter):
         rounds += 1
         m = Lam + rho * S
-        q = np.concatenate([Yf @ m / (1.0 + rho) - 1.0, np.zeros(d)])
-        solution = clarabel.DefaultSolver(P, q, A, rhs, cones, settings).solve()
+        q[:n] = Yf @ m / (1.0 + rho) - 1.0
+        solver.update(q=q)
+        solution = solver.solve()
         u = np.asarray(solution.x)[n:]
         W = (m + u) / (1.0 + rho)
         S_prev = S
