@@ -10,6 +10,7 @@ weights the same SVM by ESMM's entropy-based memberships.
 import numbers
 
 import numpy as np
+from scipy.special import expit, logit
 from sklearn.linear_model import LogisticRegression
 
 from ._base import _check_number
@@ -145,10 +146,8 @@ class BFSVM(SVM):
         given = super()._weighted_training_set(X, t, sample_weight)
         s = 1.0 if given is None else given[2]
         m = LogisticRegression().fit(X, t).predict_proba(X)[:, 1]  # classes [-1, 1]: column 1 is +1
-        if self.membership == "prior-corrected":
-            with np.errstate(divide="ignore"):
-                odds = m / (1.0 - m) * (np.sum(t < 0) / np.sum(t > 0))
-            m = np.where(np.isinf(odds), 1.0, odds / (1.0 + odds))
+        if self.membership == "prior-corrected":  # the log-odds shifted by log(n- / n+)
+            m = expit(logit(m) + np.log(np.sum(t < 0) / np.sum(t > 0)))
         self.memberships_ = m
         n = X.shape[0]
         return (np.vstack([X, X]), np.r_[np.ones(n), -np.ones(n)], np.r_[m * s, (1.0 - m) * s])
