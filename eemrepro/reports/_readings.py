@@ -30,55 +30,49 @@ def reading_stores(dirs):
     return out
 
 
-def _entry(results, name, folder):
-    """Reading ``name``'s entry {about, set}: its own store's config, else the results folder's ``readings``."""
+def _stored_config(path):
+    """The mapping a stored config.yaml holds, or None (missing or unreadable)."""
     from .._yaml import YAMLDocumentError, load_yaml_file
 
-    sources = ((folder / "config.yaml", "reading"),) if folder is not None else ()
-    for path, key in sources + ((results / "config.yaml", "readings"),):
-        try:
-            raw = load_yaml_file(path)[0] if path.is_file() else None
-        except YAMLDocumentError:
-            raw = None
-        entry = raw.get(key) if isinstance(raw, dict) else None
-        if key == "readings" and isinstance(entry, dict):
-            entry = entry.get(name)
-        if isinstance(entry, dict) and isinstance(entry.get("set") or {}, dict):
-            return entry
-    return None
+    try:
+        raw = load_yaml_file(path)[0] if path.is_file() else None
+    except YAMLDocumentError:
+        return None
+    return raw if isinstance(raw, dict) else None
 
 
-def _about(entry):
-    if entry is None:
+def _as_reading(name, entry):
+    """A stored {about, set} entry as a ``Reading``, or None when it is not one."""
+    from ..experiments import Reading
+
+    if not isinstance(entry, dict) or not isinstance(entry.get("set") or {}, dict):
+        return None
+    return Reading(name=str(name), set=dict(entry.get("set") or {}), about=entry.get("about") or "")
+
+
+def _named_readings(results):
+    """{name: Reading} of the readings a results folder's config names."""
+    entries = (_stored_config(Path(results) / "config.yaml") or {}).get("readings")
+    readings = {name: _as_reading(name, e) for name, e in entries.items()} if isinstance(entries, dict) else {}
+    return {name: r for name, r in readings.items() if r is not None}
+
+
+def _reading_of(results, name, folder):
+    """Reading ``name``: its own store's config (``reading``), else the results folder's ``readings``."""
+    own = _as_reading(name, (_stored_config(folder / "config.yaml") or {}).get("reading")) if folder else None
+    return own or _named_readings(results).get(name)
+
+
+def _about(reading):
+    if reading is None:
         return "(not described: no config names this reading)"
-    changes = entry.get("set") or {}
-    text = ", ".join(f"{k}: {v}" for k, v in changes.items())
-    about = entry.get("about") or ""
-    return f"{about} ({text})" if about and text else about or text
-
-
-def _table_settings(entry):
-    prefix = "tables."
-    return {k.removeprefix(prefix): v for k, v in ((entry or {}).get("set") or {}).items() if k.startswith(prefix)}
+    text = ", ".join(f"{k}: {v}" for k, v in reading.set.items())
+    return f"{reading.about} ({text})" if reading.about and text else reading.about or text
 
 
 def derived_readings(dirs):
     """[(results folder, reading name)] of the readings a folder's config names that set only ``tables.`` keys."""
-    from .._yaml import YAMLDocumentError, load_yaml_file
-
-    out = []
-    for d in dirs:
-        path = Path(d) / "config.yaml"
-        try:
-            raw = load_yaml_file(path)[0] if path.is_file() else None
-        except YAMLDocumentError:
-            raw = None
-        entries = raw.get("readings") if isinstance(raw, dict) else None
-        for name, entry in (entries or {}).items() if isinstance(entries, dict) else ():
-            changes = entry.get("set") if isinstance(entry, dict) else None
-            if isinstance(changes, dict) and changes and all(str(k).startswith("tables.") for k in changes):
-                out.append((Path(d), str(name)))
-    return out
+    return [(Path(d), name) for d in dirs for name, r in _named_readings(d).items() if r.set and r.derived]
 
 
 def _read_as(spec, settings, selection):
@@ -96,31 +90,34 @@ def _counts(cells):
     return sum(c.outcome == "pass" for c in counted), len(counted)
 
 
+def _judged(cells):
+    """{(data set, column): within tolerance} of the cells a check judged."""
+    return {(c.dataset, c.method): c.outcome == "pass" for c in cells if c.outcome != "skipped"}
+
+
+def _delta(mine, base, keys):
+    """Cells within tolerance in ``mine`` less in ``base``, over ``keys``."""
+    return sum(mine[k] for k in keys) - sum(base[k] for k in keys)
+
+
 def _change(cells, primary):
     """Cells within tolerance under the reading less the primary reading's, on the cells both judged."""
-    def judged(group):
-        return {(c.dataset, c.method): c.outcome == "pass" for c in group if c.outcome != "skipped"}
-
-    mine, base = judged(cells), judged(primary)
+    mine, base = _judged(cells), _judged(primary)
     common = mine.keys() & base.keys()
-    delta = sum(mine[k] for k in common) - sum(base[k] for k in common)
+    delta = _delta(mine, base, common)
     return f"{delta:+d}" if len(common) == len(base) else f"{delta:+d} on {len(common)}"
 
 
 def _by_column(cells, primary):
     """Per column (method, or h): cells within tolerance, and the change against the primary
     reading on the cells both judged (counted only where the reading judged a cell)."""
-    def judged(group):
-        return {(c.method, c.dataset): c.outcome == "pass" for c in group if c.outcome != "skipped"}
-
-    mine, base = judged(cells), judged(primary) if primary is not None else {}
+    mine, base = _judged(cells), _judged(primary) if primary is not None else {}
     out = []
-    for m in dict.fromkeys(k[0] for k in mine):
-        keys = [k for k in mine if k[0] == m]
-        passed = sum(mine[k] for k in keys)
+    for column in dict.fromkeys(k[1] for k in mine):
+        keys = [k for k in mine if k[1] == column]
         common = [k for k in keys if k in base]
-        delta = sum(mine[k] for k in common) - sum(base[k] for k in common)
-        out.append(f"{m} {passed}" + (f" ({delta:+d})" if common and delta else ""))
+        delta = _delta(mine, base, common)
+        out.append(f"{column} {sum(mine[k] for k in keys)}" + (f" ({delta:+d})" if common and delta else ""))
     return "; ".join(out)
 
 
@@ -168,12 +165,12 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
         records, prov = loaded[source]
         if not len(records):
             continue
-        entry = _entry(results, name, folder)
+        reading = _reading_of(results, name, folder)
         unfinished = {tuple(c) for c in prov["unfinished"]}
         parts = split_by_kind(records)
         for spec in checked:
             mine = parts.get(spec.kind)
-            read_spec, read_selection = _read_as(spec, _table_settings(entry), selection)
+            read_spec, read_selection = _read_as(spec, reading.table_set if reading else {}, selection)
             if mine is None or not table_applies(read_spec, mine):
                 continue
             table = build_table(read_spec, mine, read_selection, unfinished=unfinished, layout="full")
@@ -190,7 +187,7 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
                                       "size": _size(spec, (primary_tables or {}).get(spec.id)),
                                       "within_tolerance": p_pass, "cells": p_count,
                                       "by_column": _by_column(base, None), "change": "", "moved_most": ""})
-            rows[spec.id].append({"reading": name, "changes": _about(entry),
+            rows[spec.id].append({"reading": name, "changes": _about(reading),
                                   "size": _size(spec, table),
                                   "within_tolerance": passed, "cells": counted,
                                   "by_column": _by_column(cells, base),
