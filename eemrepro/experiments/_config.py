@@ -208,9 +208,7 @@ class ExperimentConfig:
                 raw = {k: v for k, v in self.to_dict().items() if k not in ("readings", "reading")}
                 if self.mirror or self.data_home:
                     raw["data"] = {k: v for k, v in (("mirror", self.mirror), ("data_home", self.data_home)) if v}
-                for key, value in r.config_set.items():
-                    raw = _set_dotted(raw, key, value)
-                raw["reading"] = r.to_dict()
+                raw = dict(_apply_reading(raw, r), reading=r.to_dict())
                 return parse_config(raw, source=f"{self.source or self.name} (reading {name})")
         names = self.reading_names()
         raise ConfigError(f"{self.source or self.name}: no reading {name!r}; "
@@ -459,7 +457,14 @@ def _set_dotted(raw, dotted, value):
     return out
 
 
-def _reading(ctx, path, name, spec, allowed_set=True):
+def _apply_reading(raw, reading):
+    """The raw config with the keys ``reading`` sets in it (its ``tables.`` keys are the reports')."""
+    for key, value in reading.config_set.items():
+        raw = _set_dotted(raw, key, value)
+    return raw
+
+
+def _reading(ctx, path, name, spec):
     if not isinstance(name, str) or not _READING_NAME.fullmatch(name):
         raise ctx.error(path, f"a reading's name is letters, digits, '.', '_' or '-' (a folder name), got {name!r}")
     if not isinstance(spec, dict) or set(spec) - {"about", "set", "name"} or "set" not in spec:
@@ -497,11 +502,8 @@ def _readings(ctx, raw):
     out = []
     for name, spec in section.items():
         reading = _reading(ctx, ("readings", name), name, spec)
-        changed = base
-        for key, value in reading.config_set.items():
-            changed = _set_dotted(changed, key, value)
         try:
-            parse_config(changed, source=f"{ctx.source} (reading {name})")
+            parse_config(_apply_reading(base, reading), source=f"{ctx.source} (reading {name})")
         except ConfigError as exc:
             raise ctx.error(("readings", name, "set"), f"gives a config that does not validate: {exc}") from None
         out.append(reading)

@@ -124,7 +124,7 @@ def _classifier_steps(task, data, points):
             start = time.perf_counter()
             model = _seeded(resolve_estimator(spec.estimator)(**spec.params, **params), task["seed"])
             model.fit(data[0], data[1])
-            fields = evaluate(model, data, (), getattr(spec, "score", "decision"))
+            fields = evaluate(model, data, (), spec.score)
             fields.update(status="ok", fit_seconds=time.perf_counter() - start)
         except Exception as exc:
             fields = {"status": "failed", "error": short_error(exc)}
