@@ -55,7 +55,8 @@ class ProjectionAnalysis:
         from ._config import ModelSpec
 
         return [ModelSpec(name=name, estimator=raw["estimator"], grid=raw.get("grid", {}),
-                          params={k: v for k, v in raw.items() if k not in ("estimator", "grid")})
+                          params={k: v for k, v in raw.items() if k not in ("estimator", "grid", "score")},
+                          score=raw.get("score", "decision"))
                 for name, raw in self.classifiers.items()]
 
 
