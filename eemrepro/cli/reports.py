@@ -129,7 +129,7 @@ def check_cmd(
                        + (f" ({cell.reason})" if cell.reason else ""))
     changed = _claims(records, unfinished, claims, pin_claims) if reference is None else []
     typer.echo(summary_line(cells))
-    from ..reports._readings import derived_readings, reading_stores
+    from ..reports import derived_readings, reading_stores
 
     others = [n for _, n, _ in reading_stores(results)] + [n for _, n in derived_readings(results)]
     if others:

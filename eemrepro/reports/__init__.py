@@ -9,6 +9,7 @@ from ._build import build_tables
 from ._check import Tolerance, ToleranceError, check, load_tolerance, pin_differences, summary_line
 from ._claims import Claim, ClaimResult, evaluate_claims
 from ._figures import build_figures, scatter_figure, sweep_figure
+from ._readings import derived_readings, reading_stores, readings_frames
 from ._render import load_results
 from ._run_table import run_table
 from ._site import build_report
@@ -28,5 +29,5 @@ __all__ = [
     "Tolerance", "ToleranceError", "load_results", "run_table",
     "TableSpec", "FigureSpec", "Paper", "registered_tables", "registered_figures", "published",
     "build_table", "metric_table", "time_table", "correlation_table", "wins_draws_losses", "ranks_and_tests",
-    "scatter_figure", "sweep_figure",
+    "scatter_figure", "sweep_figure", "reading_stores", "derived_readings", "readings_frames",
 ]
