@@ -215,12 +215,6 @@ class ExperimentConfig:
                           + (f"its readings are {names}" if names else "it names no readings (key 'readings')"))
 
 
-def _builtin_estimators():
-    from ..models._lookup import builtin_estimators
-
-    return builtin_estimators()
-
-
 def resolve_estimator(name):
     """A built-in estimator name or ``"package.module:Class"`` for a user's classifier."""
     from ..models import estimator_class

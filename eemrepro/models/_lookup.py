@@ -1,14 +1,17 @@
 """An estimator class by the name a config or a stored record gives it."""
 
+import functools
 import importlib
 import inspect
 
 
+@functools.cache
 def builtin_estimators():
-    """The names of the package's classifiers and transformers."""
+    """The names of the package's classifiers and transformers (a tuple; computed once)."""
     from .. import models
 
-    return [n for n in models.__all__ if inspect.isclass(getattr(models, n)) and hasattr(getattr(models, n), "fit")]
+    return tuple(n for n in models.__all__
+                 if inspect.isclass(getattr(models, n)) and hasattr(getattr(models, n), "fit"))
 
 
 def estimator_class(name):
