@@ -248,3 +248,56 @@ readings:
     assert table.loc["oracle", "changes"] == "the best point of each test fold (tables.selection: best-per-fold)"
     main = pd.read_csv(tmp_path / "t" / "eem_table4_gmean.csv", comment="#").set_index(["dataset", "method"])
     assert main.loc[("heart", "EEMrbf"), "gmean"] == pytest.approx(primary)
+
+
+def test_a_reading_of_tables_keys_can_read_another_readings_records(tmp_path):
+    # Expected: the per-fold oracle GMean of reading 'seed1's own stored records (pandas, here)
+    # against the primary reading's best-of-grid GMean, as MELM T3's subset-150 read per test fold.
+    text = """name: u
+datasets: [heart]
+models:
+  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
+protocol: {folds: 3, repeats: 1, seed: 0}
+readings:
+  seed1: {set: {protocol.seed: 1}}
+  seed1-oracle:
+    about: the best point of each test fold, on seed1's records
+    records: seed1
+    set: {tables.selection: best-per-fold}
+"""
+    cfg = _write(tmp_path, text)
+    out = tmp_path / "r"
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"]).exit_code == 0
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "seed1-oracle"])
+    assert result.exit_code == 1 and "no stored run of reading seed1" in result.output
+    assert "--reading seed1" in result.output
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "seed1", "--jobs", "1",
+                               "--quiet"]).exit_code == 0
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "seed1-oracle"])
+    assert result.exit_code == 0 and "reading seed1's records" in result.output
+    assert not (out / "readings" / "seed1-oracle").exists()
+
+    primary = 100 * ResultStore(out).frame(["point", "fold", "gmean"]).groupby("point")["gmean"].mean().max()
+    seed1 = ResultStore(out / "readings" / "seed1").frame(["point", "fold", "gmean"])
+    oracle = 100 * seed1.groupby("fold")["gmean"].max().mean()
+    build_tables([out], tmp_path / "t", formats=("csv",))
+    table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")
+    assert list(table.index) == ["primary", "seed1", "seed1-oracle"]
+    moved = float(table.loc["seed1-oracle", "moved_most"].split()[-1])
+    assert moved == pytest.approx(oracle - primary, rel=1e-2)
+    assert table.loc["seed1-oracle", "changes"] == ("the best point of each test fold, on seed1's records "
+                                                    "(tables.selection: best-per-fold; on the records of reading seed1)")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("  raw: {records: nope, set: {tables.selection: best-per-fold}}\n",
+     r"key 'readings.raw.records': names no reading of this config that stores records; those are \[\]"),
+    ("  a: {set: {analysis.beta: normal}}\n  b: {records: a, set: {analysis.layers: 2}}\n",
+     r"key 'readings.b.set': a reading on the records of reading 'a' sets only tables keys"),
+    ("  a: {set: {analysis.beta: normal}}\n  b: {records: 'a b', set: {tables.metric: bac}}\n",
+     r"key 'readings.b.records': the name of another reading"),
+])
+def test_a_bad_records_key_names_the_reading(tmp_path, bad, message):
+    text = CONFIG.split("readings:")[0] + "readings:\n" + bad
+    with pytest.raises(ConfigError, match=message):
+        load_config(_write(tmp_path, text))

@@ -80,9 +80,11 @@ def run_cmd(
                 from ..experiments._runner import record_derived_reading
 
                 where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg)
+                whose = (f"reading {cfg.reading.records}'s records" if cfg.reading.records
+                         else "the config's own records")
                 typer.echo(f"reading {reading} changes only how the tables read the records "
                            f"({cfg.reading.describe()}): nothing to run; noted in {where}, and `eemrepro tables` "
-                           "reports it from the config's own records, beside the primary reading")
+                           f"reports it from {whose}, beside the primary reading")
                 return
             out = (out if out is not None else Path("results") / cfg.name) / "readings" / reading
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,

@@ -24,7 +24,14 @@ written as dotted paths, and runs into its own store
 
 Keys under ``tables.`` (``selection``, ``metric``) change only how the tables
 read the records: a reading with no other key runs nothing and is reported
-from the config's own records.
+from the config's own records, or from another reading's records when it
+names that reading under ``records``::
+
+      subset-150:
+        set: {protocol.train_size: 150}
+      subset-150-per-fold-best:
+        records: subset-150
+        set: {tables.selection: best-per-fold}
 """
 
 import inspect
@@ -131,9 +138,11 @@ class Reading:
     name: str
     set: dict  # dotted key ("analysis.beta") -> value
     about: str = ""
+    records: str = ""  # a reading of tables keys only: the reading whose records it reads ("": the primary's)
 
     def to_dict(self):
-        return {"name": self.name, "about": self.about, "set": dict(self.set)}
+        return {"name": self.name, "about": self.about, "set": dict(self.set),
+                **({"records": self.records} if self.records else {})}
 
     def describe(self):
         """What the reading changes, in one line: its ``about``, else its keys."""
@@ -193,7 +202,7 @@ class ExperimentConfig:
         out["protocol"] = lists(asdict(self.protocol))
         out["jobs"] = self.jobs
         if self.readings:
-            out["readings"] = {r.name: {"about": r.about, "set": dict(r.set)} for r in self.readings}
+            out["readings"] = {r.name: {k: v for k, v in r.to_dict().items() if k != "name"} for r in self.readings}
         if self.reading is not None:
             out["reading"] = self.reading.to_dict()
         return out
@@ -461,8 +470,12 @@ def _apply_reading(raw, reading):
 def _reading(ctx, path, name, spec):
     if not isinstance(name, str) or not _READING_NAME.fullmatch(name):
         raise ctx.error(path, f"a reading's name is letters, digits, '.', '_' or '-' (a folder name), got {name!r}")
-    if not isinstance(spec, dict) or set(spec) - {"about", "set", "name"} or "set" not in spec:
-        raise ctx.error(path, "a reading is a mapping {set: {dotted.key: value, ...}, about: text}")
+    if not isinstance(spec, dict) or set(spec) - {"about", "set", "name", "records"} or "set" not in spec:
+        raise ctx.error(path, "a reading is a mapping {set: {dotted.key: value, ...}, about: text}"
+                              " (and records: <reading> for one of tables keys on another reading's records)")
+    records = spec.get("records") or ""
+    if not isinstance(records, str) or (records and not _READING_NAME.fullmatch(records)):
+        raise ctx.error(path + ("records",), f"the name of another reading, got {records!r}")
     about = spec.get("about") or ""
     if not isinstance(about, str):
         raise ctx.error(path + ("about",), f"a line of text, got {about!r}")
@@ -482,7 +495,11 @@ def _reading(ctx, path, name, spec):
                 raise ctx.error(path + ("set", key), f"the tables' keys are {list(TABLE_KEYS)}")
             if value not in allowed[rest]:
                 raise ctx.error(path + ("set", key), f"must be one of {allowed[rest]}, got {value!r}")
-    return Reading(name=name, set={str(k): _number(v) for k, v in changes.items()}, about=about)
+    reading = Reading(name=name, set={str(k): _number(v) for k, v in changes.items()}, about=about, records=records)
+    if records and not reading.derived:
+        raise ctx.error(path + ("set",), f"a reading on the records of reading {records!r} sets only tables "
+                                         f"keys ({list(TABLE_KEYS)}); {sorted(reading.config_set)} change the records")
+    return reading
 
 
 def _readings(ctx, raw):
@@ -501,6 +518,12 @@ def _readings(ctx, raw):
         except ConfigError as exc:
             raise ctx.error(("readings", name, "set"), f"gives a config that does not validate: {exc}") from None
         out.append(reading)
+    by_name = {r.name: r for r in out}
+    for r in out:
+        if r.records and (r.records not in by_name or by_name[r.records].derived):
+            stored = [n for n, o in by_name.items() if not o.derived]
+            raise ctx.error(("readings", r.name, "records"),
+                            f"names no reading of this config that stores records; those are {stored}")
     return tuple(out)
 
 

@@ -351,15 +351,20 @@ def record_derived_reading(out, config):
     """Note in ``out/config.yaml`` a reading that changes only how tables read the records.
 
     Such a reading (``tables.`` keys only) has nothing to run: its tables are
-    the folder's own records read its way, and ``eemrepro tables`` finds it
-    in the folder's config. Returns the config path.
+    the folder's own records (or those of the reading it names under
+    ``records``) read its way, and ``eemrepro tables`` finds it in the
+    folder's config. Returns the config path.
     """
     import os
 
     path = Path(out) / "config.yaml"
     if not path.is_file():
         raise ValueError(f"{path}: no stored run of {config.name}; run the primary reading first "
-                                f"(reading {config.reading.name} reads its records)")
+                                f"(reading {config.reading.name} is reported beside it)")
+    base = config.reading.records
+    if base and not (Path(out) / "readings" / base / "records").is_dir():
+        raise ValueError(f"{Path(out) / 'readings' / base}: no stored run of reading {base}, whose records "
+                         f"reading {config.reading.name} reads; run it first (eemrepro run CONFIG --reading {base})")
     raw = yaml.safe_load(path.read_text()) or {}
     if not isinstance(raw, dict) or raw.get("name") != config.name:
         raise ValueError(f"{path} is not a stored config of {config.name}")

@@ -7,7 +7,8 @@ open; ``eemrepro run CONFIG --reading NAME`` stores one under
 one, what it changes, its cells within the table's default tolerance, and the
 cells that moved most against the primary reading. A reading that only sets
 ``tables.selection`` or ``tables.metric`` has no store: it is the folder's own
-records read that way. ``check`` judges the primary reading only (the readings
+records read that way, or those of the stored reading it names under
+``records``. ``check`` judges the primary reading only (the readings
 are never read by it).
 """
 
@@ -47,7 +48,8 @@ def _as_reading(name, entry):
 
     if not isinstance(entry, dict) or not isinstance(entry.get("set") or {}, dict):
         return None
-    return Reading(name=str(name), set=dict(entry.get("set") or {}), about=entry.get("about") or "")
+    return Reading(name=str(name), set=dict(entry.get("set") or {}), about=entry.get("about") or "",
+                   records=str(entry.get("records") or ""))
 
 
 def _named_readings(results):
@@ -67,6 +69,8 @@ def _about(reading):
     if reading is None:
         return "(not described: no config names this reading)"
     text = ", ".join(f"{k}: {v}" for k, v in reading.set.items())
+    if reading.records:
+        text += f"; on the records of reading {reading.records}"
     return f"{reading.about} ({text})" if reading.about and text else reading.about or text
 
 
@@ -159,13 +163,17 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     readings += [(results, name, None) for results, name in derived_readings(dirs)]
     loaded = {}
     for results, name, folder in readings:
+        reading = _reading_of(results, name, folder)
         source = folder if folder is not None else results
+        if folder is None and reading is not None and reading.records:
+            source = Path(results) / READINGS_DIR / reading.records
+            if not (source / "records").is_dir():
+                continue
         if source not in loaded:
             loaded[source] = load_results([source])
         records, prov = loaded[source]
         if not len(records):
             continue
-        reading = _reading_of(results, name, folder)
         unfinished = {tuple(c) for c in prov["unfinished"]}
         parts = split_by_kind(records)
         for spec in checked:
