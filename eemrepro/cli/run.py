@@ -75,11 +75,12 @@ def run_cmd(
     try:
         cfg = load_config(config)
         if reading is not None:
-            cfg = cfg.with_reading(reading)
+            primary, cfg = cfg, cfg.with_reading(reading)
             if cfg.reading.derived:
                 from ..experiments._runner import record_derived_reading
 
-                where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg)
+                base = next((r for r in primary.readings if r.name == cfg.reading.records), None)
+                where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg, base)
                 whose = (f"reading {cfg.reading.records}'s records" if cfg.reading.records
                          else "the config's own records")
                 typer.echo(f"reading {reading} changes only how the tables read the records "

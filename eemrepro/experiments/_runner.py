@@ -347,13 +347,14 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
 
 
-def record_derived_reading(out, config):
+def record_derived_reading(out, config, base=None):
     """Note in ``out/config.yaml`` a reading that changes only how tables read the records.
 
     Such a reading (``tables.`` keys only) has nothing to run: its tables are
     the folder's own records (or those of the reading it names under
     ``records``) read its way, and ``eemrepro tables`` finds it in the
-    folder's config. Returns the config path.
+    folder's config, with ``base`` (the ``Reading`` whose records it reads,
+    if any) so that the stored config names both. Returns the config path.
     """
     import os
 
@@ -361,15 +362,18 @@ def record_derived_reading(out, config):
     if not path.is_file():
         raise ValueError(f"{path}: no stored run of {config.name}; run the primary reading first "
                                 f"(reading {config.reading.name} is reported beside it)")
-    base = config.reading.records
-    if base and not (Path(out) / "readings" / base / "records").is_dir():
-        raise ValueError(f"{Path(out) / 'readings' / base}: no stored run of reading {base}, whose records "
-                         f"reading {config.reading.name} reads; run it first (eemrepro run CONFIG --reading {base})")
+    other = config.reading.records
+    if other and not (Path(out) / "readings" / other / "records").is_dir():
+        raise ValueError(f"{Path(out) / 'readings' / other}: no stored run of reading {other}, whose records "
+                         f"reading {config.reading.name} reads; run it first (eemrepro run CONFIG --reading {other})")
     raw = yaml.safe_load(path.read_text()) or {}
     if not isinstance(raw, dict) or raw.get("name") != config.name:
         raise ValueError(f"{path} is not a stored config of {config.name}")
-    entry = config.reading.to_dict()
-    raw.setdefault("readings", {})[entry.pop("name")] = entry
+    readings = raw.setdefault("readings", {})
+    for reading in (base, config.reading):
+        if reading is not None:
+            entry = reading.to_dict()
+            readings[entry.pop("name")] = entry
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(yaml.safe_dump(raw, sort_keys=False))
     os.replace(tmp, path)
