@@ -75,8 +75,13 @@ def write_parquet(table, path):
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     floats = [f.name for f in table.schema if pa.types.is_floating(f.type)]
+    # Lists of floats (EEM Table 1's D_CS pairs, a million distinct values a store): byte-stream-split
+    # their elements, which dictionary encoding would otherwise take first (16 % smaller, lossless).
+    float_lists = [f.name for f in table.schema if pa.types.is_list(f.type) and pa.types.is_floating(f.type.value_type)]
+    dictionary = [n for n in table.column_names if n not in float_lists] if float_lists else True
+    split = floats + [n + ".list.element" for n in float_lists]
     try:
-        pq.write_table(table, tmp, use_byte_stream_split=floats or False, **_PARQUET_OPTIONS)
+        pq.write_table(table, tmp, use_dictionary=dictionary, use_byte_stream_split=split or False, **_PARQUET_OPTIONS)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
