@@ -79,8 +79,8 @@ def run_cmd(
             if cfg.reading.derived:
                 from ..experiments._runner import record_derived_reading
 
-                base = next((r for r in primary.readings if r.name == cfg.reading.records), None)
-                where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg, base)
+                where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg,
+                                               primary.readings)
                 whose = (f"reading {cfg.reading.records}'s records" if cfg.reading.records
                          else "the config's own records")
                 typer.echo(f"reading {reading} changes only how the tables read the records "

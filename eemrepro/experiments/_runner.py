@@ -347,14 +347,15 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
 
 
-def record_derived_reading(out, config, base=None):
+def record_derived_reading(out, config, readings=()):
     """Note in ``out/config.yaml`` a reading that changes only how tables read the records.
 
     Such a reading (``tables.`` keys only) has nothing to run: its tables are
     the folder's own records (or those of the reading it names under
     ``records``) read its way, and ``eemrepro tables`` finds it in the
-    folder's config, with ``base`` (the ``Reading`` whose records it reads,
-    if any) so that the stored config names both. Returns the config path.
+    folder's config, with the reading whose records it reads (found among
+    ``readings``, the primary config's) so that the stored config names
+    both. Returns the config path.
     """
     import os
 
@@ -369,11 +370,12 @@ def record_derived_reading(out, config, base=None):
     raw = yaml.safe_load(path.read_text()) or {}
     if not isinstance(raw, dict) or raw.get("name") != config.name:
         raise ValueError(f"{path} is not a stored config of {config.name}")
-    readings = raw.setdefault("readings", {})
+    base = next((r for r in readings if other and r.name == other), None)
+    stored = raw.setdefault("readings", {})
     for reading in (base, config.reading):
         if reading is not None:
             entry = reading.to_dict()
-            readings[entry.pop("name")] = entry
+            stored[entry.pop("name")] = entry
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(yaml.safe_dump(raw, sort_keys=False))
     os.replace(tmp, path)
