@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store fuzz lint clean tables figures report
+.PHONY: install test bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ bench-store: install
 # webpages- and a mammography-shaped fold (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
 bench-svm: install
 	$(PY) benchmarks/bench_svm.py $(if $(MIRROR),--mirror $(MIRROR))
+
+# The runner's cost per unit on small units (ESMM paths on a KEEL set): a fit child per unit against one per run
+# (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
+bench-units: install
+	$(PY) benchmarks/bench_units.py $(if $(MIRROR),--mirror $(MIRROR))
 
 # LIBSVM's kernel cache, webpages by default.
 bench-svm-cache: install

@@ -60,3 +60,33 @@ class SleepyPath(Sleepy):
 
         for d in delay:
             yield clone(self).set_params(delay=d).fit(X, y)
+
+
+class WhereFitted(Sleepy):
+    """Sleepy that records the process it was fitted in (``pid_``, stored with the record's ``fitted``)
+    and, with ``crash``, kills that process instead of fitting (as the kernel's OOM killer does)."""
+
+    _recorded_attributes = ("pid_",)
+
+    def __init__(self, crash=False, delay=0.0, marker=None, fail=False):
+        super().__init__(delay=delay, marker=marker, fail=fail)
+        self.crash = crash
+
+    def fit(self, X, y):
+        import os
+        import signal
+
+        if self.crash:
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.pid_ = os.getpid()
+        return super().fit(X, y)
+
+
+def echo_steps(task, data, points):
+    """Watchdog steps that send each point the digest and shape of the data they got, and the data back."""
+    import hashlib
+
+    for p in points:
+        yield "start", [p]
+        yield "record", p, {"status": "ok", "sha": hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest(),
+                            "shape": list(np.shape(data)), "back": data}

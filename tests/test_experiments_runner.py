@@ -482,3 +482,54 @@ def test_a_grid_point_never_run_makes_the_cell_incomplete_in_the_reports(referen
     assert all(s == "ok" for (d, m), s in got.items() if m != "SVM")
     # Without the store's run state (records alone) the cut cannot be seen: that is why the reports read it.
     assert by_cell(kept)[("heart", "SVM")] == "ok"
+
+
+def test_the_units_of_a_run_share_one_fit_process_forked_anew_after_a_crash_and_per_run(tmp_path):
+    # One forked fit process serves the units of a run (a fork per unit cost more than small fits);
+    # a fit that kills it fails that fit only, and the units after it run in a new one.
+    text = """name: where
+datasets: [heart]
+models:
+  A: {estimator: 'tests.helpers:WhereFitted', grid: {crash: [false]}}
+  Crash: {estimator: 'tests.helpers:WhereFitted', grid: {crash: [true]}}
+  B: {estimator: 'tests.helpers:WhereFitted', grid: {crash: [false]}}
+protocol: {folds: 3, repeats: 1}
+"""
+    cfg = _config(tmp_path, text)
+    summary = run_experiment(cfg, out=tmp_path / "o", jobs=1, progress=False)
+    assert summary.status_counts == {"ok": 6, "failed": 3}
+    records = ResultStore(tmp_path / "o").read()
+    pids = {m: {r["fitted"]["pid_"] for r in records if r["model"] == m and r["status"] == "ok"} for m in "AB"}
+    assert len(pids["A"]) == len(pids["B"]) == 1 and pids["A"] != pids["B"]
+    assert os.getpid() not in pids["A"] | pids["B"]  # the fits ran in a child, not in the runner
+    crashed = [r for r in records if r["model"] == "Crash"]
+    assert all(r["status"] == "failed" and r["error"] == "the fit's process died (signal 9)" for r in crashed)
+    # The run stopped its child at the end; another run forks its own (it sees the parent as it is now).
+    (pid,) = pids["B"]
+    assert not Path(f"/proc/{pid}").exists()
+    run_experiment(cfg, out=tmp_path / "o2", jobs=1, progress=False)
+    again = {r["fitted"]["pid_"] for r in ResultStore(tmp_path / "o2").read() if r["model"] == "A"}
+    assert len(again) == 1 and again != pids["A"]
+
+
+def test_a_unit_s_data_and_records_cross_the_fit_process_pipe_whole():
+    # Several MB each way, more than a pipe holds: the reader reassembles the messages exactly.
+    import hashlib
+
+    from eemrepro.experiments._watchdog import close_fit_child, run_points
+    from tests.helpers import echo_steps
+
+    data = np.random.RandomState(0).rand(1000, 500)  # 4 MB
+    points = [{"i": i} for i in range(3)]
+    task = {"points": points, "skip_points": [], "fit_timeout": 60, "after_timeout": "skip", "run_id": "test"}
+    try:
+        first = run_points(task, echo_steps, data)
+        second = run_points(task, echo_steps, data[::-1])
+    finally:
+        close_fit_child()
+    for results, sent in ((first, data), (second, data[::-1])):
+        assert len(results) == 3
+        for fields in results.values():
+            assert fields["sha"] == hashlib.sha256(np.ascontiguousarray(sent).tobytes()).hexdigest()
+            assert fields["shape"] == [1000, 500]
+            np.testing.assert_array_equal(fields["back"], sent)

@@ -24,7 +24,7 @@ import yaml
 from ..store import ResultStore, StoreWarning
 from ._kinds import get_kind
 from ._units import changed_identities, frame_keys, identity_sha, point_id
-from ._watchdog import environment, exit_with_parent, out_of_memory
+from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
 
 
 class ChangedConfigError(ValueError):
@@ -301,7 +301,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                     **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
                     "points": points,
                     "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
-                    "repeat": u.repeat, "fold": u.fold, "inner": u.inner,
+                    "repeat": u.repeat, "fold": u.fold, "inner": u.inner, "run_id": store.run_id,
                     "identity": identities[cell], "identity_sha": shas[cell],
                     "data_home": None if data_home is None else str(data_home),
                     "mirror": None if mirror is None else str(mirror),
@@ -327,6 +327,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             raise RunInterrupted(summary) from None
         finally:
             bar.close()
+            close_fit_child()  # the one this process forked when the run's units ran here (jobs=1)
             try:
                 store.close()  # seals the run's write-ahead segment into Parquet
             except OSError as exc:
