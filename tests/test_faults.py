@@ -218,3 +218,35 @@ protocol: {folds: 2, repeats: 1}
                          text=True, timeout=120)
     (line,) = res.stderr.strip().splitlines()
     assert res.returncode == 1 and f"mirror {tmp_path / 'gone'} has no file abalone7/" in line
+
+
+def test_an_interrupted_run_on_one_job_kills_its_fit_at_once(tmp_path):
+    # With --jobs 1 the runner's own process holds the fit child: interrupted mid-fit, it kills
+    # the child (whose state is then unknown) instead of waiting for a long fit to end.
+    marker = tmp_path / "marker.txt"
+    (tmp_path / "c.yaml").write_text(f"""name: long
+datasets: [heart]
+models:
+  Long: {{estimator: 'tests.helpers:Sleepy', delay: 60, marker: '{marker}', grid: {{fail: [false]}}}}
+protocol: {{folds: 2, repeats: 1, seed: 0, fit_timeout: 600}}
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out",
+                             str(tmp_path / "o"), "--jobs", "1", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+    def children():
+        return subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+
+    deadline = time.monotonic() + 60
+    while not children():  # the fit child is forked with the first unit
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.1)
+    (child,) = children()
+    time.sleep(1)  # well inside the 60 s fit
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - start < 15  # not the fit's 60 s
+    assert "interrupted: 0 of 2 units stored" in err
+    assert not Path(f"/proc/{child}").exists() and not marker.exists()

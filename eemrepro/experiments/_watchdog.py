@@ -25,6 +25,7 @@ import select
 import signal
 import socket
 import struct
+import threading
 import time
 import traceback
 from functools import cache, lru_cache
@@ -138,8 +139,6 @@ def exit_with_parent(parent=None, poll_seconds=1.0):
     started this process (a process started after its parent died sees the
     adoptive one as its parent: it exits at once).
     """
-    import threading
-
     parent = os.getppid() if parent is None else parent
 
     def watch():
@@ -219,65 +218,64 @@ class _FitChild:
         return status
 
 
-_CHILD = None
+# Each thread's own (a Dask worker may run units in several threads of one process).
+_LOCAL = threading.local()
 
 
 def _fit_child(task):
-    """This process's fit child for ``task``'s run, forked where there is none for it."""
-    global _CHILD
+    """This thread's fit child for ``task``'s run, forked where there is none for it."""
     key = (task.get("run_id"), task.get("fit_memory_gb"))
-    if _CHILD is not None and (_CHILD.owner != os.getpid() or _CHILD.key != key or key[0] is None):
-        if _CHILD.owner == os.getpid():
-            _CHILD.close()
-        _CHILD = None
-    if _CHILD is None:
-        _CHILD = _FitChild(key, task.get("fit_memory_gb"))
-    return _CHILD
+    child = getattr(_LOCAL, "child", None)
+    if child is not None and (child.key != key or key[0] is None):
+        close_fit_child()
+        child = None
+    if child is None:
+        child = _LOCAL.child = _FitChild(key, task.get("fit_memory_gb"))
+    return child
 
 
-def close_fit_child():
-    """Stop this process's fit child, if it has one (the end of a run in this process)."""
-    global _CHILD
-    if _CHILD is not None and _CHILD.owner == os.getpid():
-        _CHILD.close()
-    _CHILD = None
+def close_fit_child(kill=False):
+    """Stop this thread's fit child, if it has one (the end of a run here); its wait status."""
+    child, _LOCAL.child = getattr(_LOCAL, "child", None), None
+    if child is not None and child.owner == os.getpid():  # (a forked process does not own its parent's)
+        return child.close(kill=kill)
+    return None
 
 
 def _run_points_in_child(task, steps, data, points, timeout):
     """Fit ``points`` in the fit child; return (records by point id, timed-out points, crashed points, why)."""
-    global _CHILD
-    child = _fit_child(task)
-    if not child.submit(task, steps, data, points):
-        child.close(kill=True)
-        _CHILD = None
-        child = _fit_child(task)
-        child.submit(task, steps, data, points)
+    if not _fit_child(task).submit(task, steps, data, points):  # it died between two units
+        close_fit_child(kill=True)
+        _fit_child(task).submit(task, steps, data, points)
+    reader = _LOCAL.child.reader
     done, in_flight, timed_out, crashed, status = {}, [], [], [], None
-    while True:
-        try:
-            message = child.reader.read(timeout if in_flight else None)
-        except TimeoutError:
-            timed_out = in_flight
-            status = child.close(kill=True)
-            break
-        if message is None:
-            # A child that died before it started a fit (its job unreadable) fails the unit's points.
-            crashed = [p for p in (in_flight if in_flight or done else points) if point_id(p) not in done]
-            status = child.close()
-            break
-        if message[0] == "done":
-            break
-        if message[0] == "start":
-            in_flight = message[1]
-        else:
-            _, point, fields = message
-            done[point_id(point)] = fields
-            if all(point_id(p) in done for p in in_flight):
-                in_flight = []
+    try:
+        while True:
+            try:
+                message = reader.read(timeout if in_flight else None)
+            except TimeoutError:
+                timed_out = in_flight
+                status = close_fit_child(kill=True)
+                break
+            if message is None:
+                # A child that died before it started a fit (its job unreadable) fails the unit's points.
+                crashed = [p for p in (in_flight if in_flight or done else points) if point_id(p) not in done]
+                status = close_fit_child()
+                break
+            if message[0] == "done":
+                break
+            if message[0] == "start":
+                in_flight = message[1]
+            else:
+                _, point, fields = message
+                done[point_id(point)] = fields
+                if all(point_id(p) in done for p in in_flight):
+                    in_flight = []
+    except BaseException:  # interrupted mid-unit: the child's state is unknown, and its fit may be long
+        close_fit_child(kill=True)
+        raise
     if status is None and task.get("run_id") is None:  # outside a run: a child per unit
-        status = child.close()
-    if status is not None:
-        _CHILD = None
+        close_fit_child()
     crash_reason = None
     if crashed:
         crash_reason = (f"the fit's process died (signal {os.WTERMSIG(status)})" if os.WIFSIGNALED(status)
