@@ -226,7 +226,7 @@ def _fit_child(task):
     """This thread's fit child for ``task``'s run, forked where there is none for it."""
     key = (task.get("run_id"), task.get("fit_memory_gb"))
     child = getattr(_LOCAL, "child", None)
-    if child is not None and (child.key != key or key[0] is None):
+    if child is not None and child.key != key:
         close_fit_child()
         child = None
     if child is None:
