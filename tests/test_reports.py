@@ -144,6 +144,23 @@ def test_tables_written_with_provenance_and_rebuild_identically(tmp_path):
     assert csv.startswith("# EEM Table 4") and '{""n_hidden"": 50}' in csv
 
 
+def test_provenance_names_the_range_of_repeats_when_cells_differ(tmp_path):
+    # One cell (australian WELMrbf) at 2 repeats, the others at 1 (the extreme store: the ELM family at 5, SVM at 1):
+    # the header reads "1 to 2", not the largest count.
+    store = ResultStore(tmp_path / "res")
+    extra = [dict(r, repeat=1) for r in hand_made() if r["model"] == "WELMrbf" and r["dataset"] == "australian"]
+    assert extra
+    store.append(hand_made() + extra)
+    store.close()
+    build_tables([tmp_path / "res"], tmp_path / "t", formats=("md",))
+    assert "records, 1 to 2 repeat(s) of the CV;" in (tmp_path / "t" / "eem_table4_gmean.md").read_text()
+    whole = ResultStore(tmp_path / "whole")
+    whole.append(hand_made())
+    whole.close()
+    build_tables([tmp_path / "whole"], tmp_path / "t2", formats=("md",))
+    assert "records, 1 repeat(s) of the CV;" in (tmp_path / "t2" / "eem_table4_gmean.md").read_text()
+
+
 def test_correlation_table_equals_scipy_spearmanr():
     rng = np.random.RandomState(0)
     dcs = [rng.rand(10), rng.rand(10)]

@@ -57,7 +57,12 @@ def load_results(dirs, columns=REPORT_COLUMNS):
                     versions.add(json.dumps(fact["versions"], sort_keys=True))
                 if fact.get("host"):
                     hosts.add(fact["host"])
-        per_dir_repeats.setdefault(int(these["repeat"].nunique()), []).append(Path(d).name)
+        # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
+        # SVM) reads "1 to 5", not its largest count.
+        per_cell = these.groupby(["dataset", "model"], observed=True)["repeat"].nunique() if len(these) else None
+        label = "0" if per_cell is None or per_cell.empty else (
+            str(per_cell.min()) if per_cell.min() == per_cell.max() else f"{per_cell.min()} to {per_cell.max()}")
+        per_dir_repeats.setdefault(label, []).append(Path(d).name)
         # Rows of one kind end up in one block: each table reads its kind as a slice, not a copy.
         kinds = these["kind"] if "kind" in these else pd.Series(np.nan, index=these.index)
         for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
@@ -77,7 +82,7 @@ def load_results(dirs, columns=REPORT_COLUMNS):
             else []
     # One count when every folder has the same; else each count with its folders.
     repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
-        f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items()))
+        f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items(), key=_repeats_order))
     provenance = {
         "results": [str(Path(d)) for d in dirs],
         "configs": {k: v for k, v in sorted(configs.items())},
@@ -90,6 +95,11 @@ def load_results(dirs, columns=REPORT_COLUMNS):
         "unfinished": sorted(unfinished),
     }
     return records, provenance
+
+
+def _repeats_order(item):
+    """Sort key of a (repeats label, folders) pair: by the label's numbers ("1 to 5" after "1")."""
+    return [int(n) for n in item[0].split(" to ")]
 
 
 def _date_range(stamps):
