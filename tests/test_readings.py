@@ -303,3 +303,61 @@ def test_a_bad_records_key_names_the_reading(tmp_path, bad, message):
     text = CONFIG.split("readings:")[0] + "readings:\n" + bad
     with pytest.raises(ConfigError, match=message):
         load_config(_write(tmp_path, text))
+
+
+def test_a_reading_is_compared_with_the_reading_it_names_under_against(tmp_path):
+    # Expected: the 'moved most' value is the pandas difference of the two readings' own
+    # best-of-grid GMeans (seed1-folds2 against seed1, not against the primary reading).
+    text = """name: u
+datasets: [heart]
+models:
+  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
+protocol: {folds: 3, repeats: 1, seed: 0}
+readings:
+  seed1: {set: {protocol.seed: 1}}
+  seed2: {set: {protocol.seed: 2}}
+  seed1-folds2:
+    about: two outer folds on seed 1
+    against: seed1
+    set: {protocol.seed: 1, protocol.folds: 2}
+  seed2-folds2:
+    against: seed2
+    set: {protocol.seed: 2, protocol.folds: 2}
+"""
+    cfg = _write(tmp_path, text)
+    out = tmp_path / "r"
+    for extra in ([], ["--reading", "seed1"], ["--reading", "seed1-folds2"], ["--reading", "seed2-folds2"]):
+        result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+        assert result.exit_code == 0, result.output
+
+    def best(folder):
+        frame = ResultStore(folder).frame(["point", "fold", "gmean"])
+        return 100 * frame.groupby("point")["gmean"].mean().max()
+
+    primary, seed1, folds2 = (best(f) for f in (out, out / "readings" / "seed1", out / "readings" / "seed1-folds2"))
+    assert abs((folds2 - seed1) - (folds2 - primary)) > 0.01  # the two comparisons can be told apart
+    build_tables([out], tmp_path / "t", formats=("csv",))
+    table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")
+    assert list(table.index) == ["primary", "seed1", "seed1-folds2", "seed2-folds2"]
+    row = table.loc["seed1-folds2"]
+    assert row["changes"] == ("two outer folds on seed 1 (protocol.seed: 1, protocol.folds: 2; "
+                              "compared with reading seed1)")
+    assert row["moved_most"].startswith("vs seed1: heart EEMrbf ")
+    assert float(row["moved_most"].split()[-1]) == pytest.approx(folds2 - seed1, rel=1e-2)
+    assert row["change"].startswith("vs seed1: ") and row["by_column"].startswith("vs seed1: EEMrbf ")
+    # seed1 itself is still compared with the primary reading.
+    assert float(table.loc["seed1", "moved_most"].split()[-1]) == pytest.approx(seed1 - primary, rel=1e-2)
+    # The reading it names was never run: said so, not compared with the primary one instead.
+    assert table.loc["seed2-folds2", "change"] == "vs seed2: not stored"
+    assert pd.isna(table.loc["seed2-folds2", "moved_most"])
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("  a: {set: {analysis.beta: normal}, against: nope}\n",
+     r"key 'readings.a.against': names no reading of this config; its readings are \['a'\]"),
+    ("  a: {set: {analysis.beta: normal}, against: a}\n", r"key 'readings.a.against': the name of another reading"),
+])
+def test_a_bad_against_key_names_the_reading(tmp_path, bad, message):
+    text = CONFIG.split("readings:")[0] + "readings:\n" + bad
+    with pytest.raises(ConfigError, match=message):
+        load_config(_write(tmp_path, text))

@@ -32,6 +32,17 @@ names that reading under ``records``::
       subset-150-per-fold-best:
         records: subset-150
         set: {tables.selection: best-per-fold}
+
+A reading that changes two things at once is compared, in the readings
+tables, with the reading it names under ``against`` (one that changes only
+the other thing) instead of the primary one, so that its counts show what
+its own change does::
+
+      inner-5:
+        set: {protocol.inner_folds: 5}
+      bfsvm-prior-5:
+        against: inner-5
+        set: {models.B-FSVM.membership: prior-corrected, protocol.inner_folds: 5}
 """
 
 import inspect
@@ -139,10 +150,12 @@ class Reading:
     set: dict  # dotted key ("analysis.beta") -> value
     about: str = ""
     records: str = ""  # a reading of tables keys only: the reading whose records it reads ("": the primary's)
+    against: str = ""  # the reading the readings tables compare it with ("": the primary one)
 
     def to_dict(self):
         return {"name": self.name, "about": self.about, "set": dict(self.set),
-                **({"records": self.records} if self.records else {})}
+                **({"records": self.records} if self.records else {}),
+                **({"against": self.against} if self.against else {})}
 
     def describe(self):
         """What the reading changes, in one line: its ``about``, else its keys."""
@@ -470,12 +483,14 @@ def _apply_reading(raw, reading):
 def _reading(ctx, path, name, spec):
     if not isinstance(name, str) or not _READING_NAME.fullmatch(name):
         raise ctx.error(path, f"a reading's name is letters, digits, '.', '_' or '-' (a folder name), got {name!r}")
-    if not isinstance(spec, dict) or set(spec) - {"about", "set", "name", "records"} or "set" not in spec:
+    if not isinstance(spec, dict) or set(spec) - {"about", "set", "name", "records", "against"} or "set" not in spec:
         raise ctx.error(path, "a reading is a mapping {set: {dotted.key: value, ...}, about: text}"
-                              " (and records: <reading> for one of tables keys on another reading's records)")
-    records = spec.get("records") or ""
-    if not isinstance(records, str) or (records and not _READING_NAME.fullmatch(records)):
-        raise ctx.error(path + ("records",), f"the name of another reading, got {records!r}")
+                              " (and records: <reading> for one of tables keys on another reading's records,"
+                              " against: <reading> to be compared with another reading than the primary one)")
+    records, against = spec.get("records") or "", spec.get("against") or ""
+    for key, value in (("records", records), ("against", against)):
+        if not isinstance(value, str) or (value and not _READING_NAME.fullmatch(value)) or value == name:
+            raise ctx.error(path + (key,), f"the name of another reading, got {value!r}")
     about = spec.get("about") or ""
     if not isinstance(about, str):
         raise ctx.error(path + ("about",), f"a line of text, got {about!r}")
@@ -495,7 +510,8 @@ def _reading(ctx, path, name, spec):
                 raise ctx.error(path + ("set", key), f"the tables' keys are {list(TABLE_KEYS)}")
             if value not in allowed[rest]:
                 raise ctx.error(path + ("set", key), f"must be one of {allowed[rest]}, got {value!r}")
-    reading = Reading(name=name, set={str(k): _number(v) for k, v in changes.items()}, about=about, records=records)
+    reading = Reading(name=name, set={str(k): _number(v) for k, v in changes.items()}, about=about, records=records,
+                      against=against)
     if records and not reading.derived:
         raise ctx.error(path + ("set",), f"a reading on the records of reading {records!r} sets only tables "
                                          f"keys ({list(TABLE_KEYS)}); {sorted(reading.config_set)} change the records")
@@ -524,6 +540,9 @@ def _readings(ctx, raw):
             stored = [n for n, o in by_name.items() if not o.derived]
             raise ctx.error(("readings", r.name, "records"),
                             f"names no reading of this config that stores records; those are {stored}")
+        if r.against and r.against not in by_name:
+            raise ctx.error(("readings", r.name, "against"),
+                            f"names no reading of this config; its readings are {sorted(by_name)}")
     return tuple(out)
 
 

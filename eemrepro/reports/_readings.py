@@ -8,8 +8,9 @@ one, what it changes, its cells within the table's default tolerance, and the
 cells that moved most against the primary reading. A reading that only sets
 ``tables.selection`` or ``tables.metric`` has no store: it is the folder's own
 records read that way, or those of the stored reading it names under
-``records``. ``check`` judges the primary reading only (the readings
-are never read by it).
+``records``. A reading that names another under ``against`` is compared with
+that one instead of the primary reading (its comparison cells say so).
+``check`` judges the primary reading only (the readings are never read by it).
 """
 
 import dataclasses
@@ -49,7 +50,7 @@ def _as_reading(name, entry):
     if not isinstance(entry, dict) or not isinstance(entry.get("set") or {}, dict):
         return None
     return Reading(name=str(name), set=dict(entry.get("set") or {}), about=entry.get("about") or "",
-                   records=str(entry.get("records") or ""))
+                   records=str(entry.get("records") or ""), against=str(entry.get("against") or ""))
 
 
 def _named_readings(results):
@@ -71,6 +72,8 @@ def _about(reading):
     text = ", ".join(f"{k}: {v}" for k, v in reading.set.items())
     if reading.records:
         text += f"; on the records of reading {reading.records}"
+    if reading.against:
+        text += f"; compared with reading {reading.against}"
     return f"{reading.about} ({text})" if reading.about and text else reading.about or text
 
 
@@ -161,7 +164,7 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     rows = {}
     readings = [(results, name, folder) for results, name, folder in reading_stores(dirs)]
     readings += [(results, name, None) for results, name in derived_readings(dirs)]
-    loaded = {}
+    loaded, judged = {}, []
     for results, name, folder in readings:
         reading = _reading_of(results, name, folder)
         source = folder if folder is not None else results
@@ -186,21 +189,33 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
                 table = table.rename(columns={read_spec.metric: spec.metric,
                                               read_spec.metric + "_std": spec.metric + "_std"})
             cells = check(parts, unfinished=unfinished, tables=[spec.id], built={spec.id: table})
-            base = [c for c in primary_cells if c.table == spec.id]
-            passed, counted = _counts(cells)
-            rows.setdefault(spec.id, [])
-            if not rows[spec.id]:
-                p_pass, p_count = _counts(base)
-                rows[spec.id].append({"reading": "primary", "changes": "(the config's own settings)",
-                                      "size": _size(spec, (primary_tables or {}).get(spec.id)),
-                                      "within_tolerance": p_pass, "cells": p_count,
-                                      "by_column": _by_column(base, None), "change": "", "moved_most": ""})
-            rows[spec.id].append({"reading": name, "changes": _about(reading),
-                                  "size": _size(spec, table),
-                                  "within_tolerance": passed, "cells": counted,
-                                  "by_column": _by_column(cells, base),
-                                  "change": _change(cells, base) if base else "",
-                                  "moved_most": _moved(cells, base, top) if base else ""})
+            judged.append((spec, results, name, reading, table, cells))
+    # A reading is compared with the primary one, or with the reading it names under ``against``
+    # (of the same results folder and table), once every reading's cells are known.
+    cells_of = {(results, name, spec.id): cells for spec, results, name, _, _, cells in judged}
+    for spec, results, name, reading, table, cells in judged:
+        base = [c for c in primary_cells if c.table == spec.id]
+        rows.setdefault(spec.id, [])
+        if not rows[spec.id]:
+            p_pass, p_count = _counts(base)
+            rows[spec.id].append({"reading": "primary", "changes": "(the config's own settings)",
+                                  "size": _size(spec, (primary_tables or {}).get(spec.id)),
+                                  "within_tolerance": p_pass, "cells": p_count,
+                                  "by_column": _by_column(base, None), "change": "", "moved_most": ""})
+        against = reading.against if reading is not None else ""
+        prefix = ""
+        if against:
+            base, prefix = cells_of.get((results, against, spec.id)), f"vs {against}: "
+        passed, counted = _counts(cells)
+        row = {"reading": name, "changes": _about(reading), "size": _size(spec, table),
+               "within_tolerance": passed, "cells": counted}
+        if base is None:  # the reading it is compared with is not stored
+            row.update(by_column=_by_column(cells, None), change=f"vs {against}: not stored", moved_most="")
+        else:
+            row.update(by_column=prefix + _by_column(cells, base),
+                       change=prefix + _change(cells, base) if base else "",
+                       moved_most=prefix + _moved(cells, base, top) if base else "")
+        rows[spec.id].append(row)
     return {k: pd.DataFrame(v) for k, v in rows.items()}
 
 
