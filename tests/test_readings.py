@@ -28,6 +28,15 @@ readings:
 """
 
 
+#: A small grid-search config on heart (EEM Table 4's GMean), for readings of its protocol.
+HEART_EEM = """name: u
+datasets: [heart]
+models:
+  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
+protocol: {folds: 3, repeats: 1, seed: 0}
+"""
+
+
 def _write(tmp_path, text, name="t1.yaml"):
     path = tmp_path / name
     path.write_text(text)
@@ -253,12 +262,7 @@ readings:
 def test_a_reading_of_tables_keys_can_read_another_readings_records(tmp_path):
     # Expected: the per-fold oracle GMean of reading 'seed1's own stored records (pandas, here)
     # against the primary reading's best-of-grid GMean, as MELM T3's subset-150 read per test fold.
-    text = """name: u
-datasets: [heart]
-models:
-  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
-protocol: {folds: 3, repeats: 1, seed: 0}
-readings:
+    text = HEART_EEM + """readings:
   seed1: {set: {protocol.seed: 1}}
   seed1-oracle:
     about: the best point of each test fold, on seed1's records
@@ -266,7 +270,7 @@ readings:
     set: {tables.selection: best-per-fold}
 """
     # The primary reading ran before the config named any reading (as the committed stores did).
-    cfg = _write(tmp_path, text.split("readings:")[0])
+    cfg = _write(tmp_path, HEART_EEM)
     out = tmp_path / "r"
     assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"]).exit_code == 0
     cfg = _write(tmp_path, text)
@@ -308,12 +312,7 @@ def test_a_bad_records_key_names_the_reading(tmp_path, bad, message):
 def test_a_reading_is_compared_with_the_reading_it_names_under_against(tmp_path):
     # Expected: the 'moved most' value is the pandas difference of the two readings' own
     # best-of-grid GMeans (seed1-folds2 against seed1, not against the primary reading).
-    text = """name: u
-datasets: [heart]
-models:
-  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
-protocol: {folds: 3, repeats: 1, seed: 0}
-readings:
+    text = HEART_EEM + """readings:
   seed1: {set: {protocol.seed: 1}}
   seed2: {set: {protocol.seed: 2}}
   seed1-folds2:
