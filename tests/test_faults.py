@@ -220,6 +220,14 @@ protocol: {folds: 2, repeats: 1}
     assert res.returncode == 1 and f"mirror {tmp_path / 'gone'} has no file abalone7/" in line
 
 
+def _command_name(pid):
+    """The process's command name ("" once it has gone)."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def test_an_interrupted_run_on_one_job_kills_its_fit_at_once(tmp_path):
     # With --jobs 1 the runner's own process holds the fit child: interrupted mid-fit, it kills
     # the child (whose state is then unknown) instead of waiting for a long fit to end.
@@ -234,14 +242,17 @@ protocol: {{folds: 2, repeats: 1, seed: 0, fit_timeout: 600}}
                              str(tmp_path / "o"), "--jobs", "1", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
-    def children():
-        return subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    def fit_children():
+        # The forked fit child is a Python process; the run's start also spawns short-lived
+        # `git` children (its commit), which a plain pgrep could catch and lose again.
+        kids = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        return [k for k in kids if _command_name(k).startswith("python")]
 
     deadline = time.monotonic() + 60
-    while not children():  # the fit child is forked with the first unit
+    while not (kids := fit_children()):  # the fit child is forked with the first unit
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
         time.sleep(0.1)
-    (child,) = children()
+    (child,) = kids
     time.sleep(1)  # well inside the 60 s fit
     start = time.monotonic()
     proc.send_signal(signal.SIGTERM)
