@@ -37,6 +37,12 @@ protocol: {folds: 3, repeats: 1, seed: 0}
 """
 
 
+def _best_of_grid_gmean(folder):
+    """GMean (%) of a store's best grid point, mean over its folds (pandas, from the records)."""
+    frame = ResultStore(folder).frame(["point", "fold", "gmean"])
+    return 100 * frame.groupby("point")["gmean"].mean().max()
+
+
 def _write(tmp_path, text, name="t1.yaml"):
     path = tmp_path / name
     path.write_text(text)
@@ -283,7 +289,7 @@ def test_a_reading_of_tables_keys_can_read_another_readings_records(tmp_path):
     assert result.exit_code == 0 and "reading seed1's records" in result.output
     assert not (out / "readings" / "seed1-oracle").exists()
 
-    primary = 100 * ResultStore(out).frame(["point", "fold", "gmean"]).groupby("point")["gmean"].mean().max()
+    primary = _best_of_grid_gmean(out)
     seed1 = ResultStore(out / "readings" / "seed1").frame(["point", "fold", "gmean"])
     oracle = 100 * seed1.groupby("fold")["gmean"].max().mean()
     build_tables([out], tmp_path / "t", formats=("csv",))
@@ -329,11 +335,7 @@ def test_a_reading_is_compared_with_the_reading_it_names_under_against(tmp_path)
         result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
         assert result.exit_code == 0, result.output
 
-    def best(folder):
-        frame = ResultStore(folder).frame(["point", "fold", "gmean"])
-        return 100 * frame.groupby("point")["gmean"].mean().max()
-
-    primary, seed1, folds2 = (best(f) for f in (out, out / "readings" / "seed1", out / "readings" / "seed1-folds2"))
+    primary, seed1, folds2 = (_best_of_grid_gmean(f) for f in (out, out / "readings" / "seed1", out / "readings" / "seed1-folds2"))
     assert abs((folds2 - seed1) - (folds2 - primary)) > 0.01  # the two comparisons can be told apart
     build_tables([out], tmp_path / "t", formats=("csv",))
     table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")

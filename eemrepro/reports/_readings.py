@@ -194,18 +194,16 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     # (of the same results folder and table), once every reading's cells are known.
     cells_of = {(results, name, spec.id): cells for spec, results, name, _, _, cells in judged}
     for spec, results, name, reading, table, cells in judged:
-        base = [c for c in primary_cells if c.table == spec.id]
-        rows.setdefault(spec.id, [])
-        if not rows[spec.id]:
-            p_pass, p_count = _counts(base)
+        primary = [c for c in primary_cells if c.table == spec.id]
+        if not rows.setdefault(spec.id, []):
+            p_pass, p_count = _counts(primary)
             rows[spec.id].append({"reading": "primary", "changes": "(the config's own settings)",
                                   "size": _size(spec, (primary_tables or {}).get(spec.id)),
                                   "within_tolerance": p_pass, "cells": p_count,
-                                  "by_column": _by_column(base, None), "change": "", "moved_most": ""})
+                                  "by_column": _by_column(primary, None), "change": "", "moved_most": ""})
         against = reading.against if reading is not None else ""
-        prefix = ""
-        if against:
-            base, prefix = cells_of.get((results, against, spec.id)), f"vs {against}: "
+        base = cells_of.get((results, against, spec.id)) if against else primary
+        prefix = f"vs {against}: " if against else ""
         passed, counted = _counts(cells)
         row = {"reading": name, "changes": _about(reading), "size": _size(spec, table),
                "within_tolerance": passed, "cells": counted}
