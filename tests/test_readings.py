@@ -362,3 +362,20 @@ def test_a_bad_against_key_names_the_reading(tmp_path, bad, message):
     text = CONFIG.split("readings:")[0] + "readings:\n" + bad
     with pytest.raises(ConfigError, match=message):
         load_config(_write(tmp_path, text))
+
+
+def test_a_reading_screened_at_fewer_repeats_on_some_sets_gives_its_range_of_repeats(tmp_path):
+    # Expected: the repeats each run was given (2 on heart, 1 on sonar for the reading; 2 for
+    # the primary one), as the size column of the readings table.
+    text = HEART_EEM.replace("[heart]", "[heart, sonar]").replace("repeats: 1", "repeats: 2")
+    cfg = _write(tmp_path, text + "readings:\n  seed1: {set: {protocol.seed: 1}}\n")
+    out = tmp_path / "r"
+    for extra in ([], ["--reading", "seed1", "--only-datasets", "heart"],
+                  ["--reading", "seed1", "--only-datasets", "sonar", "--repeats", "1"]):
+        result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+        assert result.exit_code == 0, result.output
+    stored = ResultStore(out / "readings" / "seed1").frame(["dataset", "repeat"]).groupby("dataset")["repeat"].nunique()
+    assert stored.to_dict() == {"heart": 2, "sonar": 1}
+    build_tables([out], tmp_path / "t", formats=("csv",))
+    table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")
+    assert table.loc["primary", "size"] == "2 repeats" and table.loc["seed1", "size"] == "1 to 2 repeats"

@@ -145,8 +145,12 @@ def _size(spec, table):
         return ""
     if spec.builder == "correlation":
         return f"{int(table['layers'].max())} layers per cell"
-    if "repeats" in table and table["repeats"].notna().any():
-        return f"{int(pd.to_numeric(table['repeats'], errors='coerce').max())} repeats"
+    repeats = pd.to_numeric(table["repeats"], errors="coerce") if "repeats" in table else pd.Series(dtype=float)
+    repeats = repeats[repeats > 0].astype(int)  # 0: a published cell with no records
+    if len(repeats):
+        # A reading screened on some data sets at fewer repeats than on others says so.
+        low, high = repeats.min(), repeats.max()
+        return f"{high} repeats" if low == high else f"{low} to {high} repeats"
     return ""
 
 
