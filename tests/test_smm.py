@@ -230,6 +230,9 @@ def test_esmm_is_smm_weighted_by_the_memberships():
     smm = SMM(C=5.0, tau=0.1, tol=1e-6).fit(F, t, sample_weight=s)
     np.testing.assert_allclose(esmm.objective_, smm.objective_, rtol=1e-5)
     np.testing.assert_allclose(esmm.objective_, _cvxpy_optimum(F, t, 5.0 * s, 0.1, (2, 3)), rtol=1e-5)
+    # Each model of a path carries the memberships it was fitted with, as fit's does.
+    for model in ESMM(tau=0.1, n_neighbors=7, tol=1e-6).fit_path(F, t, C=[1.0, 5.0]):
+        np.testing.assert_array_equal(model.memberships_, s)
 
 
 def test_convergence_warning_when_iterations_run_out():

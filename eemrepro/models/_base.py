@@ -186,9 +186,11 @@ class _PathMixin:
             setattr(proto, self._path_param, v)
             proto._check_params()
         X, t = proto._validate_training_data(X, y)
+        states = proto._fit_states(X, t, values, **fit_params)
+        # What the fit set on the estimator for every value (classes_, ESMM's memberships_).
         fitted = {k: v for k, v in proto.__dict__.items() if k.endswith("_") and not k.startswith("_")}
         models = []
-        for v, state in zip(values, proto._fit_states(X, t, values, **fit_params), strict=True):
+        for v, state in zip(values, states, strict=True):
             model = clone(self)
             setattr(model, self._path_param, v)
             model.__dict__.update(fitted)
