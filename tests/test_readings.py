@@ -379,3 +379,43 @@ def test_a_reading_screened_at_fewer_repeats_on_some_sets_gives_its_range_of_rep
     build_tables([out], tmp_path / "t", formats=("csv",))
     table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")
     assert table.loc["primary", "size"] == "2 repeats" and table.loc["seed1", "size"] == "1 to 2 repeats"
+
+
+def test_a_readings_row_names_the_claims_whose_verdict_its_cells_change(tmp_path):
+    # The claim eem_rbf_beats_welm (EEM Table 4: EEMrbf wins over WELMrbf on more of its
+    # data sets than it loses; here heart only). The primary run cripples EEM's grid (h = 1,
+    # a one-neuron EEM), the reading restores it and runs EEMrbf alone, so the verdict it
+    # reads takes WELMrbf's cell from the primary store. Expected: each verdict from the
+    # pandas best-of-grid GMeans of the stores' own records.
+    text = """name: u
+datasets: [heart]
+models:
+  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [1]}}
+  WELMrbf: {estimator: WELM, activation: rbf, grid: {n_hidden: [5, 20, 60]}}
+protocol: {folds: 3, repeats: 1, seed: 0}
+readings:
+  eem-grid: {set: {models.EEMrbf.grid: {n_hidden: [5, 20, 60]}}}
+  same-seed: {set: {protocol.seed: 0, models.EEMrbf.grid: {n_hidden: [1]}}}
+"""
+    cfg = _write(tmp_path, text)
+    out = tmp_path / "r"
+    for extra in ([], ["--reading", "eem-grid", "--only-models", "EEMrbf"],
+                  ["--reading", "same-seed", "--only-models", "EEMrbf"]):
+        result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+        assert result.exit_code == 0, result.output
+
+    def gmean(folder, model):
+        frame = ResultStore(folder).frame(["model", "point", "fold", "gmean"])
+        return 100 * frame[frame["model"] == model].groupby("point")["gmean"].mean().max()
+
+    welm = gmean(out, "WELMrbf")
+    eem = {"primary": gmean(out, "EEMrbf"), "eem-grid": gmean(out / "readings" / "eem-grid", "EEMrbf")}
+    assert all(abs(v - welm) > 0.1 for v in eem.values())  # no tie at the table's one decimal
+    verdict = {n: "confirmed" if v > welm else "not confirmed" for n, v in eem.items()}
+    assert verdict["primary"] != verdict["eem-grid"]  # the row has a change to report
+    build_tables([out], tmp_path / "t", formats=("csv",))
+    table = pd.read_csv(tmp_path / "t" / "eem_table4_gmean_readings.csv", comment="#").set_index("reading")
+    assert table.loc["eem-grid", "verdicts"] == (
+        f"eem_rbf_beats_welm: {verdict['primary']} -> {verdict['eem-grid']}")
+    # The same cells as the primary reading's (its own run of the same config): no verdict moves.
+    assert table.loc["same-seed", "verdicts"] == "none" and pd.isna(table.loc["primary", "verdicts"])

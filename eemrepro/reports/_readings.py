@@ -140,6 +140,40 @@ def _moved(cells, primary, top):
     return "; ".join(f"{d} {m} {v:+.3g}" for v, (d, m) in diffs[:top] if v != 0) or "none"
 
 
+def _overlay(base, table, value):
+    """``base`` with every cell that ``table`` has a ``value`` for replaced by ``table``'s row.
+
+    What the paper's table reads under a reading that ran only some cells (a reading store
+    holds only what it changes): the rest stay those of the reading it is compared with.
+    """
+    keys = ["dataset", "method"] if "method" in table else ["dataset", "h"]
+    mine = table[table[value].notna()]
+    rest = base.merge(mine[keys], on=keys, how="left", indicator=True)["_merge"].eq("left_only").to_numpy()
+    return pd.concat([base[rest], mine[[c for c in base if c in mine]]], ignore_index=True)
+
+
+def _verdicts(spec, table, base):
+    """The claims on ``spec``'s table whose verdict the reading's cells change: 'id: before -> after'."""
+    from ..experiments import get_metric
+    from ..papers import registered_papers
+    from ._claims import _evaluate
+
+    claims = [c for paper in registered_papers() for c in paper.claims if c.table == spec.id]
+    if not claims or base is None or not len(base):
+        return ""
+    if spec.builder == "correlation":
+        better, value = True, "spearman"
+    else:
+        better, value = get_metric(spec.metric).greater_is_better, spec.metric
+    merged = _overlay(base, table, value)
+    changed = []
+    for claim in claims:
+        before, after = _evaluate(claim, base, spec, better)[0], _evaluate(claim, merged, spec, better)[0]
+        if before != after:
+            changed.append(f"{claim.id}: {before} -> {after}")
+    return "; ".join(changed) or "none"
+
+
 def _size(spec, table):
     if table is None or not len(table):
         return ""
@@ -197,26 +231,33 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     # A reading is compared with the primary one, or with the reading it names under ``against``
     # (of the same results folder and table), once every reading's cells are known.
     cells_of = {(results, name, spec.id): cells for spec, results, name, _, _, cells in judged}
+    tables_of = {(results, name, spec.id): table for spec, results, name, _, table, _ in judged}
     for spec, results, name, reading, table, cells in judged:
         primary = [c for c in primary_cells if c.table == spec.id]
+        primary_table = (primary_tables or {}).get(spec.id)
         if not rows.setdefault(spec.id, []):
             p_pass, p_count = _counts(primary)
             rows[spec.id].append({"reading": "primary", "changes": "(the config's own settings)",
-                                  "size": _size(spec, (primary_tables or {}).get(spec.id)),
+                                  "size": _size(spec, primary_table),
                                   "within_tolerance": p_pass, "cells": p_count,
-                                  "by_column": _by_column(primary, None), "change": "", "moved_most": ""})
+                                  "by_column": _by_column(primary, None), "change": "", "moved_most": "",
+                                  "verdicts": ""})
         against = reading.against if reading is not None else ""
         base = cells_of.get((results, against, spec.id)) if against else primary
+        base_table = tables_of.get((results, against, spec.id)) if against else primary_table
         prefix = f"vs {against}: " if against else ""
         passed, counted = _counts(cells)
         row = {"reading": name, "changes": _about(reading), "size": _size(spec, table),
                "within_tolerance": passed, "cells": counted}
         if base is None:  # the reading it is compared with is not stored
-            row.update(by_column=_by_column(cells, None), change=f"vs {against}: not stored", moved_most="")
+            row.update(by_column=_by_column(cells, None), change=f"vs {against}: not stored", moved_most="",
+                       verdicts="")
         else:
+            verdicts = _verdicts(spec, table, base_table)
             row.update(by_column=prefix + _by_column(cells, base),
                        change=prefix + _change(cells, base) if base else "",
-                       moved_most=prefix + _moved(cells, base, top) if base else "")
+                       moved_most=prefix + _moved(cells, base, top) if base else "",
+                       verdicts=prefix + verdicts if verdicts else "")
         rows[spec.id].append(row)
     return {k: pd.DataFrame(v) for k, v in rows.items()}
 
@@ -224,4 +265,5 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
 COLUMNS = [("reading", "reading", None), ("changes", "what it changes", None), ("size", "size", None),
            ("within_tolerance", "within tolerance", None), ("cells", "of cells", None),
            ("by_column", "within tolerance by column (vs primary)", None),
-           ("change", "vs primary (same cells)", None), ("moved_most", "cells that moved most (vs primary)", None)]
+           ("change", "vs primary (same cells)", None), ("moved_most", "cells that moved most (vs primary)", None),
+           ("verdicts", "claims whose verdict it changes (vs primary)", None)]
