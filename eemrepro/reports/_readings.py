@@ -4,8 +4,10 @@ A config's ``readings:`` section names other readings of choices a paper leaves
 open; ``eemrepro run CONFIG --reading NAME`` stores one under
 ``<results>/readings/<NAME>``. For every checked table, ``tables`` writes
 ``<stem>_readings.md`` (and ``.csv``): the primary reading and each stored
-one, what it changes, its cells within the table's default tolerance, and the
-cells that moved most against the primary reading. A reading that only sets
+one, what it changes, its size, its cells within the table's default tolerance, the
+cells that moved most against the primary reading, and the paper's claims whose verdict
+changes when the reading's cells replace those it is compared with (SPEC section 8 runs such
+a reading at the paper's size). A reading that only sets
 ``tables.selection`` or ``tables.metric`` has no store: it is the folder's own
 records read that way, or those of the stored reading it names under
 ``records``. A reading that names another under ``against`` is compared with
