@@ -142,13 +142,20 @@ def _evaluate(claim, table, spec, greater_is_better):
     raise ValueError(f"claim {claim.id}: test {claim.test!r} needs 'other'")
 
 
+def judge(claim, table, spec):
+    """(verdict, numbers) of ``claim`` on ``spec``'s built ``table``."""
+    from ..experiments import get_metric
+
+    better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
+    return _evaluate(claim, table, spec, better)
+
+
 def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=None, built=None):
     """Every registered claim whose table the records hold, with its verdict and numbers.
 
     ``built``: {table id: table} already built from these records with ``selection``
     (either layout: only the cells with a value count).
     """
-    from ..experiments import get_metric
     from ..papers import registered_papers
     from ._tables import build_table, split_by_kind, table_applies
 
@@ -166,7 +173,6 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
                 continue
             if spec.id not in tables:
                 tables[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
-            better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
-            verdict, numbers = _evaluate(claim, tables[spec.id], spec, better)
+            verdict, numbers = judge(claim, tables[spec.id], spec)
             results.append(ClaimResult(claim, verdict, numbers, paper.id))
     return results

@@ -156,21 +156,16 @@ def _overlay(base, table, value):
 
 def _verdicts(spec, table, base):
     """The claims on ``spec``'s table whose verdict the reading's cells change: 'id: before -> after'."""
-    from ..experiments import get_metric
     from ..papers import registered_papers
-    from ._claims import _evaluate
+    from ._claims import judge
 
     claims = [c for paper in registered_papers() for c in paper.claims if c.table == spec.id]
     if not claims or base is None or not len(base):
         return ""
-    if spec.builder == "correlation":
-        better, value = True, "spearman"
-    else:
-        better, value = get_metric(spec.metric).greater_is_better, spec.metric
-    merged = _overlay(base, table, value)
+    merged = _overlay(base, table, "spearman" if spec.builder == "correlation" else spec.metric)
     changed = []
     for claim in claims:
-        before, after = _evaluate(claim, base, spec, better)[0], _evaluate(claim, merged, spec, better)[0]
+        before, after = judge(claim, base, spec)[0], judge(claim, merged, spec)[0]
         if before != after:
             changed.append(f"{claim.id}: {before} -> {after}")
     return "; ".join(changed) or "none"
