@@ -272,6 +272,29 @@ def test_dry_run_counts_and_estimates(reference, tmp_path):
     assert summary.estimate_seconds > 0 and not (tmp_path / "dry").exists()
 
 
+def test_dry_run_of_a_resumed_store_is_estimated_from_its_own_timings(reference, tmp_path):
+    import shutil
+
+    cfg, out, _ = reference
+    resumed = tmp_path / "resumed"
+    shutil.copytree(out, resumed)
+    # The same records, as if each had taken 1000 times longer (a slow solver the cost model does not know).
+    slow = [r | {"fit_seconds": 1000 * r["fit_seconds"], "predict_seconds": 1000 * r["predict_seconds"]}
+            for r in ResultStore(out).read()]
+    store = ResultStore(resumed)
+    store.append(slow)
+    store.close()
+    summary = run_experiment(cfg, out=resumed, dry_run=True, repeats=3, jobs=2)
+    # One more repeat of every cell: each unit's records take their cell's mean stored time per
+    # record (a path's fit shared over its points), so the 2 stored repeats' total, halved, on 2 workers.
+    seconds = sum(r["fit_seconds"] / (r.get("path_size") or 1) + r["predict_seconds"] for r in slow)
+    assert summary.pending_units == summary.total_units / 3
+    assert summary.estimate_seconds == pytest.approx(seconds / 2 / 2, rel=1e-9)
+    # Without stored records of a cell, the kind's cost model: far below the slow store's times.
+    fresh = run_experiment(cfg, out=tmp_path / "fresh", dry_run=True, repeats=1, jobs=2)
+    assert fresh.estimate_seconds < summary.estimate_seconds / 100
+
+
 def test_fork_after_openmp_use_in_the_parent_does_not_hang(tmp_path):
     # Regression: the parent trains an SVM in-process first (libgomp starts its
     # thread pool), then the runner forks children that train SVMs.

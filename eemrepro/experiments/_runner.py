@@ -108,10 +108,34 @@ def _fmt_seconds(s):
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-def estimate_seconds(config, units, n_jobs):
-    """A rough wall-time estimate from the kind's cost of each unit (for --dry-run)."""
+def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
+    """A rough wall-time estimate of ``units`` on ``n_jobs`` workers (for --dry-run).
+
+    A cell (data set, model, inner or outer units) whose store already holds
+    records made under its identity (``timed``: a store frame with
+    ``identity_sha``, ``fit_seconds``, ``predict_seconds``, ``path_size``;
+    ``shas``: {cell: identity sha}) is estimated from what they took: their
+    mean seconds per record (a path's fit shared out over its points) times
+    the records a unit makes. A resumed run is so estimated from its own first
+    part, whatever its solver costs; any other cell from the kind's cost model.
+    """
     kind = get_kind(config.kind)
-    return sum(kind.seconds(config, u) for u in units) / max(1, n_jobs)
+    measured = {}
+    if timed is not None and not timed.empty and shas:
+        cells = pd.DataFrame({"dataset": timed["dataset"].astype(str), "model": timed["model"].astype(str),
+                              "inner": timed["inner"].notna()})
+        want = pd.DataFrame([(*cell, sha) for cell, sha in shas.items()], columns=[*cells, "sha"])
+        same = cells.merge(want, how="left", on=list(cells))["sha"].to_numpy() == timed["identity_sha"].to_numpy()
+        path = pd.to_numeric(timed["path_size"], errors="coerce") if "path_size" in timed else 1.0
+        fit = pd.to_numeric(timed["fit_seconds"], errors="coerce") / pd.Series(path, index=timed.index).fillna(1.0)
+        seconds = fit + pd.to_numeric(timed["predict_seconds"], errors="coerce").fillna(0.0)
+        ok = same & seconds.notna().to_numpy()
+        measured = seconds[ok].groupby([cells[c][ok] for c in cells]).mean().to_dict()
+    total = 0.0
+    for u in units:
+        per_record = measured.get((u.dataset, u.model, u.inner is not None))
+        total += kind.seconds(config, u) if per_record is None else per_record * len(u.points)
+    return total / max(1, n_jobs)
 
 
 def _git_commit():
@@ -260,7 +284,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
                              unavailable=unavailable, changed=changed)
         if dry_run:
-            summary.estimate_seconds = estimate_seconds(config, pending, n_jobs)
+            timed = store.frame(["identity_sha", "fit_seconds", "predict_seconds", "path_size"]) if pending else None
+            summary.estimate_seconds = estimate_seconds(config, pending, n_jobs, timed, shas)
             return summary
 
         versions, host = environment()
