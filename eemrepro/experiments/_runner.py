@@ -126,9 +126,12 @@ def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
                               "inner": timed["inner"].notna()})
         want = pd.DataFrame([(*cell, sha) for cell, sha in shas.items()], columns=[*cells, "sha"])
         same = cells.merge(want, how="left", on=list(cells))["sha"].to_numpy() == timed["identity_sha"].to_numpy()
-        path = pd.to_numeric(timed["path_size"], errors="coerce") if "path_size" in timed else 1.0
-        fit = pd.to_numeric(timed["fit_seconds"], errors="coerce") / pd.Series(path, index=timed.index).fillna(1.0)
-        seconds = fit + pd.to_numeric(timed["predict_seconds"], errors="coerce").fillna(0.0)
+
+        def numbers(column):  # a column no segment holds reads as missing
+            return pd.to_numeric(timed[column], errors="coerce") if column in timed else pd.Series(
+                float("nan"), index=timed.index)
+
+        seconds = numbers("fit_seconds") / numbers("path_size").fillna(1.0) + numbers("predict_seconds").fillna(0.0)
         ok = same & seconds.notna().to_numpy()
         measured = seconds[ok].groupby([cells[c][ok] for c in cells]).mean().to_dict()
     total = 0.0
