@@ -273,7 +273,9 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             if cell not in identities:
                 identities[cell] = kind.identity(config, u)
         shas = {cell: identity_sha(i) for cell, i in identities.items()}
-        stored = store.frame(_STORED_COLUMNS)
+        # A dry run also reads the timings its estimate is made from (one pass over the store).
+        columns = [*_STORED_COLUMNS, *(("fit_seconds", "predict_seconds", "path_size") if dry_run else ())]
+        stored = store.frame(columns)
         changed = changed_identities(stored, identities)
         if changed and not dry_run:
             if not rerun_changed:
@@ -287,8 +289,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
                              unavailable=unavailable, changed=changed)
         if dry_run:
-            timed = store.frame(["identity_sha", "fit_seconds", "predict_seconds", "path_size"]) if pending else None
-            summary.estimate_seconds = estimate_seconds(config, pending, n_jobs, timed, shas)
+            summary.estimate_seconds = estimate_seconds(config, pending, n_jobs, stored, shas)
             return summary
 
         versions, host = environment()
