@@ -113,6 +113,11 @@ def run_cmd(
     if summary.superseded:
         typer.echo(f"previous records moved to {summary.superseded}")
     done = summary.total_units - summary.pending_units
+    if summary.left_out:
+        from ..experiments._units import describe_left_out
+
+        typer.echo(f"kept in {summary.out} but not used (the config no longer names them): "
+                   f"{describe_left_out(summary.left_out)}")
     if dry_run:
         minutes = summary.estimate_seconds / 60
         typer.echo(f"{cfg.name}: {summary.total_units} units, {done} already stored, "

@@ -23,7 +23,7 @@ import yaml
 
 from ..store import ResultStore, StoreWarning
 from ._kinds import get_kind
-from ._units import changed_identities, frame_keys, identity_sha, point_id
+from ._units import changed_identities, config_scope, frame_keys, identity_sha, point_id
 from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
 
 
@@ -63,6 +63,7 @@ class RunSummary:
     unavailable: dict = field(default_factory=dict)  # data set -> why it was skipped
     changed: list = field(default_factory=list)  # cells whose stored identity differs (see rerun_changed)
     interrupted: bool = False
+    left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
 
 
 class Progress:
@@ -206,7 +207,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     dry_run : bool
         Count the units and estimate the time; run nothing.
     repeats : int, optional
-        Override the config's ``protocol.repeats`` (a command-line flag wins over YAML).
+        Override the config's ``protocol.repeats`` for this run (a command-line flag wins over YAML);
+        the folder's config.yaml keeps the larger of the two.
     skip_unavailable : bool
         Skip (and report in ``RunSummary.unavailable``) data sets whose files
         cannot be fetched, instead of failing before anything runs.
@@ -226,10 +228,16 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     """
     from ..datasets import DatasetError, dataset_checksum
 
+    # The folder's config.yaml keeps the config's own repeats unless the flag asks for more: a run at fewer
+    # repeats (a screen, a chunk of a long run) is a partial run of the config, whose reports read every
+    # repeat stored; what the config.yaml names is all that the reports read.
+    stored_config = config
     if repeats is not None:
         if repeats < 1:
             raise ValueError(f"repeats must be >= 1, got {repeats}")
         config = replace(config, protocol=replace(config.protocol, repeats=int(repeats)))
+        if repeats > stored_config.protocol.repeats:
+            stored_config = config
     mirror = mirror if mirror is not None else config.mirror
     data_home = data_home if data_home is not None else config.data_home
     out = Path(out) if out is not None else Path("results") / config.name
@@ -268,7 +276,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         # that stored records of another cell were not made with.
         identities = {}
         whole = now.datasets == config.datasets and not only_models
-        for u in units if whole else kind.units(config):
+        every_unit = units if whole else kind.units(config)
+        for u in every_unit:
             cell = (u.dataset, u.model, u.inner is not None)
             if cell not in identities:
                 identities[cell] = kind.identity(config, u)
@@ -284,10 +293,12 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             superseded = superseded or where
             stored = store.frame(_STORED_COLUMNS)
         done = done_keys(stored, data_sha, retry_failed=retry_failed)
+        # Stored records the config no longer names (a grid shrunk since) stay, but count for nothing.
+        left_out = config_scope(every_unit if stored_config is config else kind.units(stored_config), stored).left_out
         pending = [u for u in units
                    if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
         summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
-                             unavailable=unavailable, changed=changed)
+                             unavailable=unavailable, changed=changed, left_out=left_out)
         if dry_run:
             summary.estimate_seconds = estimate_seconds(config, pending, n_jobs, stored, shas)
             return summary
@@ -295,7 +306,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         versions, host = environment()
         out.mkdir(parents=True, exist_ok=True)
         commit = _git_commit()
-        (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+        (out / "config.yaml").write_text(yaml.safe_dump(stored_config.to_dict(), sort_keys=False))
         store.run_id = store.new_run_id()
         run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                     "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
@@ -418,14 +429,23 @@ def unfinished_cells_in(folder, df):
     The run state the reports need to tell an interrupted grid from a
     finished one; empty without a config.yaml.
     """
+    scope = config_scope_in(folder, df)
+    return set() if scope is None else scope.unfinished
+
+
+def config_scope_in(folder, df):
+    """What of ``df`` (a results folder's frame) the folder's config.yaml names now (``_units.Scope``).
+
+    None without a config.yaml (every record is read then).
+    """
     from ._config import load_config
-    from ._units import unfinished_cells
+    from ._units import config_scope
 
     path = Path(folder) / "config.yaml"
-    if df.empty or not path.is_file():
-        return set()
+    if not path.is_file():
+        return None
     config = load_config(path)
-    return unfinished_cells(get_kind(config.kind).units(config), df)
+    return config_scope(get_kind(config.kind).units(config), df)
 
 
 def _changed_message(out, config, changed):

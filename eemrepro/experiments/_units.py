@@ -82,15 +82,63 @@ def unfinished_cells(units, df):
     (a timeout or a failure, after which ``skip-model`` records the rest as
     skipped) is judged by its records' status, not here.
     """
+    return config_scope(units, df).unfinished
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What of a store frame a config names now (``config_scope``)."""
+
+    keep: np.ndarray  # per row: its key is one of the config's units' records
+    unfinished: set  # (data set, model) cells lacking a unit's record
+    left_out: dict  # why the other rows are not the config's: {reason: number of records}
+
+
+def describe_left_out(reasons):
+    """``Scope.left_out`` in words: "3 record(s) of grid points the config no longer has, ..."."""
+    return ", ".join(f"{n} record(s) of {why}" for why, n in sorted(reasons.items()))
+
+
+def config_scope(units, df):
+    """The rows of ``df`` (a store frame) that ``units`` (a config's) make, and the cells they leave unfinished.
+
+    A record whose data set, model, grid point, repeat or fold the config no
+    longer has (a grid shrunk after a run, a model taken out) is kept in the
+    store but is not the config's: reports leave it out, and say so.
+    """
     if df.empty:
-        return set()
-    done = set(frame_keys(df).tolist())
-    pairs = df[["dataset", "model", "repeat"]].drop_duplicates()
+        return Scope(np.ones(0, dtype=bool), set(), {})
+    keys = frame_keys(df)
+    wanted = {k for u in units for k in u.keys()}
+    keep = keys.isin(wanted).to_numpy()
+    done = set(keys[keep].tolist())
+    pairs = df.loc[keep, ["dataset", "model", "repeat"]].drop_duplicates()
     repeats = {}
     for dataset, model, repeat in pairs.itertuples(index=False, name=None):
         repeats.setdefault((dataset, model), set()).add(int(repeat))
-    return {(u.dataset, u.model) for u in units
-            if u.repeat in repeats.get((u.dataset, u.model), ()) and not set(u.keys()) <= done}
+    unfinished = {(u.dataset, u.model) for u in units
+                  if u.repeat in repeats.get((u.dataset, u.model), ()) and not set(u.keys()) <= done}
+    return Scope(keep, unfinished, _left_out(units, df[~keep]) if not keep.all() else {})
+
+
+def _left_out(units, rows):
+    """{reason: count} of store rows that no unit makes: the first of data set, model, point, split that differs."""
+    datasets = {u.dataset for u in units}
+    models = {u.model for u in units}
+    points = {(u.dataset, u.model, p) for u in units for p in point_ids(u.points)}
+    out = {}
+    for dataset, model, point in rows[["dataset", "model", "point"]].astype(object).itertuples(index=False,
+                                                                                            name=None):
+        if dataset not in datasets:
+            why = "data sets the config no longer names"
+        elif model not in models:
+            why = "models the config no longer names"
+        elif (dataset, model, point) not in points:
+            why = "grid points the config no longer has"
+        else:
+            why = "repeats or folds outside the config's protocol"
+        out[why] = out.get(why, 0) + 1
+    return out
 
 
 def changed_identities(df, expected):

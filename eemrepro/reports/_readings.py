@@ -208,7 +208,7 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
             if not (source / "records").is_dir():
                 continue
         if source not in loaded:
-            loaded[source] = load_results([source])
+            loaded[source] = load_results([source], require=False)
         records, prov = loaded[source]
         if not len(records):
             continue

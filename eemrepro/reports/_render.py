@@ -19,17 +19,35 @@ REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_
                   "finished_at", "run_id", "estimator", "fixed_params", "dcs", "ratio", "values", "embedding", "labels")
 
 
-def load_results(dirs, columns=REPORT_COLUMNS):
+class NoRecordsError(ValueError):
+    """The results folders hold no record: a report or a gate over them would say nothing (fails closed)."""
+
+
+def no_records_message(dirs):
+    """Why ``dirs`` give nothing to report, naming the results folders inside them if any (``results/``)."""
+    inside = sorted(str(p.parent) for d in dirs for p in Path(d).glob("*/records") if p.is_dir())
+    hint = f"; the results folders inside are: {', '.join(inside[:8])}{' ...' if len(inside) > 8 else ''}" \
+        if inside else " (a results folder is what `eemrepro run` writes: results/<config name>)"
+    return f"no records in {', '.join(str(d) for d in dirs)}: nothing to report{hint}"
+
+
+def load_results(dirs, columns=REPORT_COLUMNS, require=True):
     """(records frame, provenance) of one or more results folders.
 
     The frame is what ``eemrepro.read_results`` gives, limited to ``columns``
     (and the key columns). ``provenance["unfinished"]`` lists the (data set,
     model) cells whose folder's config has units the records lack (the
-    store's run state).
-    """
-    from ..experiments import unfinished_cells_in
+    store's run state). A folder's records that its config.yaml no longer
+    names (a grid point, model or data set taken out of it since they were
+    run) are kept in the store but left out here, counted by reason in
+    ``provenance["left_out"]`` ({folder: {reason: records}}).
 
-    pieces, runs, configs, owner, unfinished, per_dir_repeats = {}, [], {}, {}, set(), {}
+    Raises :class:`NoRecordsError` when the folders hold no record at all
+    (unless ``require`` is false): a report of nothing is never a pass.
+    """
+    from ..experiments._runner import config_scope_in
+
+    pieces, runs, configs, owner, unfinished, per_dir_repeats, left_out = {}, [], {}, {}, set(), {}, {}
     versions, hosts = set(), set()
     for d in dirs:
         d = Path(d)
@@ -37,6 +55,12 @@ def load_results(dirs, columns=REPORT_COLUMNS):
             raise FileNotFoundError(f"{d} is not a results folder")
         store = ResultStore(d)
         these = store.frame(list(columns))
+        scope = config_scope_in(d, these) if len(these) else None
+        if scope is not None:
+            unfinished |= scope.unfinished
+            if scope.left_out:
+                left_out[str(d)] = scope.left_out
+                these = these[scope.keep].reset_index(drop=True)
         if len(these):
             # Two folders with the same model on the same data set (say results/uci
             # and the h sweep of results/stability) would silently merge their grids
@@ -49,7 +73,6 @@ def load_results(dirs, columns=REPORT_COLUMNS):
                     raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                      "merged into one cell: pass them to separate commands")
                 owner[key] = d
-            unfinished |= unfinished_cells_in(d, these)
             facts = store.run_facts()
             for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
                 fact = facts.get(run_id) or {}
@@ -74,6 +97,8 @@ def load_results(dirs, columns=REPORT_COLUMNS):
             configs[info["config"]["name"]] = info.get("config_file")
     records = concat_frames([rows for group in pieces.values() for rows in group])
     pieces.clear()
+    if require and not len(records):
+        raise NoRecordsError(no_records_message(dirs))
     commits = sorted({r.get("commit") for r in runs if r.get("commit")})
     finished = []
     if "finished_at" in records:
@@ -93,6 +118,7 @@ def load_results(dirs, columns=REPORT_COLUMNS):
         "records_finished": _date_range(finished),
         "hosts": sorted(hosts),
         "unfinished": sorted(unfinished),
+        "left_out": left_out,
     }
     return records, provenance
 
@@ -121,8 +147,17 @@ def provenance_lines(prov, title, notes=()):
         lines.append("code commit(s): " + ", ".join(prov["commits"]))
     for v in prov["package_versions"]:
         lines.append("versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)))
+    lines.extend(left_out_lines(prov))
     lines.extend(notes)
     return lines
+
+
+def left_out_lines(prov):
+    """One line per results folder with stored records its config no longer names (kept, not read)."""
+    from ..experiments._units import describe_left_out
+
+    return [f"left out of {folder} (kept in the store, not named by its config.yaml): {describe_left_out(reasons)}"
+            for folder, reasons in prov.get("left_out", {}).items()]
 
 
 def _fmt(x, digits=1, limit=None):

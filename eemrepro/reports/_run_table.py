@@ -19,7 +19,7 @@ def run_table(config, out):
 
     from ..experiments import metric_names
 
-    records, prov = load_results([Path(out)])
+    records, prov = load_results([Path(out)], require=False)
     if not len(records):
         return "no stored results for this config yet"
     models = {m.name for m in config.models} or set(records["model"])

@@ -66,15 +66,42 @@ def read_results(dirs, columns=None):
     """
     import pandas as pd
 
-    dirs = [dirs] if isinstance(dirs, (str, Path)) else list(dirs)
+    dirs = _folders(dirs)
+    if columns is not None and (isinstance(columns, (str, bytes)) or not all(isinstance(c, str) for c in columns)):
+        raise TypeError(f"columns must be a list of column names, got {columns!r}"
+                        + (f" (a string: columns=[{columns!r}])" if isinstance(columns, str) else ""))
     frames = []
     for d in dirs:
-        d = Path(d)
         if not d.is_dir():
-            raise StoreError(f"{d} is not a results folder")
-        df = ResultStore(d).frame(columns)
+            raise StoreError(f"{d} is not a results folder (no such folder)")
+        if not (d / "records").is_dir() and not (d / "runs").is_dir():
+            inside = sorted(str(p.parent) for p in d.glob("*/records"))
+            raise StoreError(f"{d} is not a results folder (no records/ or runs/ in it)"
+                             + (f"; the results folders inside are: {', '.join(inside[:8])}" if inside else ""))
+        df = ResultStore(d).frame(None if columns is None else list(columns))
         frames.append(df.assign(store=str(d)))
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    missing = [c for c in columns or () if c not in df]
+    if missing and len(df):
+        known = sorted(c for c in ResultStore(dirs[0]).frame(None).columns if c != "store")
+        raise ValueError(f"no column(s) {missing} in {', '.join(map(str, dirs))}; the columns are: {', '.join(known)}")
+    return df
+
+
+def _folders(dirs):
+    """``dirs`` (a path or a sequence of paths) as a non-empty list of Paths, or a TypeError / ValueError."""
+    if isinstance(dirs, (str, Path)):
+        return [Path(dirs)]
+    try:
+        dirs = list(dirs)
+    except TypeError:
+        raise TypeError(f"dirs must be a results folder or a list of them, got {type(dirs).__name__}") from None
+    if not dirs:
+        raise ValueError("name at least one results folder (got an empty list)")
+    bad = [d for d in dirs if not isinstance(d, (str, Path))]
+    if bad:
+        raise TypeError(f"dirs must be paths, got {bad[0]!r}")
+    return [Path(d) for d in dirs]
 
 
 def export_results(dirs, path, fmt="csv"):
@@ -87,6 +114,8 @@ def export_results(dirs, path, fmt="csv"):
     import numpy as np
 
     df = read_results(dirs)
+    if not len(df):
+        raise StoreError(f"no records in {', '.join(map(str, _folders(dirs)))}: nothing to export")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
