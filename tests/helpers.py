@@ -90,3 +90,18 @@ def echo_steps(task, data, points):
         yield "start", [p]
         yield "record", p, {"status": "ok", "sha": hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest(),
                             "shape": list(np.shape(data)), "back": data}
+
+
+class FailWhile(Sleepy):
+    """Sleepy whose fit fails while the file ``flag`` exists (a fault that goes away, for retry tests)."""
+
+    def __init__(self, flag="", delay=0.0, marker=None, fail=False):
+        super().__init__(delay=delay, marker=marker, fail=fail)
+        self.flag = flag
+
+    def fit(self, X, y):
+        import os
+
+        if self.flag and os.path.exists(self.flag):
+            raise RuntimeError(f"{self.flag} exists")
+        return super().fit(X, y)

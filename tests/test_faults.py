@@ -43,7 +43,9 @@ def test_an_interrupted_run_stops_its_workers_keeps_what_finished_and_says_how_t
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Exception ignored" not in err
-    (line,) = [ln for ln in err.splitlines() if ln.strip()]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    (line,) = lines
     stored = len(ResultStore(out).read())
     assert line == f"interrupted: {stored} of 20 units stored in {out}; the same command resumes"
     assert 3 <= stored < 20

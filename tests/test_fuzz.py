@@ -187,3 +187,66 @@ def test_record_lines_read_or_fail_in_one_line(tmp_path_factory, lines):
         except StoreError as exc:
             assert "\n" not in str(exc).strip() and str(folder) in str(exc)
     assert time.perf_counter() - start < SECONDS and _peak_mb() - peak < MEGABYTES
+
+
+# -- the sealed store: damage is refused by name, and no clock reorders records ----------------------------------
+def _sealed_store(folder, n=12):
+    store = ResultStore(folder)
+    store.append([dict(GOOD, fold=i, params={"C": 0.5 * (i % 3)}, metrics={"gmean": 0.6 + i / 100}) for i in range(n)])
+    store.close()
+    (segment,) = (folder / "records").glob("*.parquet")
+    return segment, ResultStore(folder).frame()
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sealed")
+    segment, frame = _sealed_store(folder)
+    return folder, segment, segment.read_bytes(), frame
+
+
+@given(st.data())
+def test_a_bit_flipped_anywhere_in_a_sealed_segment_is_refused_by_name_or_harmless(sealed, data):
+    # Expected: the frame read before the flip (an independent read of the intact file), or a StoreError naming
+    # the segment; never a frame that differs.
+    import pandas as pd
+
+    folder, segment, original, frame = sealed
+    bit = data.draw(st.integers(0, len(original) * 8 - 1))
+    flipped = bytearray(original)
+    flipped[bit // 8] ^= 1 << (bit % 8)
+    segment.write_bytes(bytes(flipped))
+    try:
+        try:
+            got = ResultStore(folder).frame()
+        except StoreError as exc:
+            assert str(segment) in str(exc) and "\n" not in str(exc).strip()
+        else:
+            pd.testing.assert_frame_equal(got, frame)
+    finally:
+        segment.write_bytes(original)
+
+
+@given(st.lists(st.integers(-48 * 3600, 48 * 3600), min_size=2, max_size=5))
+def test_the_last_run_wins_whatever_the_clock_said(tmp_path_factory, monkeypatch_clock, shifts):
+    # Each run writes the same key with its own number under a clock moved by ``shifts`` seconds (time zones,
+    # DST, a clock set back): the record read is the last run's, as the order of the runs says.
+    folder = tmp_path_factory.mktemp("clock")
+    for number, shift in enumerate(shifts):
+        monkeypatch_clock(shift)
+        store = ResultStore(folder)
+        store.append([dict(GOOD, metrics={"gmean": float(number)})])
+        store.close()
+    monkeypatch_clock(0)
+    assert ResultStore(folder).frame(["gmean"])["gmean"].tolist() == [float(len(shifts) - 1)]
+
+
+@pytest.fixture
+def monkeypatch_clock(monkeypatch):
+    real_time, real_localtime = time.time, time.localtime
+
+    def shift(seconds):
+        monkeypatch.setattr(time, "time", lambda: real_time() + seconds)
+        monkeypatch.setattr(time, "localtime", lambda t=None: real_localtime(real_time() + seconds if t is None
+                                                                              else t))
+    return shift

@@ -101,8 +101,7 @@ def test_the_latest_record_of_a_key_wins(tmp_path):
     store = ResultStore(tmp_path / "s")
     store.append([_record(0), _record(1)])
     store.close()
-    store = ResultStore(tmp_path / "s")
-    store.run_id = "99999999T999999-1"  # a later segment
+    store = ResultStore(tmp_path / "s")  # a later run: its segment comes later in the store's own order
     store.append([_record(0, status="failed", metrics={})])
     store.close()
     df = store.frame(["status"])
@@ -151,7 +150,7 @@ def test_cli_reports_damage_in_one_line_and_a_broken_segment_without_a_traceback
     segment.write_bytes(segment.read_bytes()[:100])  # a truncated sealed segment
     res = CliRunner().invoke(app, ["export", str(tmp_path / "s"), "--out", str(tmp_path / "y.csv")])
     assert res.exit_code == 1 and "Traceback" not in res.output
-    assert f"{segment}: not a readable record segment" in res.output and "move it out" in res.output
+    assert f"{segment}: damaged" in res.output and "move it out" in res.output
 
 
 def test_a_crash_between_sealing_and_removing_the_log_reads_each_record_once(tmp_path):

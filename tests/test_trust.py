@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
+from eemrepro.store import StoreWarning
 
 runner = CliRunner()
 
@@ -93,3 +94,264 @@ def test_read_results_validates_its_arguments(tmp_path):
     with pytest.raises(ValueError, match="no column.*'gmaen'.*the columns are: .*gmean"):
         read_results(out, columns=["gmaen"])
     assert read_results(out, columns=["gmean"])["gmean"].notna().all()
+
+
+# -- 3. the latest record wins whatever the clock says ---------------------------------------------------------
+RETRY_CONFIG = """name: retry
+datasets: [heart]
+models:
+  Flaky: {{estimator: 'tests.helpers:FailWhile', flag: '{flag}', grid: {{delay: [0.0]}}}}
+protocol: {{folds: 5, repeats: 2, seed: 1}}
+"""
+
+
+def _cli(args, tz):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", "eemrepro", *args], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "TZ": tz, "PYTHONPATH": str(root)}, timeout=300)
+
+
+def test_a_retry_under_a_clock_that_went_back_wins(tmp_path):
+    flag = tmp_path / "broken"
+    flag.touch()
+    cfg, out = tmp_path / "retry.yaml", tmp_path / "out"
+    cfg.write_text(RETRY_CONFIG.format(flag=flag))
+    # The first run 12 hours ahead of UTC, the retry 12 hours behind it: its local time stamp is a day earlier.
+    first = _cli(["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"], "Etc/GMT-12")
+    assert first.returncode == 0 and "10 failed" in first.stdout, first.stdout + first.stderr
+    flag.unlink()
+    retry = _cli(["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", "--retry-failed"], "Etc/GMT+12")
+    assert retry.returncode == 0 and "10 ok" in retry.stdout, retry.stdout + retry.stderr
+    df = read_results(out, columns=["status"])
+    assert len(df) == 10 and (df["status"] == "ok").all()
+    status = _cli(["status", str(out)], "UTC")
+    assert "failed fits" not in status.stdout
+    again = _cli(["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", "--retry-failed"], "UTC")
+    assert "ran 0 of 0 pending units" in again.stdout, again.stdout + again.stderr
+
+
+def test_segments_of_a_store_written_before_sequences_keep_their_order_and_come_first(tmp_path):
+    from eemrepro.store import ResultStore
+
+    def rec(status):
+        return {"dataset": "d", "model": "m", "params": {"C": 1}, "repeat": 0, "fold": 0, "inner": None,
+                "status": status, "metrics": {"gmean": 0.5}, "identity": {}}
+
+    store = ResultStore(tmp_path / "s")
+    for run_id, status in (("20990101T000000-1", "failed"), ("20990102T000000-1", "timed-out")):
+        store.run_id = run_id  # an older store's ids: local time stamps
+        store.append([rec(status)])
+        store.close()
+        store = ResultStore(tmp_path / "s")
+    assert read_results(tmp_path / "s")["status"].tolist() == ["timed-out"]  # by stamp, as before
+    store.append([rec("ok")])  # a new run: sequenced, after every stamped one whatever their dates
+    store.close()
+    assert store.run_id.startswith("s000001-")
+    assert read_results(tmp_path / "s")["status"].tolist() == ["ok"]
+
+
+# -- 4. a damaged segment is named and refused, never read as other data ------------------------------------------
+def _one_run(tmp_path, grid="[10, 40]"):
+    cfg, out = tmp_path / "shrink.yaml", tmp_path / "out"
+    cfg.write_text(GRID_CONFIG.format(grid=grid))
+    _run(cfg, out)
+    return cfg, out
+
+
+def test_a_flipped_bit_in_a_sealed_segment_is_refused_by_every_reader_and_named_by_verify(tmp_path):
+    _, out = _one_run(tmp_path)
+    (segment,) = (out / "records").glob("*.parquet")
+    assert runner.invoke(app, ["store", "verify", str(out)]).exit_code == 0
+    data = bytearray(segment.read_bytes())
+    data[len(data) // 2] ^= 0x10  # one bit in the middle of the column data
+    segment.write_bytes(bytes(data))
+    for args in (["tables", str(out), "--out", str(tmp_path / "t")], ["check", str(out)],
+                 ["export", str(out), "--out", str(tmp_path / "e.csv")], ["status", str(out)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code not in (0, 1) or args[0] != "check"
+        assert result.exit_code != 0, (args, result.output)
+        assert f"{segment}: damaged" in result.output, (args, result.output)
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1 and f"FAIL {segment}: damaged" in result.output
+    # A segment removed by hand is a lost segment to verify.
+    segment.unlink()
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1 and "listed in SHA256SUMS but missing: a lost segment" in result.output
+
+
+def test_upgrade_records_checksums_of_an_older_store_without_rewriting_it(tmp_path):
+    from eemrepro.store._files import SUMS
+
+    _, out = _one_run(tmp_path)
+    (segment,) = (out / "records").glob("*.parquet")
+    before = segment.read_bytes()
+    (out / "records" / SUMS).unlink()  # as a store sealed before checksums
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1 and "no sha256 recorded" in result.output
+    frame = read_results(out)
+    assert runner.invoke(app, ["store", "upgrade", str(out)]).exit_code == 0
+    assert segment.read_bytes() == before
+    assert runner.invoke(app, ["store", "verify", str(out)]).exit_code == 0
+    pd.testing.assert_frame_equal(read_results(out), frame)
+
+
+# -- 6. a damaged run file is named and skipped ---------------------------------------------------------------
+@pytest.mark.parametrize("content", ["", "{}", '{"config": '])
+def test_a_damaged_run_file_is_named_and_the_rest_still_reports(tmp_path, content):
+    cfg, out = _one_run(tmp_path)
+    (run_file,) = (out / "runs").glob("*.json")
+    run_file.write_text(content)
+    with pytest.warns(StoreWarning, match=re.escape(f"{run_file}: not a run file")):
+        result = runner.invoke(app, ["tables", str(out), "--out", str(tmp_path / "t")])
+        assert result.exit_code == 0, result.output
+        result = runner.invoke(app, ["check", str(out)])
+        assert result.exit_code in (0, 1) and "within tolerance" in result.output, result.output
+        assert "EEMrbf" in _run(cfg, out).stdout  # nothing pending, and its table still prints
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1 and f"FAIL {run_file}: not a run file" in result.output
+
+
+def test_a_damaged_run_file_is_a_one_line_warning_in_the_terminal(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, out = _one_run(tmp_path)
+    (run_file,) = (out / "runs").glob("*.json")
+    run_file.write_text("{}")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "eemrepro", "tables", str(out), "--out", str(tmp_path / "t")],
+                          capture_output=True, text=True, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if str(run_file) in ln]
+    assert line.startswith("warning: ") and "not a run file (no config in it); skipped" in line
+
+
+# -- 9. readers see one consistent state while a writer seals -------------------------------------------------
+def test_readers_racing_seals_and_compaction_see_every_record_once(tmp_path):
+    import threading
+    import time
+
+    from eemrepro.store import ResultStore
+
+    def rec(i):
+        return {"dataset": "d", "model": "m", "params": {"C": i}, "repeat": 0, "fold": 0, "inner": None,
+                "status": "ok", "metrics": {"gmean": i / 100}, "identity": {}}
+
+    root = tmp_path / "s"
+    root.mkdir()
+    seen, errors, stop = [], [], threading.Event()
+
+    def read():
+        while not stop.is_set():
+            try:
+                df = ResultStore(root).frame(["gmean"])
+            except Exception as exc:  # noqa: BLE001  (any failure is the test's finding)
+                errors.append(exc)
+                return
+            # A write-ahead file just opened holds no record yet: no gmean column.
+            seen.append(sorted(df["gmean"].round(2).tolist()) if "gmean" in df else [])
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(40):
+            store = ResultStore(root)
+            store.append([rec(i)])
+            if i % 2:
+                store.close()  # sealed at once
+            else:
+                store.close(seal=False)
+                ResultStore(root).compact()  # sealed by compact
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        reader.join()
+    assert not errors, errors[0]
+    assert len(seen) >= 20 and len({len(s) for s in seen}) >= 3
+    # Every state read is a prefix of the writes: never a record twice, never one skipped.
+    assert all(s == [i / 100 for i in range(len(s))] for s in seen)
+
+
+# -- 11. moving aside never replaces a file ----------------------------------------------------------------------
+def test_two_forgets_within_one_second_keep_both_sets_of_records(tmp_path, monkeypatch):
+    import time
+
+    from eemrepro.store import ResultStore
+
+    def rec(model, fold):
+        return {"dataset": "d", "model": model, "params": {}, "repeat": 0, "fold": fold, "inner": None,
+                "status": "ok", "metrics": {"gmean": 0.5}, "identity": {}}
+
+    store = ResultStore(tmp_path / "s")
+    store.append([rec(m, f) for m in ("a", "b") for f in range(3)])
+    store.close()
+    monkeypatch.setattr(time, "strftime", lambda fmt, *a: "20300101T000000")  # the same second, twice
+    first = ResultStore(tmp_path / "s").forget(models=["a"])
+    second = ResultStore(tmp_path / "s").forget(models=["b"])
+    assert first[0] == second[0] == 3 and first[1] != second[1]
+    aside = sum(len(ResultStore(p.parent).segment_records(s)) for p in (first[1], second[1])
+                for s in p.glob("*.parquet"))
+    assert aside == 6
+
+
+# -- 5. touch only what the tool made -------------------------------------------------------------------------
+def test_run_refuses_a_folder_it_did_not_make_and_the_root(tmp_path):
+    cfg = tmp_path / "shrink.yaml"
+    cfg.write_text(GRID_CONFIG.format(grid="[10]"))
+    mine = tmp_path / "mine"
+    (mine / "records").mkdir(parents=True)
+    (mine / "config.yaml").write_text("my own notes\n")
+    (mine / "records" / "log.jsonl").write_text('{"not": "a record"}\n')
+    for out in (mine, "/"):
+        result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+        assert result.exit_code == 1 and "Traceback" not in result.output
+    assert (mine / "config.yaml").read_text() == "my own notes\n"
+    result = runner.invoke(app, ["compact", str(mine)])
+    assert result.exit_code == 1 and "not an eemrepro results folder" in result.output
+    assert (mine / "records" / "log.jsonl").exists() and not list((mine / "records").glob("*.parquet"))
+
+
+@pytest.mark.parametrize("name", ["config.yaml", ".lock"])
+def test_a_link_inside_a_results_folder_is_never_written_through(tmp_path, name):
+    cfg, out = _one_run(tmp_path, grid="[10]")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious\n")
+    (out / name).unlink(missing_ok=True)
+    (out / name).symlink_to(target)
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1 and "symbolic link" in result.output and name in result.output
+    assert target.read_text() == "precious\n"
+
+
+def test_an_out_path_with_a_colon_is_a_local_folder_not_a_uri(tmp_path, monkeypatch):
+    cfg = tmp_path / "shrink.yaml"
+    cfg.write_text(GRID_CONFIG.format(grid="[10]"))
+    monkeypatch.chdir(tmp_path)
+    for out in ("a:b", f"file:{tmp_path}/uri"):
+        result = runner.invoke(app, ["run", str(cfg), "--out", out, "--jobs", "1", "--quiet"])
+        assert result.exit_code == 0, result.output
+        assert len(list((tmp_path / out / "records").glob("*.parquet"))) == 1
+        assert len(read_results(tmp_path / out)) == 3
+    assert not (tmp_path / "uri").exists()
+
+
+def test_report_and_export_never_overwrite_a_file_they_did_not_write(tmp_path):
+    _, out = _one_run(tmp_path, grid="[10]")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("my page\n")
+    result = runner.invoke(app, ["report", str(out), "--out", str(site), "--no-figures"])
+    assert result.exit_code == 1 and "eemrepro report did not write" in result.output
+    assert (site / "index.html").read_text() == "my page\n"
+    assert runner.invoke(app, ["report", str(out), "--out", str(site), "--no-figures", "--force"]).exit_code == 0
+    assert runner.invoke(app, ["report", str(out), "--out", str(site), "--no-figures"]).exit_code == 0  # its own
+    mine = tmp_path / "data.csv"
+    mine.write_text("mine\n")
+    result = runner.invoke(app, ["export", str(out), "--out", str(mine)])
+    assert result.exit_code == 1 and "exists" in result.output and mine.read_text() == "mine\n"

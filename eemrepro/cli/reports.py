@@ -234,6 +234,8 @@ def report_cmd(
         help="Tolerance (pin) file: its cells show as pinned, with their reasons.")] = None,
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
     no_figures: Annotated[bool, flag("--no-figures", help="Leave the papers' figures out (faster).")] = False,
+    force: Annotated[bool, flag("--force", help="Overwrite pages in --out that eemrepro report did not write.")]
+        = False,
 ):
     """The reproduction as a static site (one page per paper; opens from file://, no network)."""
     from ..reports import ToleranceError, build_report
@@ -241,7 +243,8 @@ def report_cmd(
 
     out = _default_out(results, out, "report")
     try:
-        pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures)
+        pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures,
+                             force=force)
     except (FileNotFoundError, ToleranceError, ValueError) as exc:
         fail(exc)
     for path in pages:

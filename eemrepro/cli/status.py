@@ -11,7 +11,7 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     from tabulate import tabulate
 
     from ..experiments import enumerate_units, load_config
-    from ..store import ResultStore
+    from ..store import ResultStore, StoreError
     from ._common import fail
 
     if not (out / "config.yaml").is_file():
@@ -22,7 +22,10 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
         config = load_config(out / "config.yaml")
     except ConfigError as exc:
         fail(exc)
-    stored = ResultStore(out).frame(["status", "identity_sha", "error_message"])
+    try:
+        stored = ResultStore(out).frame(["status", "identity_sha", "error_message"])
+    except StoreError as exc:
+        fail(exc)
     counts = stored.groupby(["dataset", "model"])["status"].value_counts().to_dict() if len(stored) else {}
     from ..experiments import get_kind
     from ..experiments._units import frame_keys, identity_sha

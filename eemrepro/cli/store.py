@@ -1,4 +1,5 @@
-"""``eemrepro store upgrade DIR...`` (older stores to sealed Parquet segments) and
+"""``eemrepro store upgrade DIR...`` (older stores to sealed, checksummed Parquet segments),
+``eemrepro store verify DIR...`` (every segment and run file checked) and
 ``eemrepro export DIR`` (the records as one CSV or Parquet file)."""
 
 from enum import Enum
@@ -21,7 +22,29 @@ def upgrade_cmd(dirs: Annotated[list[Path], typer.Argument(help="Results folders
             written, before, after = upgrade_store(d)
         except (StoreError, OSError) as exc:
             fail(exc)
-        typer.echo(f"{d}: sealed {len(written)} segment(s), {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB")
+        typer.echo(f"{d}: sealed or checksummed {len(written)} segment(s), {before / 1e6:.1f} MB -> "
+                   f"{after / 1e6:.1f} MB")
+
+
+@app.command("verify")
+def verify_cmd(dirs: Annotated[list[Path], typer.Argument(help="Results folders.")]):
+    """Check every segment, checksum list and run file of each folder (its readings and what it moved aside
+    too); exit 1 naming each damaged one."""
+    from ..store import StoreError, verify_store
+    from ._common import fail
+
+    damaged = 0
+    for d in dirs:
+        try:
+            checked, problems = verify_store(d)
+        except (StoreError, OSError) as exc:
+            fail(exc, code=2)
+        for path, why in problems:
+            typer.secho(f"FAIL {path}: {why}", fg=typer.colors.RED)
+        damaged += len(problems)
+        typer.echo(f"{d}: {checked} file(s) checked, {len(problems) or 'no'} problem(s)")
+    if damaged:
+        raise typer.Exit(code=1)
 
 
 class ExportFormat(str, Enum):
@@ -34,12 +57,15 @@ def export_cmd(
     format: Annotated[ExportFormat, typer.Option("--format", help="csv or parquet.")] = ExportFormat.csv,
     out: Annotated[Path | None, typer.Option(help="File to write (default: <first folder>/records.<format>).")]
         = None,
+    force: Annotated[bool, typer.Option("--force", metavar="", help="Overwrite the file if it exists.")] = False,
 ):
     """Write the stored records (one row each, the latest of a retried unit) as CSV or Parquet."""
     from ..store import StoreError, export_results
     from ._common import fail
 
     target = out or dirs[0] / f"records.{format.value}"
+    if (target.exists() or target.is_symlink()) and not force:
+        fail(f"{target} exists: choose another --out, or overwrite it with --force")
     try:
         rows = export_results(dirs, target, fmt=format.value)
     except (StoreError, OSError) as exc:

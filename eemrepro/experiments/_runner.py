@@ -22,6 +22,7 @@ import pandas as pd
 import yaml
 
 from ..store import ResultStore, StoreWarning
+from ..store._files import atomic_write
 from ._kinds import get_kind
 from ._units import changed_identities, config_scope, frame_keys, identity_sha, point_id
 from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
@@ -306,7 +307,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         versions, host = environment()
         out.mkdir(parents=True, exist_ok=True)
         commit = _git_commit()
-        (out / "config.yaml").write_text(yaml.safe_dump(stored_config.to_dict(), sort_keys=False))
+        atomic_write(out / "config.yaml", yaml.safe_dump(stored_config.to_dict(), sort_keys=False))
         store.run_id = store.new_run_id()
         run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                     "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
@@ -398,7 +399,6 @@ def record_derived_reading(out, config, readings=()):
     ``readings``, the primary config's) so that the stored config names
     both. Returns the config path.
     """
-    import os
 
     path = Path(out) / "config.yaml"
     if not path.is_file():
@@ -417,10 +417,7 @@ def record_derived_reading(out, config, readings=()):
         if reading is not None:
             entry = reading.to_dict()
             stored[entry.pop("name")] = entry
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(yaml.safe_dump(raw, sort_keys=False))
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, yaml.safe_dump(raw, sort_keys=False))
 
 
 def unfinished_cells_in(folder, df):

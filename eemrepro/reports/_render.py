@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..store import ResultStore
+from ..store import ResultStore, read_runs
 from ..store._store import concat_frames
 
 #: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
@@ -73,7 +73,7 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
                     raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                      "merged into one cell: pass them to separate commands")
                 owner[key] = d
-            facts = store.run_facts()
+            facts = these.attrs.get("run_facts") or {}
             for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
                 fact = facts.get(run_id) or {}
                 if fact.get("versions"):
@@ -91,8 +91,7 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
         for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
             pieces.setdefault(kind, []).append(rows)
         del these
-        for run in sorted((d / "runs").glob("*.json")):
-            info = json.loads(run.read_text())
+        for info in read_runs(d):
             runs.append(info)
             configs[info["config"]["name"]] = info.get("config_file")
     records = concat_frames([rows for group in pieces.values() for rows in group])

@@ -256,15 +256,11 @@ def _store_provenance(dirs, prov):
     """Hosts, data checksums and each store's config (from its run files), for the provenance block."""
     import yaml
 
+    from ..store import read_runs
+
     checksums, configs = {}, []
     for d in dirs:
-        runs = sorted((Path(d) / "runs").glob("*.json"))
-        infos = []
-        for run in runs:
-            try:
-                infos.append(json.loads(run.read_text()))
-            except ValueError:
-                continue
+        infos = read_runs(d)
         for info in infos:
             checksums.update(info.get("data_sha256") or {})
         if infos:
@@ -283,8 +279,11 @@ def _readings_html(df, columns):
     return shown.to_html(index=False, classes="readings", escape=True, na_rep="", border=0)
 
 
-def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True):
+def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False):
     """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
+
+    A file of ``out`` with a page's name that an earlier report did not write
+    is not overwritten unless ``force`` (:class:`ReportExistsError`).
 
     ``tolerance``: a tolerance (pin) file whose cells turn an outside cell into
     a pinned one, with its reason (``make report`` uses ``.ci/published-pins.yaml``).
@@ -365,9 +364,35 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                            tables=tables,
                            figures=[drawn[f.name] for f in paper.figures if f.name in drawn], css=css, js=js,
                            intro=None)
-        path = out / f"{paper.id}.html"
-        path.write_text(html, encoding="utf-8")
-        pages.append(path)
-    path = out / "index.html"
-    path.write_text(index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css), encoding="utf-8")
-    return [path, *pages]
+        pages.append((f"{paper.id}.html", html))
+    pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css)))
+    return _write_site(out, pages, force)
+
+
+#: The files of an output folder that ``eemrepro report`` wrote (the only ones it overwrites without --force).
+SITE_MANIFEST = "report-manifest.json"
+
+
+class ReportExistsError(ValueError):
+    """The output folder holds files of the site's names that ``report`` did not write."""
+
+
+def _write_site(out, pages, force):
+    """Write ``pages`` ([(name, html)]) into ``out``, each atomically; a file of the same name that an earlier
+    report did not write (``SITE_MANIFEST``) is not overwritten unless ``force``: nothing is written then."""
+    from ..store._files import atomic_write
+
+    manifest = out / SITE_MANIFEST
+    try:
+        owned = set(json.loads(manifest.read_text()).get("files", [])) if manifest.is_file() else set()
+    except (ValueError, AttributeError):
+        owned = set()
+    clash = [name for name, _ in pages if (out / name).exists() and name not in owned]
+    if clash and not force:
+        raise ReportExistsError(f"{out} already holds {', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}, "
+                                "which eemrepro report did not write; write elsewhere with --out, or overwrite "
+                                "with --force")
+    written = [atomic_write(out / name, html) for name, html in pages]
+    atomic_write(manifest, json.dumps({"written_by": "eemrepro report",
+                                       "files": sorted(owned | {n for n, _ in pages})}, indent=1) + "\n")
+    return written

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ._keys import identity_sha, point_id, record_key, stored_key
 from ._segments import StoreError, StoreWarning, same_values
-from ._store import KEY_COLUMNS, ResultStore, StoreLockedError, add_param_columns
+from ._store import KEY_COLUMNS, DamagedSegmentError, ResultStore, StoreLockedError, add_param_columns
 
 
 def read_results(dirs, columns=None):
@@ -116,28 +116,31 @@ def export_results(dirs, path, fmt="csv"):
     df = read_results(dirs)
     if not len(df):
         raise StoreError(f"no records in {', '.join(map(str, _folders(dirs)))}: nothing to export")
+    from ._files import atomic_write
+
+    if fmt not in ("csv", "parquet"):
+        raise ValueError(f"format must be csv or parquet, got {fmt!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     if fmt == "parquet":
-        df.to_parquet(tmp, index=False, compression="zstd")
-    elif fmt == "csv":
+        atomic_write(path, lambda fh: df.to_parquet(fh, index=False, compression="zstd"))
+    else:
         for c in df.columns:
             if df[c].dtype == object and df[c].map(lambda v: isinstance(v, (list, np.ndarray))).any():
                 df[c] = [json.dumps(np.asarray(v).tolist()) if isinstance(v, (list, np.ndarray)) else v
                          for v in df[c]]
-        df.to_csv(tmp, index=False, lineterminator="\n")
-    else:
-        raise ValueError(f"format must be csv or parquet, got {fmt!r}")
-    tmp.replace(path)
+        atomic_write(path, lambda fh: fh.write(df.to_csv(index=False, lineterminator="\n").encode("utf-8")))
     return len(df)
 
 
 def upgrade_store(root):
-    """Seal every JSON-lines segment of a results folder (any older layout) into Parquet.
+    """Bring a results folder (any older layout) to today's: every JSON-lines segment sealed into Parquet,
+    every sealed segment's sha256 recorded in its folder's ``SHA256SUMS``, the folder marked as a store.
 
-    Lossless: the new segments read back as the same records (``read``).
-    Returns ``(segments written, bytes before, bytes after)``.
+    Lossless: the new segments read back as the same records (``read``); a
+    segment already sealed is not rewritten (its bytes are checksummed as they
+    are, once they are read whole without error). Returns ``(segments sealed or
+    checksummed, bytes before, bytes after)``.
     """
     store = ResultStore(root)
     if not store.records_dir.is_dir():
@@ -147,8 +150,91 @@ def upgrade_store(root):
     before = sum(p.stat().st_size for s in stores for p in s.segments())
     with store.writing("store upgrade"):
         written = [path for s in stores for path in s.compact()]
+        # Segments sealed before checksums: recorded as they are (not rewritten), listed after the sealed ones.
+        written += [s.records_dir / name for s in stores for name in s.add_checksums()]
     after = sum(p.stat().st_size for s in stores for p in s.segments())
     return written, before, after
+
+
+def read_runs(root):
+    """The run files of a results folder (``runs/*.json``) as mappings, in run order.
+
+    A damaged one (empty, not JSON, not a run's facts: what a power loss can
+    leave) is skipped with a :class:`StoreWarning` naming it; the records
+    carry their run's facts too, so nothing but its provenance is lost.
+    """
+    import json
+    import warnings
+
+    from ._store import run_order
+
+    infos = []
+    for path in sorted(Path(root, "runs").glob("*.json"), key=lambda p: run_order(p.stem)):
+        why = _damaged_run(path)
+        if why is not None:
+            warnings.warn(StoreWarning(f"{path}: {why}; skipped (its records are read; only its provenance is "
+                                       "lost)"), stacklevel=2)
+            continue
+        infos.append(json.loads(path.read_text(encoding="utf-8")))
+    return infos
+
+
+def _damaged_run(path):
+    """Why a run file is not one (None when it is)."""
+    import json
+
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"not a run file ({'empty' if path.exists() and not path.stat().st_size else exc})"
+    if not isinstance(info, dict) or not isinstance(info.get("config"), dict) or "name" not in info["config"]:
+        return "not a run file (no config in it)"
+    return None
+
+
+def verify_store(root):
+    """Check every part of a results folder; return ``(files checked, [(path, what is wrong)])``.
+
+    Every sealed segment against its recorded sha256 and read whole (Parquet
+    page checksums verified), every write-ahead segment's lines, every run file,
+    the ``SHA256SUMS`` files themselves (a listed segment that is gone is a
+    lost segment), in the folder, its readings (``readings/*``) and what it
+    moved aside (``superseded-*``).
+    """
+    from ._files import SUMS, damaged_sum_lines, read_sums
+
+    root = Path(root)
+    if not (root / "records").is_dir() and not (root / "runs").is_dir():
+        raise StoreError(f"{root} is not a results folder (no records/ or runs/ in it)")
+    problems, checked = [], 0
+    folders = [ResultStore(root)] + [_Aside(p) for p in sorted(root.glob("superseded-*")) if p.is_dir()]
+    for store in folders:
+        sums = read_sums(store.records_dir)
+        for n in damaged_sum_lines(store.records_dir):
+            problems.append((store.records_dir / SUMS, f"line {n} is not '<sha256>  <file name>'"))
+        segments = store.segments()
+        names = {p.name for p in segments}
+        for name in sorted(set(sums) - names):
+            stem = name.removesuffix(".parquet")
+            if not any((store.records_dir / (stem + s)).exists() for s in (".jsonl", ".jsonl.gz")):
+                problems.append((store.records_dir / name, f"listed in {SUMS} but missing: a lost segment"))
+        for path in segments:
+            checked += 1
+            why = store.segment_problem(path, sums) if sums or path.suffix != ".parquet" else \
+                "no sha256 recorded for it (`eemrepro store upgrade` records one)"
+            if why is not None:
+                problems.append((path, why))
+    for path in sorted((root / "runs").glob("*.json")):
+        checked += 1
+        why = _damaged_run(path)
+        if why is not None:
+            problems.append((path, why))
+    for sub in sorted((root / "readings").glob("*")) if (root / "readings").is_dir() else ():
+        if (sub / "records").is_dir() or (sub / "runs").is_dir():
+            n, more = verify_store(sub)
+            checked += n
+            problems += more
+    return checked, problems
 
 
 class _Aside(ResultStore):
@@ -160,7 +246,8 @@ class _Aside(ResultStore):
 
 
 __all__ = [
-    "ResultStore", "read_results", "export_results", "upgrade_store", "StoreError", "StoreWarning",
+    "ResultStore", "read_results", "export_results", "upgrade_store", "verify_store", "read_runs", "StoreError",
+    "StoreWarning", "DamagedSegmentError",
     "StoreLockedError", "KEY_COLUMNS", "point_id", "record_key", "stored_key", "identity_sha", "same_values",
     "add_param_columns",
 ]

@@ -10,7 +10,7 @@ import gzip
 import itertools
 import json
 import os
-import shutil
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +20,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._files import (
+    MARKER,
+    atomic_write,
+    check_out_folder,
+    fsync_dir,
+    read_sums,
+    record_sums,
+    refuse_link,
+    sha256_of,
+    write_marker,
+)
 from ._segments import (
     StoreError,
     decode,
@@ -36,6 +47,7 @@ from ._segments import (
 KEY_COLUMNS = ["dataset", "model", "point", "repeat", "fold", "inner"]
 _WAL_SUFFIXES = (".jsonl", ".jsonl.gz")
 _SEAL_CHUNK = 50_000  # lines encoded at a time when sealing
+_SNAPSHOT_TRIES = 50  # passes a reader makes while writers keep changing the folder under it
 _PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 9}
 
 try:  # POSIX record locks; elsewhere one writer at a time is the user's to ensure
@@ -59,37 +71,66 @@ def _stem(path):
     return name
 
 
-def _fsync_dir(path):
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover (no directory handles on this platform)
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+_SEQUENCED = re.compile(r"^s(\d+)-")
+
+
+def run_order(stem):
+    """Sort key of a run id (a segment's stem): the store's own sequence, never a clock.
+
+    Run ids are ``s<sequence>-<local time>-<pid>``, the sequence one more than
+    any id the folder holds (taken under its write lock), so a run started after
+    another sorts after it whatever the clock, time zone or DST says. Ids of
+    stores written before sequences (a local time stamp first) keep their
+    order, all before the sequenced ones, which can only be newer.
+    """
+    m = _SEQUENCED.match(stem)
+    return (1, int(m.group(1)), stem) if m else (0, 0, stem)
+
+
+class DamagedSegmentError(StoreError):
+    """A sealed segment does not match the checksum recorded when it was sealed (named), or cannot be parsed."""
 
 
 def write_parquet(table, path):
-    """Write ``table`` to ``path`` atomically: a temporary file, fsync'ed, renamed into place."""
+    """Write ``table`` to ``path`` atomically (temporary file, fsync, rename), with Parquet page checksums,
+    its sha256 recorded in the folder's ``SHA256SUMS`` before it is renamed into place."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
     floats = [f.name for f in table.schema if pa.types.is_floating(f.type)]
     # Lists of floats (EEM Table 1's D_CS pairs, a million distinct values a store): byte-stream-split
     # their elements, which dictionary encoding would otherwise take first (16 % smaller, lossless).
     float_lists = [f.name for f in table.schema if pa.types.is_list(f.type) and pa.types.is_floating(f.type.value_type)]
     dictionary = [n for n in table.column_names if n not in float_lists] if float_lists else True
     split = floats + [n + ".list.element" for n in float_lists]
-    try:
-        pq.write_table(table, tmp, use_dictionary=dictionary, use_byte_stream_split=split or False, **_PARQUET_OPTIONS)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-    return path
+
+    def write(fh):  # a file object: pyarrow never parses the path as a URI
+        pq.write_table(table, fh, use_dictionary=dictionary, use_byte_stream_split=split or False,
+                       write_page_checksum=True, **_PARQUET_OPTIONS)
+
+    return atomic_write(path, write, before_rename=lambda tmp: record_sums(path.parent, {path.name: sha256_of(tmp)}))
+
+
+def read_verified(path, sums=None):
+    """The bytes of a sealed segment, checked against its ``SHA256SUMS`` entry (if it has one).
+
+    A mismatch is read once more (a writer may have replaced the file between
+    the two reads) before :class:`DamagedSegmentError` names the file.
+    """
+    import hashlib
+
+    path = Path(path)
+    for attempt in range(3):
+        sums = read_sums(path.parent) if sums is None or attempt else sums
+        data = path.read_bytes()
+        want = sums.get(path.name)
+        if want is None or hashlib.sha256(data).hexdigest() == want:
+            break
+        time.sleep(0.01 * (attempt + 1))
+    else:
+        raise DamagedSegmentError(
+            f"{path}: damaged (its sha256 is not the one recorded in {path.parent / 'SHA256SUMS'} when it was "
+            f"sealed); it is not read. Restore it (git checkout, a backup) or move it out of {path.parent} "
+            "to read the rest of the store")
+    return data
 
 
 class ResultStore:
@@ -116,7 +157,7 @@ class ResultStore:
         sealed = {_stem(p) for p in self.records_dir.glob("*.parquet")}
         paths = [*self.records_dir.glob("*.parquet"),
                  *(p for s in _WAL_SUFFIXES for p in self.records_dir.glob("*" + s) if _stem(p) not in sealed)]
-        return sorted(paths, key=lambda p: (_stem(p), p.suffix == ".parquet"))
+        return sorted(paths, key=lambda p: (run_order(_stem(p)), p.suffix == ".parquet"))
 
     def _legacy_upgrade(self):
         """A function upgrading a record written before record identities (``_legacy``)."""
@@ -164,21 +205,26 @@ class ResultStore:
         (records, damaged), = self._wal_chunks(path)
         return records, damaged
 
-    def _table(self, path, wanted=None, raw=False):
+    def _table(self, path, wanted=None, raw=False, sums=None):
         """One segment as an Arrow table: the stored columns giving the frame columns ``wanted``
-        (None: all of them), or (``raw``) every stored column."""
+        (None: all of them), or (``raw``) every stored column. A sealed segment is verified first
+        (``read_verified``; ``sums``: its folder's ``SHA256SUMS``, read once per pass)."""
         if path.suffix == ".parquet":
+            data = read_verified(path, sums)
             try:
-                schema = pq.read_schema(path)
+                source = pa.BufferReader(data)
+                schema = pq.read_schema(source)
                 table_meta(schema)
                 columns = None if raw else disk_columns(schema.names, wanted)
                 # Strings stay dictionary-encoded in memory, as on disk (a handful of distinct values each).
                 strings = [f.name for f in schema
                            if pa.types.is_string(f.type) and (columns is None or f.name in columns)]
-                return pq.read_table(path, columns=columns, read_dictionary=None if raw else strings)
+                return pq.read_table(pa.BufferReader(data), columns=columns,
+                                     read_dictionary=None if raw else strings, page_checksum_verification=True)
             except (OSError, pa.ArrowException, ValueError) as exc:
-                raise StoreError(f"{path}: not a readable record segment ({str(exc).splitlines()[0][:200]}); "
-                                 f"move it out of {self.records_dir} to read the rest of the store") from None
+                raise DamagedSegmentError(
+                    f"{path}: not a readable record segment ({str(exc).splitlines()[0][:200]}); "
+                    f"move it out of {self.records_dir} to read the rest of the store") from None
         records, _ = self._wal_records(path)
         table = encode(records, _stem(path))
         return table if raw else table.select(disk_columns(table.column_names, wanted))
@@ -193,7 +239,7 @@ class ResultStore:
         facts = {}
         for path in self.segments():
             if path.suffix == ".parquet":
-                facts.update(table_meta(pq.read_schema(path))[0])
+                facts.update(table_meta(pq.read_schema(pa.BufferReader(read_verified(path))))[0])
             else:
                 facts.update(table_meta(self._table(path, raw=True).schema)[0])
         return facts
@@ -211,11 +257,7 @@ class ResultStore:
         wanted = None if columns is None else list(dict.fromkeys([*KEY_COLUMNS, *columns]))
         params = None if columns is None else [c.removeprefix("param_") for c in columns if c.startswith("param_")]
         disk = None if wanted is None else [c for c in wanted if not c.startswith("param_")]
-        tables, facts = [], {}
-        for path in self.segments():
-            table = self._table(path, disk)
-            facts.update(table_meta(table.schema)[0])
-            tables.append(_dictionary_strings(frame_names(table).replace_schema_metadata(None)))
+        tables, facts = self._snapshot(disk)
         if not tables:
             return _empty_frame(wanted or KEY_COLUMNS)
         table = pa.concat_tables(tables, promote_options="permissive")
@@ -236,7 +278,35 @@ class ResultStore:
                     df[fact] = df["run_id"].map(values)
         if params is None or params:
             df = add_param_columns(df, params)
+        df.attrs["run_facts"] = facts
         return df
+
+    def _snapshot(self, disk):
+        """Every segment's table, as one consistent state of the folder.
+
+        A writer may seal a write-ahead segment (or ``compact`` may) while this
+        reads: a segment that vanished, or a write-ahead file whose sealed
+        Parquet appeared meanwhile, makes the whole pass start again (until the
+        folder holds still), so a reader never sees a record twice or misses one, and never
+        calls a just-sealed file unreadable.
+        """
+        for attempt in range(_SNAPSHOT_TRIES):
+            listing = self.segments()
+            sums = read_sums(self.records_dir)
+            tables, facts = [], {}
+            try:
+                for path in listing:
+                    table = self._table(path, disk, sums=sums)
+                    facts.update(table_meta(table.schema)[0])
+                    tables.append(_dictionary_strings(frame_names(table).replace_schema_metadata(None)))
+            except (FileNotFoundError, StoreError):
+                if attempt == _SNAPSHOT_TRIES - 1 or self.segments() == listing:
+                    raise
+                time.sleep(min(0.2, 0.01 * (attempt + 1)))
+                continue
+            if self.segments() == listing:
+                return tables, facts
+        return tables, facts
 
     def read(self):
         """Every record (the latest of each key, a retried unit's) as the mapping that was written.
@@ -258,8 +328,12 @@ class ResultStore:
 
         A killed holder's lock is released by the kernel, never left stuck.
         """
+        check_out_folder(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
-        path = str((self.root / ".lock").resolve())
+        for name in (".lock", "records", "runs", "config.yaml", MARKER):
+            refuse_link(self.root / name)
+        write_marker(self.root)
+        path = str(self.root.resolve() / ".lock")
         if fcntl is None:  # pragma: no cover
             yield
             return
@@ -271,7 +345,7 @@ class ResultStore:
             finally:
                 held[1] -= 1
             return
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -298,26 +372,28 @@ class ResultStore:
             os.close(fd)  # releases the lock
 
     def new_run_id(self):
-        """A run id no segment or run file of this folder has: ``<local time stamp>.<microseconds>-<pid>``.
+        """A run id no segment or run file of this folder has: ``s<sequence>-<local time>.<µs>-<pid>``.
 
-        Ids sort in time order (segments are read in that order: the latest
-        record of a key wins), and two runs of one process within a second
-        never share one (the second would overwrite the first's segment).
+        The sequence is one more than the largest of the folder's ids
+        (``run_order``): segments are read in that order and the latest record
+        of a key wins, so a later run's records win whatever the clock says.
+        Taken under the write lock, so two writers never draw the same one.
         """
-        while True:
-            now = time.time()
-            run_id = f"{time.strftime('%Y%m%dT%H%M%S', time.localtime(now))}.{int(now * 1e6) % 1_000_000:06d}-" \
-                     f"{os.getpid()}"
-            taken = [self.records_dir / f"{run_id}{s}" for s in (".parquet", *_WAL_SUFFIXES)]
-            if not any(p.exists() for p in taken) and not (self.root / "runs" / f"{run_id}.json").exists():
-                return run_id
+        names = [*(_stem(p) for p in self.records_dir.glob("*")),
+                 *(p.stem for p in (self.root / "runs").glob("*.json"))]
+        sequence = 1 + max((run_order(n)[1] for n in names), default=0)
+        now = time.time()
+        return f"s{sequence:06d}-{time.strftime('%Y%m%dT%H%M%S', time.localtime(now))}." \
+               f"{int(now * 1e6) % 1_000_000:06d}-{os.getpid()}"
 
     def _open(self):
         if self._fh is None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
+            refuse_link(self.records_dir)
             self.run_id = self.run_id or self.new_run_id()
             self._wal = self.records_dir / f"{self.run_id}.jsonl"
-            self._fh = open(self._wal, "a", encoding="utf-8")
+            fd = os.open(self._wal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            self._fh = os.fdopen(fd, "a", encoding="utf-8")
         return self._fh
 
     def append(self, records):
@@ -352,9 +428,10 @@ class ResultStore:
             del records
         write_parquet(_concat_chunks(tables), target)
         if damaged:
-            (self.root / f"damaged-{_stem(path)}.jsonl").write_text(
-                "".join(line if line.endswith("\n") else line + "\n" for _, line, _ in damaged), encoding="utf-8")
+            atomic_write(self.root / f"damaged-{_stem(path)}.jsonl",
+                         "".join(line if line.endswith("\n") else line + "\n" for _, line, _ in damaged))
         path.unlink()
+        fsync_dir(path.parent)
         return target
 
     def compact(self):
@@ -370,6 +447,51 @@ class ResultStore:
                 for wal in stale:  # sealed before a crash removed it
                     wal.unlink(missing_ok=True)
             return [self.seal(p) for p in self.segments() if p.suffix != ".parquet"]
+
+    def add_checksums(self):
+        """Record the sha256 of every sealed segment that has none (a store sealed before checksums),
+        once its bytes read whole without error. The caller holds the write lock."""
+        sums = read_sums(self.records_dir)
+        new = {}
+        for path in self.segments():
+            if path.suffix == ".parquet" and path.name not in sums:
+                why = self.segment_problem(path, {})
+                if why is not None:
+                    raise DamagedSegmentError(f"{path}: {why}; not checksummed (move it out, then upgrade)")
+                new[path.name] = sha256_of(path)
+        if new:
+            record_sums(self.records_dir, new)
+        return new
+
+    def segment_problem(self, path, sums):
+        """What is wrong with one segment (None: nothing): a sha256 that is not the recorded one, no
+        recorded sha256 (``sums``: the folder's SHA256SUMS; ``{}`` checks only that it reads),
+        a Parquet page or footer that does not read, a damaged write-ahead line."""
+        import hashlib
+        import warnings
+
+        path = Path(path)
+        if path.suffix == ".parquet":
+            data = path.read_bytes()
+            if sums and path.name not in sums:
+                return "no sha256 recorded for it (`eemrepro store upgrade` records one)"
+            if sums and hashlib.sha256(data).hexdigest() != sums[path.name]:
+                return "damaged: its sha256 is not the one recorded when it was sealed"
+            try:
+                table_meta(pq.read_schema(pa.BufferReader(data)))
+                pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+            except (OSError, pa.ArrowException, ValueError) as exc:
+                return f"not a readable record segment ({str(exc).splitlines()[0][:200]})"
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                _, damaged = self._wal_records(path)
+            except StoreError as exc:
+                return str(exc)
+        if damaged:
+            return f"{len(damaged)} damaged line(s) (line {damaged[0][0]}: {damaged[0][2]})"
+        return None
 
     def forget(self, models=None, datasets=None, cells=None):
         """Move the records of these models / data sets aside so that a resume runs them again.
@@ -391,7 +513,7 @@ class ResultStore:
                 unknown = sorted(set(chosen or ()) - set(known))
                 if unknown:
                     raise ValueError(f"{self.root}: no stored records of {label}(s) {unknown}; stored: {known}")
-            target = self.root / f"superseded-{time.strftime('%Y%m%dT%H%M%S')}"
+            target = None
             moved = 0
             for path, table in tables:
                 if cells is not None:
@@ -408,30 +530,41 @@ class ResultStore:
                 n = pc.sum(mask).as_py() or 0
                 if not n:
                     continue
-                target.mkdir(parents=True, exist_ok=True)
+                target = target or self._new_aside()
                 write_parquet(table.filter(mask), target / path.name)
                 write_parquet(table.filter(pc.invert(mask)), path)
                 moved += n
             return moved, (target if moved else None)
 
+    def _new_aside(self):
+        """A new, empty ``superseded-<stamp>[-<k>]/`` folder: made exclusively, so a second move aside
+        within the same second never writes into (or over) the first's."""
+        stamp = time.strftime('%Y%m%dT%H%M%S')
+        for k in itertools.count(1):
+            target = self.root / (f"superseded-{stamp}" + (f"-{k}" if k > 1 else ""))
+            try:
+                target.mkdir()
+            except FileExistsError:
+                continue
+            return target
+
     def supersede(self):
         """Move existing records aside (``--fresh``): nothing computed is deleted."""
         if not self.segments():
             return None
-        target = self.root / f"superseded-{time.strftime('%Y%m%dT%H%M%S')}"
-        shutil.move(str(self.records_dir), str(target))
+        target = self._new_aside()
+        os.rename(self.records_dir, target)  # onto the empty folder just made: atomic, never over another's
+        fsync_dir(self.root)
         return target
 
     def write_run(self, info):
         """Write (or rewrite) ``runs/<run id>.json``: what is the same for a whole run."""
         runs = self.root / "runs"
         runs.mkdir(parents=True, exist_ok=True)
+        refuse_link(runs)
         self.run_id = self.run_id or self.new_run_id()
-        path = runs / f"{self.run_id}.json"
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({**info, "run_id": self.run_id}, indent=2, sort_keys=True))
-        os.replace(tmp, path)
-        return path
+        return atomic_write(runs / f"{self.run_id}.json", json.dumps({**info, "run_id": self.run_id}, indent=2,
+                                                                     sort_keys=True))
 
 
 def _concat_chunks(tables):
