@@ -110,3 +110,23 @@ def test_gmean_closed_form():
     g, bac = get_metric("gmean")(y, pred), get_metric("bac")(y, pred)
     # TPR = 3/4, TNR = 4/6: GMean = sqrt(0.75 * 2/3), BAC = (0.75 + 2/3) / 2.
     assert g == pytest.approx(math.sqrt(0.5)) and bac == pytest.approx((0.75 + 2 / 3) / 2)
+
+
+def test_nested_averages_the_inner_folds_and_the_outer_folds_by_their_mean():
+    # Three inner folds whose mean, median and min each pick another point (values by hand):
+    #   h=1: 0.95, 0.95, 0.40 -> mean 0.7667, median 0.95, min 0.40
+    #   h=2: 0.80, 0.80, 0.80 -> mean 0.80,   median 0.80, min 0.80
+    #   h=3: 0.99, 0.70, 0.75 -> mean 0.8133, median 0.75, min 0.70
+    # The mean picks h=3 on every outer fold (the median would pick h=1, the min h=2). Three outer
+    # folds with asymmetric test values for h=3 (0.9, 0.6, 0.6: mean 0.7, median 0.6) tell the outer
+    # mean from the median too; each point's test values differ, so the number names the rule.
+    inner = {1: [0.95, 0.95, 0.40], 2: [0.80, 0.80, 0.80], 3: [0.99, 0.70, 0.75]}
+    outer = {1: [0.1, 0.2, 0.3], 2: [0.4, 0.45, 0.5], 3: [0.9, 0.6, 0.6]}
+    records = [rec({"h": h}, fold, g, inner=i) for h, values in inner.items() for fold in range(3)
+               for i, g in enumerate(values)]
+    records += [rec({"h": h}, fold, g) for h, values in outer.items() for fold, g in enumerate(values)]
+    row = select(records, "nested").iloc[0]
+    assert row["points"] == ['{"h": 3}'] * 3
+    assert row["gmean_mean"] == pytest.approx(0.7, abs=1e-12)
+    # Sample std of 0.9, 0.6, 0.6 (ddof=1): sqrt((0.2^2 + 0.1^2 + 0.1^2) / 2) = sqrt(0.03)
+    assert row["gmean_std"] == pytest.approx(math.sqrt(0.03), abs=1e-12)

@@ -204,7 +204,7 @@ def test_check_passes_fails_and_counts():
     records = hand_made_with_a_failed_cell()
     cells = check(records)
     by = {(c.table, c.dataset, c.method): c for c in cells}
-    # australian EEMrbf: |85.0 - 86.9| = 1.9 <= max(2, 3.8): pass.
+    # australian EEMrbf: |85.0 - 86.9| = 1.9 <= max(2, 4.4): pass.
     assert by[("eem_table4", "australian", "EEMrbf")].outcome == "pass"
     # australian WELMrbf: |86.0 - 85.8| = 0.2: pass. sonar EEMrbf ran and has no value: missing.
     assert by[("eem_table4", "sonar", "EEMrbf")].outcome == "missing"
@@ -415,3 +415,21 @@ def test_check_of_a_store_of_ones_own_exits_0(tmp_path):
     assert res.exit_code == 0, res.stdout
     last = res.stdout.strip().splitlines()[-1]
     assert last.startswith("within tolerance: ") and "MISSING" not in res.stdout
+
+
+@pytest.mark.parametrize("shift, with_std, without_std", [
+    # australian EEMrbf: reproduced 85.0 by hand_made, published 86.9 with std 4.4 (EEM Table 4).
+    (-0.011, "pass", "fail"),  # 83.9: |delta| 3.0 is past abs 2 but within the published std 4.4
+    (-0.026, "fail", "fail"),  # 82.4: |delta| 4.5 is past both
+    (+0.028, "pass", "pass"),  # 87.8: |delta| 0.9 is within abs 2 (the larger of the two limits is the rule)
+])
+def test_the_published_std_rule_widens_the_limit_to_the_papers_std(shift, with_std, without_std):
+    records = [shifted(r, shift) if (r["dataset"], r["model"]) == ("australian", "EEMrbf") else r
+               for r in hand_made()]
+    outcome = {}
+    for use_std in (True, False):
+        tol = Tolerance()
+        tol.tables["eem_table4"] = {"abs": 2.0, "use_std": use_std}
+        (cell,) = [c for c in check(records, tol) if (c.dataset, c.method) == ("australian", "EEMrbf")]
+        outcome[use_std] = cell.outcome
+    assert outcome == {True: with_std, False: without_std}

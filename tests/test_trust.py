@@ -355,3 +355,69 @@ def test_report_and_export_never_overwrite_a_file_they_did_not_write(tmp_path):
     mine.write_text("mine\n")
     result = runner.invoke(app, ["export", str(out), "--out", str(mine)])
     assert result.exit_code == 1 and "exists" in result.output and mine.read_text() == "mine\n"
+
+
+# -- 7, 8, 10. nonsense refused before any unit runs, naming file, line and key -------------------------------
+BAD_BASE = """name: bad
+datasets: [{datasets}]
+models:
+  M: {{estimator: {estimator}, grid: {grid}}}
+protocol: {{folds: {folds}, repeats: 1}}
+"""
+
+
+@pytest.mark.parametrize("fields, message", [
+    # 7: not a classifier (KMeans would store every fit as ok with GMean 0)
+    ({"estimator": "'sklearn.cluster:KMeans'", "grid": "{n_clusters: [2]}"},
+     r"line 4: key 'models\.M\.estimator': 'sklearn\.cluster:KMeans' is not a scikit-learn classifier"),
+    # 7: folds above the minority class (balance: 49 positives, the registry's class sizes)
+    ({"datasets": "heart, balance", "folds": 50},
+     r"line 5: key 'protocol\.folds': 50 folds, but data set balance has a class of 49 \(class sizes \[576, 49\]\)"),
+    # 10: above every class of heart (120 and 150)
+    ({"folds": 200}, r"key 'protocol\.folds': 200 folds, but data set heart has a class of 120"),
+    # 8: a grid of 8.1 million points, counted before it is enumerated
+    ({"estimator": "'sklearn.svm:SVC'",
+      "grid": "{C: {log10: [-100, 100]}, gamma: {log10: [-100, 100]}, tol: {log10: [-100, 100]}}"},
+     r"line 4: key 'models\.M\.grid': 8,120,601 grid points \(201 C x 201 gamma x 201 tol\); at most 100,000"),
+    # 10: past the float range
+    ({"grid": "{C: {log10: [0, 400]}}"}, r"key 'models\.M\.grid\.C': log10 exponents must lie in \[-307, 307\]"),
+    # 10: a relative module
+    ({"estimator": "'..:Foo'"}, r"key 'models\.M\.estimator': estimator '\.\.:Foo' is not 'package\.module:Class'"),
+])
+def test_nonsense_is_refused_before_anything_is_written(tmp_path, fields, message):
+    values = {"datasets": "heart", "estimator": "SVM", "grid": "{C: [1.0]}", "folds": 3, **fields}
+    cfg, out = tmp_path / "bad.yaml", tmp_path / "out"
+    cfg.write_text(BAD_BASE.format(**values))
+    for extra in (["--dry-run"], []):
+        result = runner.invoke(app, ["run", str(cfg), "--out", str(out), *extra])
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert re.search(message, result.output) and str(cfg) in result.output, result.output
+        assert result.output.count("\n") == 1
+    assert not out.exists()
+
+
+# -- 13. resume never takes records made from other data as done ---------------------------------------------------
+def test_resume_reruns_the_units_whose_data_changed_and_only_those(tmp_path, monkeypatch):
+    import eemrepro.datasets as datasets
+    from eemrepro.experiments import load_config, run_experiment
+
+    cfg = tmp_path / "two.yaml"
+    cfg.write_text(GRID_CONFIG.format(grid="[10]").replace("[heart]", "[heart, sonar]"))
+    config = load_config(cfg)
+    out = tmp_path / "out"
+    first = run_experiment(config, out=out, jobs=1, progress=False)
+    assert first.total_units == 6 and run_experiment(config, out=out, dry_run=True, progress=False).pending_units == 0
+    real = datasets.dataset_checksum
+
+    def changed(name, **kw):  # heart's file changed (a new release of the data set, a fixed parser)
+        return "0" * 64 if name == "heart" else real(name, **kw)
+
+    monkeypatch.setattr(datasets, "dataset_checksum", changed)
+    assert run_experiment(config, out=out, dry_run=True, progress=False).pending_units == 3
+    again = run_experiment(config, out=out, jobs=1, progress=False)
+    assert again.done_units == 3
+    # heart's records are the second run's (the workers record the data they read), sonar's the first's.
+    df = read_results(out, columns=["run_id"])
+    runs = df.groupby("dataset", observed=True)["run_id"].agg(lambda r: set(r.astype(str)))
+    assert len(runs["heart"]) == len(runs["sonar"]) == 1 and runs["heart"] != runs["sonar"]
+    assert min(runs["sonar"]) < min(runs["heart"])

@@ -307,8 +307,12 @@ def _grid_values(ctx, path, spec):
         if set(spec) != {"log10"} or not isinstance(spec["log10"], list) or len(spec["log10"]) != 2:
             raise ctx.error(path, f"a grid range is written {{log10: [low, high]}} (integer exponents), got {spec!r}")
         lo, hi = (_number(v) for v in spec["log10"])
-        if not all(isinstance(v, int) for v in (lo, hi)) or lo > hi:
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi)) or lo > hi:
             raise ctx.error(path, f"log10 range needs integers low <= high, got {spec['log10']!r}")
+        if lo < -307 or hi > 307:  # 10.0 ** k is a finite, normal float only within these
+            raise ctx.error(path, f"log10 exponents must lie in [-307, 307] (the float range), got {spec['log10']!r}")
+        if hi - lo + 1 > MAX_GRID_POINTS:
+            raise ctx.error(path, f"{hi - lo + 1:,} values; at most {MAX_GRID_POINTS:,} points per model")
         return [10.0**k for k in range(lo, hi + 1)]
     if not isinstance(spec, list) or not spec:
         raise ctx.error(path, f"a grid is a non-empty list of values or {{log10: [low, high]}}, got {spec!r}")
@@ -337,7 +341,23 @@ def _check_param(ctx, path, cls, key, value):
             raise ctx.error(path, str(exc)) from exc
 
 
-def _model(ctx, name, raw, datasets=(), section=("models",)):
+#: The most grid points one model may have: a config past it is refused with its count before anything is
+#: enumerated (a few {log10: [...]} ranges multiply fast; a real grid has tens to thousands).
+MAX_GRID_POINTS = 100_000
+
+
+def _check_grid_sizes(ctx, models):
+    import math
+
+    for spec in models:
+        n = math.prod(len(v) for v in spec.grid.values())
+        if n > MAX_GRID_POINTS:
+            sizes = " x ".join(f"{len(v)} {k}" for k, v in sorted(spec.grid.items()))
+            raise ctx.error(("models", spec.name, "grid"), f"{n:,} grid points ({sizes}); at most "
+                                                          f"{MAX_GRID_POINTS:,} per model")
+
+
+def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     path = tuple(section) + (name,)
     if not isinstance(raw, dict) or "estimator" not in raw:
         raise ctx.error(path, "a model is a mapping with an 'estimator' key (and a 'grid')")
@@ -347,6 +367,8 @@ def _model(ctx, name, raw, datasets=(), section=("models",)):
         raise ctx.error(path + ("estimator",), str(exc)) from None
     if not inspect.isclass(cls) or not hasattr(cls, "fit"):
         raise ctx.error(path + ("estimator",), f"{raw['estimator']!r} is not an estimator class")
+    if classifier:
+        _check_classifier(ctx, path + ("estimator",), cls, raw["estimator"])
     grid_raw = raw.get("grid", {}) or {}
     if not isinstance(grid_raw, dict):
         raise ctx.error(path + ("grid",), "the grid is a mapping parameter -> values")
@@ -389,6 +411,24 @@ def _model(ctx, name, raw, datasets=(), section=("models",)):
             per_dataset[str(dataset)][key] = value
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
                      per_dataset=per_dataset, score=score)
+
+
+def _check_classifier(ctx, path, cls, name):
+    """A model scored on its predictions must be a scikit-learn classifier: ``is_classifier`` on an instance
+    (``ClassifierMixin``, or the tag a classifier declares in ``__sklearn_tags__``)."""
+    from sklearn.base import is_classifier
+
+    try:
+        instance = cls()
+    except Exception as exc:  # a user's class that cannot be built without arguments
+        raise ctx.error(path, f"estimator {cls.__name__} cannot be built with defaults: {exc}") from exc
+    try:
+        ok = is_classifier(instance)
+    except Exception:  # tags that cannot be read
+        ok = False
+    if not ok:
+        raise ctx.error(path, f"{name!r} is not a scikit-learn classifier (is_classifier is false): derive it from "
+                              "sklearn.base.ClassifierMixin, or declare the classifier tag in __sklearn_tags__")
 
 
 def _train_size_ok(size):
@@ -458,7 +498,42 @@ def _protocol(ctx, raw, datasets=()):
     for key in ("fit_timeout", "fit_memory_gb"):
         if values.get(key) is not None:
             values[key] = float(values[key])
+    if splitter == "stratified-kfold":
+        _check_class_sizes(ctx, datasets, values.get("folds", 10),
+                           values.get("inner_folds", 3) if values.get("selection") == "nested" else None)
     return Protocol(**values)
+
+
+def _class_sizes(dataset):
+    """The class sizes of a registry data set as loaded (its entry's ``expected``), or None if not recorded."""
+    from ..datasets import get_entry
+
+    expected = get_entry(str(dataset)).expected or {}
+    if "class_counts" in expected:
+        return list(expected["class_counts"])
+    if "n_pos" in expected and "n_neg" in expected:
+        return [expected["n_neg"], expected["n_pos"]]
+    return None
+
+
+def _check_class_sizes(ctx, datasets, folds, inner_folds):
+    """Stratified k-fold needs every class in every fold: a data set with a class smaller than ``folds`` (or,
+    under nested selection, whose training parts hold fewer than ``inner_folds`` of it) is refused, named."""
+    import math
+
+    for d in datasets:
+        sizes = _class_sizes(d)
+        if not sizes:
+            continue
+        smallest = min(sizes)
+        if smallest < folds:
+            raise ctx.error(("protocol", "folds"), f"{folds} folds, but data set {d} has a class of {smallest} "
+                                                   f"(class sizes {sizes}): some test folds would hold none of it; "
+                                                   f"use at most {smallest} folds or leave {d} out")
+        if inner_folds is not None and smallest - math.ceil(smallest / folds) < inner_folds:
+            raise ctx.error(("protocol", "inner_folds"),
+                            f"{inner_folds} inner folds, but the training parts of data set {d} hold as few as "
+                            f"{smallest - math.ceil(smallest / folds)} of its smallest class (class sizes {sizes})")
 
 
 def _set_dotted(raw, dotted, value):
@@ -589,7 +664,9 @@ def parse_config(raw, source="<config>", text="", lines=None):
         models_raw = raw["models"]
         if not isinstance(models_raw, dict) or not models_raw:
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
-        models = tuple(_model(ctx, str(k), v, datasets) for k, v in models_raw.items())
+        models = tuple(_model(ctx, str(k), v, datasets, classifier=kind.models_are == "classifier")
+                       for k, v in models_raw.items())
+        _check_grid_sizes(ctx, models)
     if kind.analysis_cls is not None:
         analysis = kind.parse_analysis(ctx, raw.get("analysis", {}))
     jobs = raw.get("jobs")

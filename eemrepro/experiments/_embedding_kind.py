@@ -61,6 +61,8 @@ def _fit_steps(task, data, points):
 class _WholeDataKind(ExperimentKind):
     """One fit of each model (and grid point) on the whole data set per repeat."""
 
+    models_are = None  # projections (MELM), whose embeddings the figures draw
+
     def _repeats(self, config):
         return 1
 

@@ -24,6 +24,9 @@ _REGISTRY = Registry("experiment kind")
 class ExperimentKind:
     name = None
     needs_models = True  # the config has a ``models:`` section
+    # What its models must be: scikit-learn classifiers (``is_classifier``) for a kind that scores their
+    # predictions; a kind whose models project (MELM's embeddings) sets None.
+    models_are = "classifier"
     analysis_cls = None  # dataclass of the ``analysis:`` section, if the kind has one
     analysis_optional = False  # the section may be left out (every setting has a default)
 

@@ -152,6 +152,7 @@ class ProjectionPipeline(ExperimentKind):
     """A projection fitted on each training part, classifiers on its image (MELM Table 2)."""
 
     name = "projection"
+    models_are = None  # projections; the classifiers on their image are ``analysis.classifiers``
     analysis_cls = ProjectionAnalysis
     whole_subsample = False
 

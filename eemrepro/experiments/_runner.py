@@ -182,7 +182,9 @@ def done_keys(stored, data_sha256, retry_failed=False):
     """
     if stored.empty:
         return set()
-    ok = stored["data_sha256"] == stored["dataset"].map(data_sha256)
+    # As plain strings: a categorical column compared with values outside its categories (data that changed
+    # since the records were made) raises instead of saying "not the same data".
+    ok = stored["data_sha256"].astype(object) == stored["dataset"].astype(object).map(data_sha256)
     if retry_failed:
         ok &= stored["status"] != "failed"
     rows = stored[ok.fillna(False).astype(bool)]
