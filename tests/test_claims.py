@@ -68,11 +68,30 @@ def test_check_fails_when_a_pinned_claim_verdict_changes(tmp_path):
     pins = tmp_path / "claims.yaml"
     res = runner.invoke(app, ["check", str(baseline), "--pin-claims", str(pins)])
     assert res.exit_code == 0, res.output
-    # The baseline's heart (a UCI set): EEMrbf 83.3 against WELMrbf 75.9, one win.
-    assert "eem_rbf_beats_welm: confirmed" in pins.read_text()
-    assert "CONFIRMED eem_rbf_beats_welm: EEM beats WELM with rbf units (UCI sets) -- 1 wins, 0 draws, 0 losses" \
-        in res.output
+    # The baseline's heart (its one UCI set): EEMrbf 83.3 against WELMrbf 75.9, one win; the claim names the 9
+    # UCI sets, and one of them is too few to confirm it.
+    assert "eem_rbf_beats_welm: too few data sets" in pins.read_text()
+    assert ("TOO FEW DATA SETS eem_rbf_beats_welm: EEM beats WELM with rbf units (UCI sets) -- 1 wins, 0 draws, "
+            "0 losses on 1 data sets; judged on 1 data set(s), at least 9 needed") in res.output
     assert runner.invoke(app, ["check", str(baseline), "--claims", str(pins)]).exit_code == 0
-    pins.write_text(pins.read_text().replace("eem_rbf_beats_welm: confirmed", "eem_rbf_beats_welm: not confirmed"))
+    pins.write_text(pins.read_text().replace("eem_rbf_beats_welm: too few data sets", "eem_rbf_beats_welm: confirmed"))
     res = runner.invoke(app, ["check", str(baseline), "--claims", str(pins)])
-    assert res.exit_code == 1 and "CHANGED claim eem_rbf_beats_welm: not confirmed in" in res.output
+    assert res.exit_code == 1 and "CHANGED claim eem_rbf_beats_welm: confirmed in" in res.output
+
+
+def test_a_claim_over_too_few_data_sets_is_not_confirmed_but_says_so():
+    from eemrepro.reports._claims import judge
+
+    def on(present, test, **kw):  # the claim judged on a table holding only the data sets ``present``
+        claim = Claim(id="x", table="t", wording="w", source="s", test=test, **kw)
+        return judge(claim, TABLE[TABLE["dataset"].isin(present)], SPEC)[0]
+
+    # A wins on d1 and d4: "confirmed" on those two alone, but two data sets do not carry a claim over a table.
+    assert on(["d1", "d4"], "wins", method="A", other="B") == "too few data sets"
+    assert on(["d1", "d2", "d4"], "wins", method="A", other="B") == "confirmed"  # 3 sets: judged (2 wins, 1 loss)
+    assert on(["d1", "d2"], "never-worst", method="A") == "too few data sets"
+    # No difference by Wilcoxon on 4 pairs says nothing (its smallest p is 2 / 2^4 = 0.125): too few below 6.
+    assert on(["d1", "d2", "d3", "d4"], "comparable", method="A", other="B", value=0.05) == "too few data sets"
+    # A claim about named data sets is judged on those: one named set is enough.
+    assert on(["d1"], "close", method="A", other="B", value=6, datasets=("d1",)) == "confirmed"
+    assert on(["d1"], "close", method="A", other="B", value=6, datasets=("d1", "d2")) == "too few data sets"

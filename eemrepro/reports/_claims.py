@@ -21,7 +21,7 @@ test, one of
   h >= ``min_h`` on ``datasets``.
 
 ``evaluate_claims`` gives each a verdict (confirmed / not confirmed / not
-measured) with the numbers behind it, computed from the same tables ``tables``
+measured / too few data sets: ``MIN_DATASETS``) with the numbers behind it, computed from the same tables ``tables``
 writes; ``check --claims FILE`` fails when a verdict differs from the one FILE
 pins, so a changed store cannot change a conclusion silently.
 """
@@ -56,7 +56,7 @@ class Claim:
 @dataclass
 class ClaimResult:
     claim: Claim
-    verdict: str  # confirmed | not confirmed | not measured
+    verdict: str  # confirmed | not confirmed | not measured | too few data sets
     numbers: str
     paper: str = field(default="")
 
@@ -142,12 +142,37 @@ def _evaluate(claim, table, spec, greater_is_better):
     raise ValueError(f"claim {claim.id}: test {claim.test!r} needs 'other'")
 
 
+#: The fewest data sets a claim over a table's data sets is judged on: below it, the verdict is "too few data sets"
+#: (fails closed, never "confirmed" by one or two sets). A Wilcoxon signed-rank test on n pairs cannot reach
+#: p < 0.05 below n = 6 (its smallest two-sided p is 2 / 2^n), so saying "no difference" there means nothing.
+MIN_DATASETS = {"wilcoxon": 6, "comparable": 6}
+MIN_DATASETS_DEFAULT = 3
+
+
+def _judged_on(claim, table, spec):
+    """How many data sets the claim is judged on (every method it names has a value there), or None."""
+    if spec.builder == "correlation":
+        return None  # judged on cells of h, per data set; the claim names its data sets
+    wide = _wide(table, spec.metric, claim.datasets)
+    methods = [m for m in (claim.method, claim.other) if m is not None]
+    if not all(m in wide for m in methods):
+        return None
+    return len(wide[methods].dropna() if claim.other is not None else wide.dropna())
+
+
 def judge(claim, table, spec):
     """(verdict, numbers) of ``claim`` on ``spec``'s built ``table``."""
     from ..experiments import get_metric
 
     better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
-    return _evaluate(claim, table, spec, better)
+    verdict, numbers = _evaluate(claim, table, spec, better)
+    # A claim about named data sets ("similar on wine") is judged on each of them; one over a table's data
+    # sets on at least MIN_DATASETS of them.
+    least = len(claim.datasets) if claim.datasets else MIN_DATASETS.get(claim.test, MIN_DATASETS_DEFAULT)
+    n = _judged_on(claim, table, spec)
+    if verdict != "not measured" and n is not None and n < least:
+        return "too few data sets", f"{numbers}; judged on {n} data set(s), at least {least} needed"
+    return verdict, numbers
 
 
 def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=None, built=None):

@@ -316,7 +316,8 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built)
 
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
-    claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun"}
+    claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
+                   "too few data sets": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     drawn = _figures(dirs) if figures else {}
     nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]

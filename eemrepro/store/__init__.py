@@ -2,13 +2,16 @@
 
 Layout of a results folder ``DIR`` (default ``results/<config name>``)::
 
-    config.yaml                  the config of the latest run (resolved)
+    .eemrepro-store              the marker: the folder is the tool's to write (``_files``)
+    config.yaml                  the config of the latest run (resolved): what the reports read
     runs/<run id>.json           one per run, written at its start and its end: config, package
                                  versions, host, code commit, data checksums, start/end, unit counts
     records/<run id>.jsonl       the write-ahead segment of a live run: one record per line,
                                  each finished unit's records flushed and fsync'ed together
-    records/<run id>.parquet     a sealed segment (Apache Parquet, zstd): the same records as
-                                 columns, written to a temporary file and renamed into place
+    records/<run id>.parquet     a sealed segment (Apache Parquet, zstd, page checksums): the same
+                                 records as columns, written to a temporary file and renamed into place
+    records/SHA256SUMS           the sha256 of every sealed segment, recorded before it is renamed
+                                 into place and verified by every reader
     records/*.jsonl.gz           an older store's segments (read as they are; ``compact`` or
                                  ``eemrepro store upgrade`` seals them)
     superseded-<stamp>/          records moved aside by ``forget``, ``--rerun-changed``, ``--fresh``
@@ -24,7 +27,9 @@ is torn, not JSON or not a record is skipped and reported (a
 dictionary-encoded, and what is the same for a whole run (package versions,
 host) once per run in the file's metadata, each row naming its run in
 ``run_id``. The latest record of a key (data set, model, grid point, repeat,
-fold, inner fold) wins: a retried unit's.
+fold, inner fold) wins: a retried unit's. Run ids are ``s<sequence>-<local
+time>-<pid>``: segments are read in the store's own sequence, never a clock's
+order (``run_order``).
 
 Readers ask for the columns they use (``ResultStore.frame(columns=...)``) and
 aggregate with group-by; ``read_results`` gives a user the same frame.
