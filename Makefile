@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units fuzz lint clean tables figures report
+.PHONY: install test mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ test: install
 # The readers of user input (configs, record lines) fuzzed at length; `make test` runs a fixed, short sample.
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/test_fuzz.py -q
+
+# Mutation testing ([tool.mutmut] in pyproject.toml: selection, check's rules, the store's keys); the survivors
+# and what was done about each are in benchmarks/MUTATION.md. Resumable: `mutmut results` lists them.
+mutate: install
+	$(PY) -m pip install --quiet "mutmut>=3.3"
+	$(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut results
 
 bench: install
 	$(PY) benchmarks/bench_eem.py

@@ -68,11 +68,11 @@ def test_check_fails_when_a_pinned_claim_verdict_changes(tmp_path):
     pins = tmp_path / "claims.yaml"
     res = runner.invoke(app, ["check", str(baseline), "--pin-claims", str(pins)])
     assert res.exit_code == 0, res.output
-    # The baseline's heart (its one UCI set): EEMrbf 83.3 against WELMrbf 75.9, one win; the claim names the 9
-    # UCI sets, and one of them is too few to confirm it.
+    # The baseline's heart (its one UCI set): EEMrbf 83.3 against WELMrbf 75.9, one win; one data set is too
+    # few to confirm a claim over the 9 UCI sets.
     assert "eem_rbf_beats_welm: too few data sets" in pins.read_text()
     assert ("TOO FEW DATA SETS eem_rbf_beats_welm: EEM beats WELM with rbf units (UCI sets) -- 1 wins, 0 draws, "
-            "0 losses on 1 data sets; judged on 1 data set(s), at least 9 needed") in res.output
+            "0 losses on 1 data sets; judged on 1 data set(s), at least 3 needed") in res.output
     assert runner.invoke(app, ["check", str(baseline), "--claims", str(pins)]).exit_code == 0
     pins.write_text(pins.read_text().replace("eem_rbf_beats_welm: too few data sets", "eem_rbf_beats_welm: confirmed"))
     res = runner.invoke(app, ["check", str(baseline), "--claims", str(pins)])
@@ -92,6 +92,7 @@ def test_a_claim_over_too_few_data_sets_is_not_confirmed_but_says_so():
     assert on(["d1", "d2"], "never-worst", method="A") == "too few data sets"
     # No difference by Wilcoxon on 4 pairs says nothing (its smallest p is 2 / 2^4 = 0.125): too few below 6.
     assert on(["d1", "d2", "d3", "d4"], "comparable", method="A", other="B", value=0.05) == "too few data sets"
-    # A claim about named data sets is judged on those: one named set is enough.
+    # A claim about fewer named data sets than that is judged on each of them: one named set is enough.
     assert on(["d1"], "close", method="A", other="B", value=6, datasets=("d1",)) == "confirmed"
     assert on(["d1"], "close", method="A", other="B", value=6, datasets=("d1", "d2")) == "too few data sets"
+    assert on(["d1", "d2", "d4"], "wins", method="A", other="B", datasets=("d1", "d2", "d3", "d4")) == "confirmed"

@@ -130,3 +130,101 @@ def test_nested_averages_the_inner_folds_and_the_outer_folds_by_their_mean():
     assert row["gmean_mean"] == pytest.approx(0.7, abs=1e-12)
     # Sample std of 0.9, 0.6, 0.6 (ddof=1): sqrt((0.2^2 + 0.1^2 + 0.1^2) / 2) = sqrt(0.03)
     assert row["gmean_std"] == pytest.approx(math.sqrt(0.03), abs=1e-12)
+
+
+def test_best_per_fold_takes_each_folds_best_test_value_ties_to_the_smallest_point():
+    # Per fold, the point with the best test GMean (an optimistic reading, SPEC section 8), by hand:
+    #   fold 0: h=1 0.9, h=2 0.5 -> h=1 0.9;  fold 1: h=1 0.4, h=2 0.7 -> h=2 0.7;  fold 2: both 0.6 -> h=1 (tie)
+    records = [rec({"h": 1}, f, g) for f, g in enumerate([0.9, 0.4, 0.6])]
+    records += [rec({"h": 2}, f, g, fit=3.0) for f, g in enumerate([0.5, 0.7, 0.6])]
+    row = select(records, "best-per-fold").iloc[0]
+    assert row["points"] == ['{"h": 1}', '{"h": 2}', '{"h": 1}'] and row["point"] == '{"h": 1}'  # the mode
+    assert row["folds"] == [(0, 0), (0, 1), (0, 2)] and row["n_folds"] == 3
+    assert row["gmean_mean"] == pytest.approx((0.9 + 0.7 + 0.6) / 3, abs=1e-12)
+    # Sample std (ddof=1) of 0.9, 0.7, 0.6: sqrt((0.2333^2 + 0.0333^2 + 0.1333^2) / 2) = 0.152753
+    assert row["gmean_std"] == pytest.approx(0.15275252316519466, abs=1e-12)
+    assert row["fit_seconds_mean"] == pytest.approx((1.0 + 3.0 + 1.0) / 3)
+    # A point whose test value is lower everywhere is never picked; reversed record order changes nothing.
+    assert select(records[::-1], "best-per-fold").iloc[0]["points"] == row["points"]
+    # by BAC, where the best is the largest too, and by error, where it is the smallest.
+    err = [dict(r, metrics={**r["metrics"], "error": 1 - r["metrics"]["gmean"]}) for r in records]
+    assert select(err, "best-per-fold", metric="error").iloc[0]["points"] == row["points"]
+
+
+# -- what mutation testing found unpinned (benchmarks/MUTATION.md) -------------------------------------------
+def _three_folds():
+    # h=1 folds 0.8, 0.6, 0.7 (mean 0.7); h=2 folds 0.9, 0.5, 0.85 (mean 0.75): best of grid h=2.
+    return ([rec({"h": 1}, f, g) for f, g in enumerate([0.8, 0.6, 0.7])]
+            + [rec({"h": 2}, f, g) for f, g in enumerate([0.9, 0.5, 0.85])])
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_every_rule_spreads_by_the_ddof_it_is_given(ddof):
+    import numpy as np
+
+    records = _three_folds()
+    # nested: inner folds prefer h=2 on every outer fold (0.9 vs 0.1), so the outer values are h=2's.
+    records += [rec({"h": h}, f, 0.9 if h == 2 else 0.1, inner=i) for h in (1, 2) for f in range(3) for i in range(2)]
+    # best of grid and nested report h=2 (0.9, 0.5, 0.85); best per fold takes h=1's 0.6 on fold 1.
+    for mode, values in (("best-of-grid", [0.9, 0.5, 0.85]), ("nested", [0.9, 0.5, 0.85]),
+                         ("best-per-fold", [0.9, 0.6, 0.85])):
+        row = select(records, mode, ddof=ddof).iloc[0]
+        assert row["gmean_std"] == pytest.approx(np.std(values, ddof=ddof), abs=1e-12), mode
+
+
+def test_a_cell_says_what_stopped_it_one_failed_or_timed_out_fit_is_enough():
+    # Expected: any failure (one of three folds) makes the cell "failed"; any timeout makes it "timed-out".
+    failed = [rec({"h": 1}, 0, 0.7), rec({"h": 1}, 1, None, "failed"), rec({"h": 1}, 2, 0.7)]
+    assert select(failed).iloc[0]["status"] == "failed"
+    timed = [rec({"h": 1}, 0, 0.7), rec({"h": 1}, 1, None, "timed-out"), rec({"h": 1}, 2, 0.7)]
+    assert select(timed).iloc[0]["status"] == "timed-out"
+    # Nested, with the only point failed on an outer fold's inner fold: no point can be chosen there.
+    nested = [rec({"h": 1}, 0, None, "failed", inner=0), rec({"h": 1}, 0, 0.5, inner=1), rec({"h": 1}, 0, 0.6)]
+    assert select(nested, "nested").iloc[0]["status"] == "failed"
+    # A cell the store calls unfinished but that a timeout stopped is judged by its records, not "incomplete".
+    assert select(timed, unfinished={("D", "M")}).iloc[0]["status"] == "timed-out"
+    assert select(timed, "best-per-fold", unfinished={("D", "M")}).iloc[0]["status"] == "ok"
+
+
+def test_an_unfinished_cell_is_blanked_and_its_neighbour_is_not():
+    records = _three_folds() + [dict(r, model="N") for r in _three_folds()]
+    rows = select(records, "best-per-fold", unfinished={("D", "M")}).set_index("model")
+    assert rows.loc["M", "status"] == "incomplete" and rows.loc["M", "points"] is None
+    assert pd.isna(rows.loc["M", "gmean_mean"]) and pd.isna(rows.loc["M", "gmean_std"])
+    assert rows.loc["N", "status"] == "ok" and rows.loc["N", "points"] == ['{"h": 2}', '{"h": 1}', '{"h": 2}']
+    assert rows.loc["N", "gmean_mean"] == pytest.approx((0.9 + 0.6 + 0.85) / 3)
+
+
+def test_a_single_fold_has_a_mean_and_no_spread():
+    row = select([rec({"h": 1}, 0, 0.7), rec({"h": 2}, 0, 0.8)]).iloc[0]
+    assert row["point"] == '{"h": 2}' and row["gmean_mean"] == pytest.approx(0.8) and pd.isna(row["gmean_std"])
+    row = select([rec({"h": 1}, 0, 0.7), rec({"h": 2}, 0, 0.8)], "best-per-fold").iloc[0]
+    assert row["gmean_mean"] == pytest.approx(0.8) and pd.isna(row["gmean_std"])
+
+
+@pytest.mark.parametrize("values, first", [
+    ((10, 9), {"k": 9}),              # numbers in numeric order, not as text ("10" < "9")
+    (("scale", 0.5), {"k": 0.5}),     # a number before a word
+    (("rbf", "nsig"), {"k": "nsig"}),  # words in text order
+])
+def test_ties_go_to_the_first_point_in_canonical_order(values, first):
+    import json
+
+    records = [rec({"k": v}, f, 0.7) for v in values for f in range(2)]
+    assert json.loads(select(records).iloc[0]["point"]) == first
+    assert json.loads(select(records[::-1], "best-per-fold").iloc[0]["points"][0]) == first
+
+
+def test_without_values_of_the_metric_the_first_complete_point_is_reported():
+    # AUC was not computed (None on every record): no point is better; the canonical first one is shown.
+    records = [dict(r, metrics={**r["metrics"], "auc": None}) for r in _three_folds()]
+    assert select(records, metric="auc").iloc[0]["point"] == '{"h": 1}'
+
+
+def test_grid_summary_counts_and_path_sizes():
+    from eemrepro.experiments import grid_summary, records_frame
+
+    records = _three_folds() + [dict(rec({"h": 3}, 0, None, "timed-out"), path_size=4)]
+    g = grid_summary(records_frame(records)).set_index("point")
+    assert g.loc['{"h": 2}', "n_folds"] == 3 and g.loc['{"h": 3}', "n_timed_out"] == 1
+    assert g.loc['{"h": 2}', "path_size"] == 1 and list(g["order"]) == [0, 1, 2]

@@ -433,3 +433,118 @@ def test_the_published_std_rule_widens_the_limit_to_the_papers_std(shift, with_s
         (cell,) = [c for c in check(records, tol) if (c.dataset, c.method) == ("australian", "EEMrbf")]
         outcome[use_std] = cell.outcome
     assert outcome == {True: with_std, False: without_std}
+
+
+# -- check's rules, each pinned by its own case (what mutation testing found unpinned; benchmarks/MUTATION.md) --
+def _correlation_records(shift=0.0):
+    """heart, h=10: two layers whose pairs give scipy's Spearman rho; ``shift`` moves the ratios of layer 1."""
+    rng = np.random.RandomState(0)
+    dcs = [rng.rand(10), rng.rand(10)]
+    ratio = [d + 0.3 * rng.rand(10) for d in dcs]
+    ratio[1] = ratio[1] + shift * np.arange(10)[::-1]
+    return [rec("heart", "dcs-correlation", {"n_hidden": 10}, layer, dcs=list(dcs[layer]), ratio=list(ratio[layer]))
+            for layer in (0, 1)], dcs, ratio
+
+
+def test_check_compares_a_correlation_cell_by_h_with_its_own_rule_and_pins():
+    records, dcs, ratio = _correlation_records()
+    rho = stats.spearmanr(np.concatenate(dcs), np.concatenate(ratio)).statistic
+    cells = [c for c in check(records) if c.table == "eem_table1" and c.dataset == "heart"]
+    (cell,) = [c for c in cells if c.method == "h=10"]
+    # Published heart h=10: 0.829; EEM Table 1's rule is |delta| <= 0.1.
+    assert cell.reproduced == pytest.approx(rho) and cell.published == 0.829 and cell.tolerance == 0.1
+    assert cell.outcome == ("pass" if abs(rho - 0.829) <= 0.1 else "fail")
+    # The other published h of heart were not run here: skipped with the reason, never failed.
+    assert {c.method: c.outcome for c in cells if c.method != "h=10"} == {f"h={h}": "skipped"
+                                                                          for h in (1, 100, 200, 500)}
+    assert all(c.reason == "not run here" for c in cells if c.method != "h=10")
+    # A pin for h=10 alone changes that cell, and only it.
+    tol = Tolerance(cells=[{"table": "eem_table1", "dataset": "heart", "h": 10, "abs": 0.9, "reason": "r"}])
+    pinned = {c.method: c for c in check(records, tol) if c.table == "eem_table1" and c.dataset == "heart"}
+    assert pinned["h=10"].tolerance == 0.9 and pinned["h=10"].reason == "r" and pinned["h=10"].outcome == "pass"
+    tol = Tolerance(cells=[{"table": "eem_table1", "dataset": "heart", "h": 100, "abs": 0.9}])
+    assert {c.method: c.tolerance for c in check(records, tol) if c.table == "eem_table1"}["h=10"] == 0.1
+
+
+def test_a_cell_pin_without_a_method_holds_for_every_method_of_its_data_set():
+    tol = Tolerance(cells=[{"table": "eem_table4", "dataset": "australian", "abs": 9.0, "reason": "why"}])
+    cells = {c.method: c for c in check(hand_made(), tol) if c.dataset == "australian"}
+    assert cells["EEMrbf"].tolerance == cells["WELMrbf"].tolerance == 9.0 and cells["EEMrbf"].reason == "why"
+    # A pin naming a method leaves the others at the table's rule (abs 2, or the published std where larger).
+    tol = Tolerance(cells=[{"table": "eem_table4", "dataset": "australian", "method": "EEMrbf", "abs": 9.0}])
+    cells = {c.method: c for c in check(hand_made(), tol) if c.dataset == "australian"}
+    # WELMrbf on australian: published 85.8 with std 4.9 (EEM Table 4), so its limit is max(2, 4.9).
+    assert cells["EEMrbf"].tolerance == 9.0 and cells["WELMrbf"].tolerance == pytest.approx(4.9)
+    assert cells["WELMrbf"].reason is None
+
+
+def test_a_failing_cells_line_gives_reproduced_published_and_the_signed_delta():
+    from eemrepro.reports._check import CellResult
+
+    line = CellResult("eem_table4", "sonar", "SVMrbf", 80.0, 86.5, 2.0, "fail").line()
+    assert line == "FAIL eem_table4 sonar SVMrbf: reproduced 80, published 86.5, delta -6.5 exceeds tolerance 2"
+    line = CellResult("eem_table4", "sonar", "SVMrbf", float("nan"), 86.5, 2.0, "missing").line()
+    assert line == "MISSING eem_table4 sonar SVMrbf: no reproduced value (published 86.5)"
+
+
+def test_the_default_rules_and_their_words():
+    from eemrepro.reports._check import defaults, describe_rule
+
+    assert defaults()["eem_table4"] == {"abs": 2.0, "use_std": True}
+    assert defaults()["eem_table1"] == {"abs": 0.1, "use_std": False}
+    assert describe_rule(SPECS["eem_table4"]) == "|delta| <= max(2, published std)"
+    assert describe_rule(SPECS["eem_table1"]) == "|delta| <= 0.1"
+
+
+def test_pins_are_the_delta_plus_the_tables_margin_rounded_up():
+    from eemrepro.reports import pin_differences
+    from eemrepro.reports._check import CellResult
+
+    cells = [CellResult("eem_table4", "sonar", "SVMrbf", 80.0, 86.53, 2.0, "fail"),   # margin 0.2 (default)
+             CellResult("eem_table1", "heart", "h=10", 0.5, 0.829, 0.1, "fail"),      # margin 0.02 (EEM Table 1)
+             CellResult("eem_table4", "abalone7", "SVMrbf", None, 70.0, 2.0, "missing")]
+    pins = pin_differences(cells)["cells"]
+    assert pins[0] == {"table": "eem_table4", "dataset": "sonar", "method": "SVMrbf", "abs": 6.73,
+                       "reason": "known difference, see REPRODUCTION.md"}
+    assert pins[1]["h"] == 10 and pins[1]["abs"] == pytest.approx(0.35)  # ceil((0.329 + 0.02) * 100) / 100
+    assert pins[2] == {"table": "eem_table4", "dataset": "abalone7", "method": "SVMrbf", "skip": True,
+                       "reason": "known difference, see REPRODUCTION.md"}
+    kept = pin_differences(cells, previous={"cells": [{"table": "eem_table1", "dataset": "heart", "h": 10,
+                                                       "reason": "kept"}]})["cells"]
+    assert kept[1]["reason"] == "kept" and kept[0]["reason"] == "known difference, see REPRODUCTION.md"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[1, 2]\n", "{f}: a tolerance file is a mapping with keys missing, tables, cells"),
+    ("extra: 1\n", "{f}: unknown key(s) ['extra']; valid: missing, tables, cells"),
+    ("missing: maybe\n", "{f}: key 'missing' must be fail or skip, got 'maybe'"),
+    ("tables: {nope: {abs: 1}}\n", "{f}: key 'tables.nope': unknown table; valid: "),
+    ("tables: {eem_table4: {abz: 1}}\n", "{f}: key 'tables.eem_table4': unknown key(s) ['abz']"),
+    ("cells: [{table: eem_table4}]\n", "{f}: key 'cells.0': needs table and dataset; unknown []"),
+    ("cells: [{dataset: heart, method: M}]\n", "{f}: key 'cells.0': needs table and dataset; unknown []"),
+    ("cells: [{table: eem_table4, dataset: heart, wat: 1}]\n",
+     "{f}: key 'cells.0': needs table and dataset; unknown ['wat']"),
+    ("cells: [{table: nope, dataset: heart}]\n", "{f}: key 'cells.0.table': unknown table 'nope'"),
+])
+def test_a_bad_tolerance_file_names_the_file_and_the_key(tmp_path, text, message):
+    from eemrepro.reports import ToleranceError
+
+    path = tmp_path / "tol.yaml"
+    path.write_text(text)
+    with pytest.raises(ToleranceError) as err:
+        load_tolerance(str(path))
+    assert str(err.value).startswith(message.format(f=path)), str(err.value)
+
+
+def test_an_inline_tolerance_sets_every_table_of_its_metric():
+    from eemrepro.reports import ToleranceError
+
+    tol = load_tolerance("gmean=3, spearman=0.25")
+    assert tol.tables["eem_table4"]["abs"] == 3.0 and tol.tables["eem_table1"]["abs"] == 0.25
+    assert tol.tables["eem_table4"]["use_std"] is True  # the rest of the table's rule stays
+    with pytest.raises(ToleranceError, match=r"^--tolerance 'gmean=x': 'gmean=x' is not key=number$"):
+        load_tolerance("gmean=x")
+    with pytest.raises(ToleranceError, match=r"^--tolerance 'gmaen=3': unknown key 'gmaen'; use one of \["):
+        load_tolerance("gmaen=3")
+    with pytest.raises(ToleranceError, match=r"^--tolerance 'loose': neither a file nor key=value pairs$"):
+        load_tolerance("loose")

@@ -421,3 +421,47 @@ def test_resume_reruns_the_units_whose_data_changed_and_only_those(tmp_path, mon
     runs = df.groupby("dataset", observed=True)["run_id"].agg(lambda r: set(r.astype(str)))
     assert len(runs["heart"]) == len(runs["sonar"]) == 1 and runs["heart"] != runs["sonar"]
     assert min(runs["sonar"]) < min(runs["heart"])
+
+
+def test_the_three_spellings_of_a_record_key_agree():
+    # What resume matches: a unit's keys (Unit.keys), a stored frame's (frame_keys) and a record's
+    # (stored_key / record_key, the public spelling) must be the same strings, inner folds and all.
+    from eemrepro.experiments import enumerate_units, load_config, run_experiment
+    from eemrepro.experiments._units import frame_keys
+    from eemrepro.store import ResultStore, record_key, stored_key
+
+    text = GRID_CONFIG.format(grid="[10, 40]").replace("seed: 5}", "seed: 5, selection: nested, inner_folds: 2}")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        from pathlib import Path
+
+        cfg = Path(tmp) / "keys.yaml"
+        cfg.write_text(text)
+        config = load_config(cfg)
+        run_experiment(config, out=Path(tmp) / "o", jobs=1, progress=False)
+        records = ResultStore(Path(tmp) / "o").read()
+        frame = ResultStore(Path(tmp) / "o").frame(["status"])
+        units = enumerate_units(config)
+    unit_keys = sorted(k for u in units for k in u.keys())
+    assert sorted(stored_key(r) for r in records) == unit_keys
+    assert sorted(frame_keys(frame).tolist()) == unit_keys
+    assert sorted(record_key(r["dataset"], r["model"], r["params"], r["repeat"], r["fold"], r["inner"])
+                  for r in records) == unit_keys
+    # 3 outer folds x 2 points x (1 outer + 2 inner records); inner keys end in the inner fold, outer ones in "-".
+    assert len(unit_keys) == 18 and sum(k.endswith("|-") for k in unit_keys) == 6
+    assert 'heart|EEMrbf|{"n_hidden": 40}|0|2|1' in unit_keys
+
+
+def test_point_ids_and_identity_hashes_do_not_depend_on_key_order():
+    # Closed forms: canonical JSON with sorted keys; the identity hash is the first 16 hex digits of its sha256
+    # (what every committed store's records hold: changing either would make resume redo them all).
+    import hashlib
+
+    from eemrepro.store import identity_sha, point_id
+
+    assert point_id({"gamma": 0.5, "C": 10.0}) == point_id({"C": 10.0, "gamma": 0.5}) == '{"C": 10.0, "gamma": 0.5}'
+    identity = {"kind": "grid-search", "estimator": "EEM", "folds": 10}
+    expected = hashlib.sha256(b'{"estimator": "EEM", "folds": 10, "kind": "grid-search"}').hexdigest()[:16]
+    assert identity_sha(identity) == identity_sha(dict(reversed(identity.items()))) == expected
+    assert len(expected) == 16

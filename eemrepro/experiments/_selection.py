@@ -186,14 +186,15 @@ def _per_fold_choice(df, chosen, ddof):
     picked = picked[picked["status"] == "ok"].sort_values(keys, kind="stable")
     groups = dict(iter(picked.groupby(["dataset", "model"], sort=False)))
     rows = []
-    summaries = None
+    stops = None
     for dataset, model in outer[["dataset", "model"]].drop_duplicates().itertuples(index=False, name=None):
         g = groups.get((dataset, model))
         if g is None or g.empty:
-            if summaries is None:  # what stopped the cells where no fold chose a point
-                summaries = dict(iter(grid_summary(outer).groupby(["dataset", "model"], sort=False)))
-            rows.append({"dataset": dataset, "model": model, "status": _cell_status(summaries[(dataset, model)]),
-                         "point": None})
+            if stops is None:  # what stopped the cells where no fold chose a point: inner fits count too
+                stops = df.groupby(["dataset", "model"], sort=False, observed=True)["status"].agg(set).to_dict()
+            st = stops.get((dataset, model), set())
+            rows.append({"dataset": dataset, "model": model, "point": None,
+                         "status": "failed" if "failed" in st and "timed-out" not in st else "timed-out"})
             continue
         points = g["point"].tolist()
         row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(g),

@@ -249,7 +249,8 @@ def pin_differences(results, tolerance=None, reason="known difference, see REPRO
         else:
             spec = _checked_specs().get(c.table)
             margin = spec.pin_margin if spec is not None else 0.2
-            entry["abs"] = math.ceil((abs(c.reproduced - c.published) + margin) * 100) / 100
+            # Rounded up to the hundredth, after rounding off float noise (6.53 + 0.2 is 6.730000000000001).
+            entry["abs"] = math.ceil(round((abs(c.reproduced - c.published) + margin) * 100, 6)) / 100
         entry["reason"] = reasons.get(tuple(sorted(key.items()))) or reason
         cells.append(entry)
     return {"missing": tol.missing, "tables": {k: dict(v) for k, v in tol.tables.items()}, "cells": cells}

@@ -166,9 +166,10 @@ def judge(claim, table, spec):
 
     better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
     verdict, numbers = _evaluate(claim, table, spec, better)
-    # A claim about named data sets ("similar on wine") is judged on each of them; one over a table's data
-    # sets on at least MIN_DATASETS of them.
-    least = len(claim.datasets) if claim.datasets else MIN_DATASETS.get(claim.test, MIN_DATASETS_DEFAULT)
+    # A claim about fewer named data sets than that ("similar on wine") is judged on each of them.
+    least = MIN_DATASETS.get(claim.test, MIN_DATASETS_DEFAULT)
+    if claim.datasets:
+        least = min(least, len(claim.datasets))
     n = _judged_on(claim, table, spec)
     if verdict != "not measured" and n is not None and n < least:
         return "too few data sets", f"{numbers}; judged on {n} data set(s), at least {least} needed"
