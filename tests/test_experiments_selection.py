@@ -228,3 +228,68 @@ def test_grid_summary_counts_and_path_sizes():
     g = grid_summary(records_frame(records)).set_index("point")
     assert g.loc['{"h": 2}', "n_folds"] == 3 and g.loc['{"h": 3}', "n_timed_out"] == 1
     assert g.loc['{"h": 2}', "path_size"] == 1 and list(g["order"]) == [0, 1, 2]
+
+
+def test_what_stopped_a_cell_timeouts_before_failures_and_skips_alone_mean_a_timeout():
+    both = [rec({"h": 1}, 0, None, "timed-out"), rec({"h": 1}, 1, None, "failed"), rec({"h": 1}, 2, 0.7)]
+    assert select(both).iloc[0]["status"] == "timed-out"
+    skipped = [rec({"h": 1}, f, None, "skipped-after-timeout") for f in range(2)]
+    assert select(skipped).iloc[0]["status"] == "timed-out"
+    # Per-fold rules, where no fold could choose a point: the same words, inner fits counted.
+    for inner_status, expected in (("timed-out", "timed-out"), ("skipped-after-timeout", "timed-out"),
+                                   ("failed", "failed")):
+        records = [rec({"h": 1}, 0, None, inner_status, inner=0), rec({"h": 1}, 0, 0.6)]
+        # A second cell (model N) that is fine comes after the stopped one: both are reported.
+        records += [dict(r, model="N") for r in [rec({"h": 1}, 0, 0.5, inner=0), rec({"h": 1}, 0, 0.6)]]
+        rows = select(records, "nested").set_index("model")
+        assert rows.loc["M", "status"] == expected and rows.loc["M", "dataset"] == "D"
+        assert pd.isna(rows.loc["M", "point"]) and rows.loc["N", "status"] == "ok"
+
+
+def test_an_unfinished_cell_stopped_by_a_failure_or_a_skip_is_judged_by_its_records():
+    for status in ("failed", "skipped-after-timeout"):
+        records = [rec({"h": 1}, 0, 0.7), rec({"h": 1}, 1, None, status), rec({"h": 2}, 0, 0.6), rec({"h": 2}, 1, 0.6)]
+        row = select(records, "best-per-fold", unfinished={("D", "M")}).iloc[0]
+        assert row["status"] == "ok" and row["points"] == ['{"h": 1}', '{"h": 2}'], status
+
+
+def test_an_interrupted_cell_is_reported_beside_a_finished_one():
+    # Best of grid: M lacks h=2 on fold 1 (interrupted), N is whole; both rows, each with its own name.
+    records = [rec({"h": 1}, f, 0.7) for f in range(2)] + [rec({"h": 2}, 0, 0.9)]
+    records += [dict(r, model="N") for r in _three_folds()]
+    rows = select(records).set_index("model")
+    assert rows.loc["M", "status"] == "incomplete" and rows.loc["M", "dataset"] == "D"
+    assert rows.loc["N", "status"] == "ok" and rows.loc["N", "point"] == '{"h": 2}'
+
+
+def test_best_per_fold_ranks_by_the_metric_it_is_given():
+    # By GMean h=2, h=1, h=2 (0.9 > 0.8, 0.6 > 0.5, 0.85 > 0.7); BAC favours h=1 on every fold (0.8 > 0.3).
+    records = [dict(r, metrics={**r["metrics"], "bac": 0.8 if r["params"]["h"] == 1 else 0.3})
+               for r in _three_folds()]
+    assert select(records, "best-per-fold").iloc[0]["points"] == ['{"h": 2}', '{"h": 1}', '{"h": 2}']
+    assert select(records, "best-per-fold", metric="bac").iloc[0]["points"] == ['{"h": 1}'] * 3
+
+
+def test_selection_by_a_criterion_ignores_inner_records_spreads_by_ddof_and_marks_unfinished():
+    import numpy as np
+
+    def crit(r, value):
+        return dict(r, criteria={"dcs_gaussian": value})
+
+    # Per fold the largest training-part D_CS (greater is better): h=2 on every fold; an inner record of h=1
+    # with a larger D_CS is not a candidate (the criterion needs no validation data).
+    records = [crit(r, 1.0 if r["params"]["h"] == 1 else 2.0) for r in _three_folds()]
+    records += [crit(rec({"h": 1}, 0, 0.99, inner=0), 9.0)]
+    row = select(records, "dcs-gaussian", ddof=0).iloc[0]
+    assert row["points"] == ['{"h": 2}'] * 3
+    assert row["gmean_std"] == pytest.approx(np.std([0.9, 0.5, 0.85]), abs=1e-12)
+    assert select(records, "dcs_gaussian", unfinished={("D", "M")}).iloc[0]["status"] == "incomplete"
+    with pytest.raises(ValueError, match="selection must be best-of-grid, nested, best-per-fold or a criterion, "
+                                         "got 'best'"):
+        select(records, "best")
+
+
+def test_records_without_an_inner_field_are_outer_records():
+    records = [{k: v for k, v in r.items() if k != "inner"} for r in _three_folds()]
+    row = select(records).iloc[0]
+    assert row["point"] == '{"h": 2}' and row["gmean_mean"] == pytest.approx(0.75)

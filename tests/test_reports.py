@@ -548,3 +548,55 @@ def test_an_inline_tolerance_sets_every_table_of_its_metric():
         load_tolerance("gmaen=3")
     with pytest.raises(ToleranceError, match=r"^--tolerance 'loose': neither a file nor key=value pairs$"):
         load_tolerance("loose")
+
+
+def test_check_reads_what_it_is_asked_and_marks_an_unfinished_cell_missing():
+    records = hand_made()
+    assert {c.table for c in check(records, tables=["eem_table4"])} == {"eem_table4"}
+    by = {(c.dataset, c.method): c for c in check(records) if c.table == "eem_table4"}
+    assert by[("australian", "EEMrbf")].outcome == "pass"
+    # The store says australian EEMrbf lacks a unit: its value is not a result, so the cell is missing.
+    by = {(c.dataset, c.method): c for c in check(records, unfinished={("australian", "EEMrbf")})
+          if c.table == "eem_table4"}
+    assert by[("australian", "EEMrbf")].outcome == "missing"
+
+
+def test_a_skipped_or_pinned_cell_keeps_its_numbers_and_reason():
+    tol = Tolerance(cells=[{"table": "eem_table4", "dataset": "australian", "method": "EEMrbf", "skip": True,
+                            "reason": "why"},
+                           {"table": "eem_table4", "dataset": "australian", "method": "WELMrbf", "use_std": False}])
+    by = {c.method: c for c in check(hand_made(), tol) if c.table == "eem_table4" and c.dataset == "australian"}
+    skipped = by["EEMrbf"]
+    assert skipped.outcome == "skipped" and skipped.reason == "why"
+    assert skipped.reproduced == pytest.approx(85.0) and skipped.published == 86.9 and skipped.tolerance == 4.4
+    # use_std: false in a pin: the limit is abs alone (2), not WELMrbf's published std 4.9.
+    assert by["WELMrbf"].tolerance == 2.0 and by["WELMrbf"].reproduced == pytest.approx(86.0)
+
+
+def test_a_correlation_cell_of_one_layer_is_compared_and_a_pin_without_h_holds_for_every_h():
+    records, dcs, ratio = _correlation_records()
+    one = records[:1]  # a single layer: still run here
+    (cell,) = [c for c in check(one) if c.table == "eem_table1" and c.dataset == "heart" and c.method == "h=10"]
+    assert cell.outcome in ("pass", "fail")
+    assert cell.reproduced == pytest.approx(stats.spearmanr(dcs[0], ratio[0]).statistic)
+    tol = Tolerance(cells=[{"table": "eem_table1", "dataset": "heart", "abs": 0.7}])
+    assert {c.tolerance for c in check(records, tol) if c.table == "eem_table1" and c.dataset == "heart"} == {0.7}
+
+
+def test_a_pin_of_a_table_no_paper_registers_gets_the_default_margin_and_halves_round_up():
+    from eemrepro.reports import pin_differences
+    from eemrepro.reports._check import CellResult
+
+    cells = [CellResult("other_table", "d", "M", 10.0, 11.0, 0.5, "fail"),   # margin 0.2: 1.2
+             CellResult("eem_table4", "d", "M", 80.0, 86.525, 2.0, "fail")]  # 6.725 rounds up to 6.73
+    pins = pin_differences(cells)["cells"]
+    assert pins[0]["abs"] == pytest.approx(1.2) and pins[1]["abs"] == pytest.approx(6.73)
+
+
+def test_a_tolerance_file_that_is_not_yaml_names_the_file(tmp_path):
+    from eemrepro.reports import ToleranceError
+
+    path = tmp_path / "tol.yaml"
+    path.write_text("tables: {eem_table4: [\n")
+    with pytest.raises(ToleranceError, match=str(path)):
+        load_tolerance(str(path))
