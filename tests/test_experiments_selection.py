@@ -293,3 +293,17 @@ def test_records_without_an_inner_field_are_outer_records():
     records = [{k: v for k, v in r.items() if k != "inner"} for r in _three_folds()]
     row = select(records).iloc[0]
     assert row["point"] == '{"h": 2}' and row["gmean_mean"] == pytest.approx(0.75)
+
+
+def test_a_stopped_cell_with_failures_and_timeouts_reads_timed_out_and_has_no_point():
+    records = [rec({"h": 1}, 0, None, "failed", inner=0), rec({"h": 1}, 0, None, "timed-out", inner=1),
+               rec({"h": 1}, 0, 0.6)]
+    row = select(records, "nested").iloc[0]
+    assert row["status"] == "timed-out" and "point" in row and row["point"] is None
+
+
+def test_records_without_timings_still_select():
+    records = [{k: v for k, v in r.items() if k not in ("fit_seconds", "path_size")} for r in _three_folds()]
+    row = select(records).iloc[0]
+    assert row["point"] == '{"h": 2}' and pd.isna(row["fit_seconds_mean"])
+    assert pd.isna(select(records, "best-per-fold").iloc[0]["fit_seconds_mean"])

@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+import eemrepro.papers
 from eemrepro.cli import app
 from eemrepro.experiments import ResultStore
 from eemrepro.reports import (
@@ -463,7 +465,8 @@ def test_check_compares_a_correlation_cell_by_h_with_its_own_rule_and_pins():
     pinned = {c.method: c for c in check(records, tol) if c.table == "eem_table1" and c.dataset == "heart"}
     assert pinned["h=10"].tolerance == 0.9 and pinned["h=10"].reason == "r" and pinned["h=10"].outcome == "pass"
     tol = Tolerance(cells=[{"table": "eem_table1", "dataset": "heart", "h": 100, "abs": 0.9}])
-    assert {c.method: c.tolerance for c in check(records, tol) if c.table == "eem_table1"}["h=10"] == 0.1
+    heart = {c.method: c.tolerance for c in check(records, tol) if c.table == "eem_table1" and c.dataset == "heart"}
+    assert heart["h=10"] == 0.1 and heart["h=100"] == 0.9
 
 
 def test_a_cell_pin_without_a_method_holds_for_every_method_of_its_data_set():
@@ -600,3 +603,32 @@ def test_a_tolerance_file_that_is_not_yaml_names_the_file(tmp_path):
     path.write_text("tables: {eem_table4: [\n")
     with pytest.raises(ToleranceError, match=str(path)):
         load_tolerance(str(path))
+
+
+def test_check_covers_every_table_the_records_hold_and_a_reference_only_metric_tables():
+    records = hand_made() + _correlation_records()[0]
+    # Records of two kinds: the metric tables and the correlation table are all checked, in one call.
+    assert {"eem_table4", "eem_table1"} <= {c.table for c in check(records)}
+    # Against a reference reproduction only the metric tables of the run's selection are compared.
+    assert {c.table for c in check(records, reference=records)} == {"eem_table4"}
+
+
+def test_check_counts_every_published_cell_and_keeps_numbers_of_cells_not_run():
+    published = pd.read_csv(Path(eemrepro.papers.__file__).parent / "published" / "eem_table4_gmean.csv")
+    cells = [c for c in check(hand_made()) if c.table == "eem_table4"]
+    assert len(cells) == len(published)  # the paper's whole table: every cell counted, run or not
+    (not_run,) = [c for c in cells if (c.dataset, c.method) == ("sonar", "WELMrbf")]
+    row = published[(published["dataset"] == "sonar") & (published["method"] == "WELMrbf")].iloc[0]
+    assert not_run.outcome == "skipped" and not_run.published == row["gmean_mean"]
+    # A missing cell keeps the reason of its pin.
+    tol = Tolerance(cells=[{"table": "eem_table4", "dataset": "sonar", "method": "EEMrbf", "reason": "known"}])
+    (missing,) = [c for c in check(hand_made_with_a_failed_cell(), tol)
+                  if (c.table, c.dataset, c.method) == ("eem_table4", "sonar", "EEMrbf")]
+    assert missing.outcome == "missing" and missing.reason == "known"
+
+
+def test_a_reference_without_records_of_the_kind_compares_with_nothing():
+    # The reference holds only correlation records: no metric cell has a reference value, so none is judged
+    # (never the published values in its place).
+    cells = [c for c in check(hand_made(), reference=_correlation_records()[0]) if c.table == "eem_table4"]
+    assert cells and all(c.outcome == "skipped" for c in cells)
