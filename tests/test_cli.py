@@ -34,3 +34,28 @@ def test_help_shows_flags_as_flags(command):
     res = runner.invoke(app, [*command, "--help"], terminal_width=120)
     ours = [line for line in res.output.splitlines() if "--" in line and "--help" not in line]  # Typer's own --help
     assert res.exit_code == 0 and ours and not any("<bool>" in line or "BOOLEAN" in line for line in ours)
+
+
+@pytest.mark.parametrize("command", ["tables", "check", "report", "figures"])
+def test_a_config_given_for_a_results_folder_is_one_line_naming_the_folder_its_run_writes(tmp_path, command):
+    # Issue 52: `eemrepro tables configs/quick.yaml` showed a raw NotADirectoryError.
+    cfg = tmp_path / "quick.yaml"
+    cfg.write_text("name: quick\n")
+    result = CliRunner().invoke(app, [command, str(cfg)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == f"error: {cfg} is a file, not a results folder (`eemrepro run {cfg}` writes its " \
+                            "results to results/quick)\n"
+
+
+def test_export_writes_into_the_current_folder_by_default_never_into_the_store(tmp_path, monkeypatch):
+    # Issue 52: the default export went into the (committed) results folder itself.
+    store, work = tmp_path / "results" / "mine", tmp_path / "work"
+    work.mkdir()
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: mine\ndatasets: [heart]\nmodels:\n  M: {estimator: EEM, grid: {n_hidden: [10]}}\n"
+                   "protocol: {folds: 2, repeats: 1}\n")
+    assert CliRunner().invoke(app, ["run", str(cfg), "--out", str(store), "--jobs", "1", "--quiet"]).exit_code == 0
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(app, ["export", str(store)])
+    assert result.exit_code == 0 and result.output == "wrote 2 records to mine-records.csv\n", result.output
+    assert (work / "mine-records.csv").is_file() and not list(store.glob("records.*"))

@@ -27,10 +27,23 @@ class Layout(str, Enum):
     full = "full"
 
 
+def _check_folders(results):
+    """Each RESULTS argument must be a folder: a config file given by mistake is named, with the folder its run
+    writes (``eemrepro tables configs/quick.yaml`` means ``results/quick``)."""
+    from ._common import fail
+
+    for r in results:
+        if r.is_file():
+            hint = f" (`eemrepro run {r}` writes its results to results/{r.stem})" if r.suffix in (".yaml", ".yml") \
+                else ""
+            fail(f"{r} is a file, not a results folder{hint}")
+
+
 def _default_out(results, out, what):
     """``--out`` as given, else ``RESULTS/<what>`` beside the one results folder (several need --out)."""
     from ._common import fail
 
+    _check_folders(results)
     if out is not None:
         return out
     if len(results) != 1:
@@ -89,6 +102,7 @@ def check_cmd(
     from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
     from ._common import fail
 
+    _check_folders(results)
     try:
         tol = load_tolerance(tolerance)
         records, prov = load_results(results)
@@ -188,6 +202,7 @@ def figures_cmd(
     from ..reports import build_figures
     from ._common import fail
 
+    _check_folders(results or [])
     try:
         if dataset is not None or figure == ["projection"]:
             if figure not in (None, ["projection"]) or dataset is None or results:

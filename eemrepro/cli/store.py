@@ -55,15 +55,16 @@ class ExportFormat(str, Enum):
 def export_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="Results folders.")],
     format: Annotated[ExportFormat, typer.Option("--format", help="csv or parquet.")] = ExportFormat.csv,
-    out: Annotated[Path | None, typer.Option(help="File to write (default: <first folder>/records.<format>).")]
-        = None,
+    out: Annotated[Path | None, typer.Option(
+        help="File to write (default: <first folder's name>-records.<format> in the current folder).")] = None,
     force: Annotated[bool, typer.Option("--force", metavar="", help="Overwrite the file if it exists.")] = False,
 ):
     """Write the stored records (one row each, the latest of a retried unit) as CSV or Parquet."""
     from ..store import StoreError, export_results
     from ._common import fail
 
-    target = out or dirs[0] / f"records.{format.value}"
+    # Never into a results folder by default: a committed store would gain a file of every record.
+    target = out or Path(f"{dirs[0].resolve().name}-records.{format.value}")
     if (target.exists() or target.is_symlink()) and not force:
         fail(f"{target} exists: choose another --out, or overwrite it with --force")
     try:
