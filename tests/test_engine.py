@@ -308,9 +308,15 @@ def test_quick_start_runs_real_work_and_prints_its_table(tmp_path, monkeypatch):
     assert first.exit_code == 0, first.output
     assert "ran 160 of 160 pending units" in first.output
     assert "EEM Table 4: GMean (%)" in first.output and "| heart" in first.output and "| balance" in first.output
-    # heart is in the paper's Table 4: its cells carry the delta to the published value.
+    # heart is in the paper's Table 4: its cells carry the published value and the delta to it (issue 52: the
+    # delta alone, with no legend, was shown before); balance is not in it: its cells carry neither.
     heart = next(line for line in first.output.splitlines() if line.startswith("| heart"))
-    assert heart.count("±") == 5 and heart.count("(+") + heart.count("(-") == 5
+    assert heart.count("±") == 5 and heart.count("(paper ") == 5
+    assert heart.count(", +") + heart.count(", -") == 5
+    balance = next(line for line in first.output.splitlines() if line.startswith("| balance"))
+    assert balance.count("±") >= 1 and "paper" not in balance
+    assert "cell: reproduced mean±std over the test folds; (paper P, D): the published value and " \
+           "D = reproduced - published" in first.output
     assert (tmp_path / "results" / "quick" / "records").is_dir()
     again = runner.invoke(app, ["run", "configs/quick.yaml", "--quiet"])
     assert again.exit_code == 0 and "ran 0 of 0 pending units (160 were stored)" in again.output

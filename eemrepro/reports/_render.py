@@ -227,6 +227,27 @@ def _wide(df, index, cols, cell):
                         columns=[index] + order_cols)
 
 
+def run_cell(metric, limit, digits=1):
+    """The run's printed table: reproduced mean±std, then the paper's value and the delta where it has one."""
+    wide = metric_cell(metric, limit, digits)
+
+    def cell(r):
+        if r["status"] != "ok":
+            return wide(r)
+        text = f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}"
+        published = r.get("published", np.nan)
+        if published is None or np.isnan(published):
+            return text
+        return f"{text} (paper {_fmt(published, digits)}, {_signed(r['delta'], digits)})"
+
+    return cell
+
+
+#: The legend printed under a run's table.
+RUN_LEGEND = ("cell: reproduced mean±std over the test folds; (paper P, D): the published value and "
+              "D = reproduced - published; '> N': past the fit budget; '–': not run or no value")
+
+
 def metric_cell(metric, limit, digits=1):
     """Wide-view cell: reproduced mean±std (delta); "> limit" past the fit budget; "–" not run."""
 

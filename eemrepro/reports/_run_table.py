@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ._build import table_columns
-from ._render import load_results
+from ._render import RUN_LEGEND, load_results, run_cell
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
 
@@ -48,6 +48,8 @@ def run_table(config, out):
     parts = []
     for spec, df in with_paper:
         _, (index, columns, cell) = table_columns(spec, limit)
+        if spec.builder == "metric":
+            cell = run_cell(spec.metric, limit, spec.digits or (1 if spec.scale == 100 else 3))
         rows = list(dict.fromkeys(df[index]))
         cols = list(dict.fromkeys(df[columns]))
         grid = {(r[index], r[columns]): cell(r) for _, r in df.iterrows()}
@@ -57,4 +59,4 @@ def run_table(config, out):
             f"({'the data sets no paper table has' if len(with_paper) > 1 else 'no published table'})"
         parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
                                                disable_numparse=True))
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) + ("\n\n" + RUN_LEGEND if any(s.builder == "metric" for s, _ in with_paper) else "")
