@@ -96,3 +96,21 @@ def test_the_report_in_a_real_browser(site):
     assert len(_rows(dom, "eem_table4")) == len(csv)
     console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
     assert console == [], console
+
+
+def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):
+    # Issue 52: the "predict s" column read "–" on every fold though every record holds predict_seconds.
+    import json
+
+    from eemrepro import read_results
+
+    out, _, _ = site
+    html = (out / "report" / "eem.html").read_text()
+    details = json.loads(html.split('<script type="application/json" id="details-eem_table4">', 1)[1]
+                         .split("</script>", 1)[0])
+    cell = next(d for d in details if d.get("cell") == "heart / EEMrbf")
+    assert cell["fold_headers"][-1] == "predict s"
+    stored = read_results(BASELINE, columns=["predict_seconds"])
+    stored = stored[(stored["dataset"] == "heart") & (stored["model"] == "EEMrbf") & stored["inner"].isna()
+                    & (stored["point"] == cell["point"])].sort_values(["repeat", "fold"])
+    assert [row[-1] for row in cell["folds"]] == [f"{v:.4f}" for v in stored["predict_seconds"]]

@@ -15,8 +15,9 @@ from ..store import ResultStore, read_runs
 from ..store._store import concat_frames
 
 #: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
-REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_size", "standalone_fit_seconds",
-                  "finished_at", "run_id", "estimator", "fixed_params", "dcs", "ratio", "values", "embedding", "labels")
+REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "predict_seconds", "path_size",
+                  "standalone_fit_seconds", "finished_at", "run_id", "estimator", "fixed_params", "dcs", "ratio",
+                  "values", "embedding", "labels")
 
 
 class NoRecordsError(ValueError):
