@@ -72,7 +72,8 @@ tables: install
 
 # The reproduction as a static site (build/report/index.html; not committed: rebuilt from the stores).
 report: install
-	$(VENV)/bin/eemrepro report $(RESULTS) --tolerance .ci/published-pins.yaml --out build/report
+	$(VENV)/bin/eemrepro report $(RESULTS) --tolerance .ci/published-pins.yaml --out build/report \
+		$(foreach d,$(SWEEP) $(FIGURE_STORES),--figures-from $(d))
 
 figures: install
 	$(VENV)/bin/eemrepro figures $(RESULTS) --figure scatter --out results/figures

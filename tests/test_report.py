@@ -114,3 +114,25 @@ def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):
     stored = stored[(stored["dataset"] == "heart") & (stored["model"] == "EEMrbf") & stored["inner"].isna()
                     & (stored["point"] == cell["point"])].sort_values(["repeat", "fold"])
     assert [row[-1] for row in cell["folds"]] == [f"{v:.4f}" for v in stored["predict_seconds"]]
+
+
+def test_the_site_shows_the_figures_of_stores_that_hold_no_table(tmp_path):
+    # Issue 52: `make report` left out MELM Figures 3-5 (their stores hold no table). With --figures-from each
+    # such store is read alone and its figures join the paper's page (matplotlib draws them, as `figures` does).
+    pytest.importorskip("matplotlib")
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    out = tmp_path / "site"
+    result = CliRunner().invoke(app, ["report", str(ROOT / "results" / "melm_table3"), "--out", str(out),
+                                      "--figures-from", str(ROOT / "results" / "melm_restarts"),
+                                      "--figures-from", str(ROOT / "results" / "melm_embedding")])
+    assert result.exit_code == 0, result.output
+    html = (out / "melm.html").read_text()
+    from eemrepro.reports import registered_figures
+
+    titles = {f.name: f.title for f in registered_figures()}
+    for name in ("melm_fig3", "melm_fig4", "melm_fig5"):
+        assert titles[name] and titles[name].replace("&", "&amp;") in html, name
+    assert html.count("<svg") >= 3

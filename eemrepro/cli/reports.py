@@ -251,15 +251,19 @@ def report_cmd(
     no_figures: Annotated[bool, flag("--no-figures", help="Leave the papers' figures out (faster).")] = False,
     force: Annotated[bool, flag("--force", help="Overwrite pages in --out that eemrepro report did not write.")]
         = False,
+    figures_from: Annotated[list[Path] | None, typer.Option(
+        "--figures-from", help="Also show the figures of this results folder, read alone (repeatable): stores "
+                               "that hold what figures draw and no table, such as results/melm_restarts.")] = None,
 ):
     """The reproduction as a static site (one page per paper; opens from file://, no network)."""
     from ..reports import ToleranceError, build_report
     from ._common import fail
 
     out = _default_out(results, out, "report")
+    _check_folders(figures_from or [])
     try:
         pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures,
-                             force=force)
+                             force=force, figure_stores=figures_from or ())
     except (FileNotFoundError, ToleranceError, ValueError) as exc:
         fail(exc)
     for path in pages:

@@ -228,9 +228,10 @@ def _cd_diagram(df, metric, better):
     return text[text.index("<svg"):]
 
 
-def _figures(dirs):
+def _figures(dirs, figure_stores=()):
     """{figure name: its title and inline SVG} of every registered figure the results can draw, drawn in one
-    pass over the results (none without matplotlib)."""
+    pass over the results, then one pass over each of ``figure_stores`` alone (stores that hold what figures
+    draw and no table, or a sweep whose grid must not merge with a table's); none without matplotlib."""
     from ._figures import build_figures
     from ._spec import registered_figures
 
@@ -238,15 +239,17 @@ def _figures(dirs):
     tmp = Path(tempfile.mkdtemp(prefix="eemrepro-figures-"))
     out = {}
     try:
-        try:
-            written = build_figures(dirs, tmp)
-        except (ValueError, RuntimeError):
-            return {}  # no matplotlib, or nothing drawable: the pages go without figures
+        written = []
+        for k, group in enumerate([list(dirs), *([d] for d in figure_stores)]):
+            try:
+                written += build_figures(group, tmp / str(k))
+            except (ValueError, RuntimeError):
+                continue  # no matplotlib, or nothing drawable there: the pages go without those figures
         for path in written:
             spec = by_stem.get(path.stem)
             if path.suffix == ".svg" and spec is not None:
                 text = path.read_text(encoding="utf-8")
-                out[spec.name] = {"title": spec.title or spec.name, "svg": text[text.index("<svg"):]}
+                out.setdefault(spec.name, {"title": spec.title or spec.name, "svg": text[text.index("<svg"):]})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -279,8 +282,11 @@ def _readings_html(df, columns):
     return shown.to_html(index=False, classes="readings", escape=True, na_rep="", border=0)
 
 
-def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False):
+def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False, figure_stores=()):
     """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
+
+    ``figure_stores``: results folders whose figures the pages show too, each read alone (MELM's restarts and
+    embeddings, EEM's h sweep: `make report` passes them).
 
     A file of ``out`` with a page's name that an earlier report did not write
     is not overwritten unless ``force`` (:class:`ReportExistsError`).
@@ -319,7 +325,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
                    "too few data sets": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
-    drawn = _figures(dirs) if figures else {}
+    drawn = _figures(dirs, figure_stores) if figures else {}
     nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
