@@ -123,6 +123,10 @@ def test_time_table_names_each_columns_solver_and_a_mixed_column(tmp_path):
     store.close()
     build_tables([tmp_path / "res"], tmp_path / "t", formats=("md",))
     assert "LIBSVM and oneDAL (mixed)" in (tmp_path / "t" / "eem_table5_time.md").read_text().splitlines()[0]
+    # Issue 52: models of another paper in the same records (ESMM's SMM on a KEEL set, not in EEM Table 5) are
+    # not named in this table's heading.
+    smm = [rec("keel-glass2", "SMM", {"C": 1.0}, f, 0.9, estimator="SMM") for f in (0, 1)]
+    assert time_table(hand_made() + svm + smm).attrs["solvers"] == {"SVMrbf": ["libsvm"]}
 
 
 def test_tables_written_with_provenance_and_rebuild_identically(tmp_path):

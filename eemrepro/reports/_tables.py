@@ -293,7 +293,9 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     if pub is not None:
         df = df[df["dataset"].isin(set(pub["dataset"]))]
     df = _order(df, pub)
-    df.attrs["solvers"] = column_solvers(cells)
+    # The solvers of this table's own cells: the store may hold other papers' models too (ESMM's SMM, its SVM).
+    shown = set(zip(df["dataset"], df["method"], strict=True))
+    df.attrs["solvers"] = column_solvers({k: v for k, v in cells.items() if k in shown})
     return df
 
 
