@@ -78,6 +78,14 @@ def test_verdicts_and_pinned_reasons(tmp_path):
     assert rows[("australian", "EEMrbf")][9] == "within"
     assert rows[("sonar", "EEMrbf")][9] == "pinned" and "a known one" in (tmp_path / "r" / "eem.html").read_text()
     assert rows[("ionosphere", "EEMrbf")][9] == "not compared"
+    # The index counts the verdicts and says what each means (issue 52: "0 outside" beside a column of pinned
+    # cells read as a clean reproduction).
+    index = (tmp_path / "r" / "index.html").read_text()
+    counts = re.findall(r"<td>(\d+)</td>", index.split('href="eem.html">', 2)[2].split("</tr>", 1)[0])
+    # within: australian EEMrbf and WELMrbf, abalone7 EEMrbf; pinned: sonar EEMrbf; missing: abalone7 SVMrbf
+    # (every fit past the budget), as test_reports.test_check_passes_fails_and_counts counts them.
+    assert counts[1:] == ["3", "1", "0", "1"]
+    assert "<b>pinned</b>: outside that rule, a known difference pinned in the tolerance file" in index
 
 
 def test_the_report_in_a_real_browser(site):
