@@ -636,3 +636,15 @@ def test_a_reference_without_records_of_the_kind_compares_with_nothing():
     # (never the published values in its place).
     cells = [c for c in check(hand_made(), reference=_correlation_records()[0]) if c.table == "eem_table4"]
     assert cells and all(c.outcome == "skipped" for c in cells)
+
+
+def test_a_reference_check_compares_every_papers_plain_metric_table():
+    # EEM records with D_CS criteria (so EEM Table 6, a selection table, applies and is left out against a
+    # reference) and LS-SVM ensemble records on wine (Hwang's Table 4.1, registered after it): both plain
+    # metric tables are compared with the reference, the selection tables after the first are not the end.
+    eem = [dict(r, criteria={"dcs_gaussian": 1.0, "dcs_kde": 1.0}) for r in hand_made()]
+    wine = [rec("wine", "LS-SVM", {"C": 1.0}, f, None, metrics={"gmean": None, "bac": None, "auc": None,
+                                                              "error": 0.03 + 0.01 * f}) for f in (0, 1)]
+    tables = {c.table for c in check(eem + wine, reference=eem + wine)}
+    assert {"eem_table4", "lssvm_ensemble_table41"} <= tables
+    assert not tables & {"eem_table6_gaussian", "eem_table6_kde"}
