@@ -18,6 +18,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -175,10 +176,11 @@ def _n_jobs(jobs):
 _STORED_COLUMNS = ["status", "identity_sha", "data_sha256", "identity", "error_message"]
 
 
-def done_keys(stored, data_sha256, retry_failed=False):
+def done_keys(stored, data_sha256, retry_failed=False, keys=None):
     """(key, identity sha) of the stored records made with this data (what resume skips).
 
-    With ``retry_failed``, failed fits do not count as done (timed-out ones do).
+    With ``retry_failed``, failed fits do not count as done (timed-out ones do). ``keys``: the
+    ``frame_keys`` of ``stored`` as a list, if the caller has them already.
     """
     if stored.empty:
         return set()
@@ -187,8 +189,9 @@ def done_keys(stored, data_sha256, retry_failed=False):
     ok = stored["data_sha256"].astype(object) == stored["dataset"].astype(object).map(data_sha256)
     if retry_failed:
         ok &= stored["status"] != "failed"
-    rows = stored[ok.fillna(False).astype(bool)]
-    return set(zip(frame_keys(rows).tolist(), rows["identity_sha"].tolist(), strict=True))
+    ok = ok.fillna(False).astype(bool).to_numpy()
+    keys = np.asarray(frame_keys(stored).tolist() if keys is None else keys, dtype=object)
+    return set(zip(keys[ok].tolist(), stored["identity_sha"].to_numpy()[ok].tolist(), strict=True))
 
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
@@ -295,9 +298,11 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             moved, where = store.forget(cells={(d, m) for d, m, _ in changed})
             superseded = superseded or where
             stored = store.frame(_STORED_COLUMNS)
-        done = done_keys(stored, data_sha, retry_failed=retry_failed)
+        keys = frame_keys(stored).tolist() if len(stored) else []  # built once, for resume and the scope
+        done = done_keys(stored, data_sha, retry_failed=retry_failed, keys=keys)
         # Stored records the config no longer names (a grid shrunk since) stay, but count for nothing.
-        left_out = config_scope(every_unit if stored_config is config else kind.units(stored_config), stored).left_out
+        scope_units = every_unit if stored_config is config else kind.units(stored_config)
+        left_out = config_scope(scope_units, stored, keys=keys).left_out
         pending = [u for u in units
                    if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
         summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,

@@ -99,7 +99,7 @@ def describe_left_out(reasons):
     return ", ".join(f"{n} record(s) of {why}" for why, n in sorted(reasons.items()))
 
 
-def config_scope(units, df):
+def config_scope(units, df, keys=None):
     """The rows of ``df`` (a store frame) that ``units`` (a config's) make, and the cells they leave unfinished.
 
     A record whose data set, model, grid point, repeat or fold the config no
@@ -108,7 +108,7 @@ def config_scope(units, df):
     """
     if df.empty:
         return Scope(np.ones(0, dtype=bool), set(), {})
-    keys = frame_keys(df).tolist()
+    keys = frame_keys(df).tolist() if keys is None else keys  # ``keys``: the caller's, if built already
     unit_keys = [(u, u.keys()) for u in units]  # each unit's keys formatted once
     wanted = {k for _, ks in unit_keys for k in ks}
     # Set lookups in Python: pandas' isin on a million keys against a set this size is many times slower.

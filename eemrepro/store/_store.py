@@ -451,14 +451,17 @@ class ResultStore:
     def add_checksums(self):
         """Record the sha256 of every sealed segment that has none (a store sealed before checksums),
         once its bytes read whole without error. The caller holds the write lock."""
+        import hashlib
+
         sums = read_sums(self.records_dir)
         new = {}
         for path in self.segments():
             if path.suffix == ".parquet" and path.name not in sums:
-                why = self.segment_problem(path, {})
+                data = path.read_bytes()  # read once: parsed whole, then hashed
+                why = _unreadable(data)
                 if why is not None:
                     raise DamagedSegmentError(f"{path}: {why}; not checksummed (move it out, then upgrade)")
-                new[path.name] = sha256_of(path)
+                new[path.name] = hashlib.sha256(data).hexdigest()
         if new:
             record_sums(self.records_dir, new)
         return new
@@ -477,12 +480,7 @@ class ResultStore:
                 return "no sha256 recorded for it (`eemrepro store upgrade` records one)"
             if sums and hashlib.sha256(data).hexdigest() != sums[path.name]:
                 return "damaged: its sha256 is not the one recorded when it was sealed"
-            try:
-                table_meta(pq.read_schema(pa.BufferReader(data)))
-                pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
-            except (OSError, pa.ArrowException, ValueError) as exc:
-                return f"not a readable record segment ({str(exc).splitlines()[0][:200]})"
-            return None
+            return _unreadable(data)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -565,6 +563,17 @@ class ResultStore:
         self.run_id = self.run_id or self.new_run_id()
         return atomic_write(runs / f"{self.run_id}.json", json.dumps({**info, "run_id": self.run_id}, indent=2,
                                                                      sort_keys=True))
+
+
+def _unreadable(data):
+    """Why a sealed segment's bytes do not read whole as a record segment (footer, pages, page checksums),
+    or None."""
+    try:
+        table_meta(pq.read_schema(pa.BufferReader(data)))
+        pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return f"not a readable record segment ({str(exc).splitlines()[0][:200]})"
+    return None
 
 
 def _concat_chunks(tables):
