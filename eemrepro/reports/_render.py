@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..store import ResultStore, read_runs
+from ..store._files import stores_inside
 from ..store._store import concat_frames
 
 #: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
@@ -26,7 +27,7 @@ class NoRecordsError(ValueError):
 
 def no_records_message(dirs):
     """Why ``dirs`` give nothing to report, naming the results folders inside them if any (``results/``)."""
-    inside = sorted(str(p.parent) for d in dirs for p in Path(d).glob("*/records") if p.is_dir())
+    inside = [s for d in dirs for s in stores_inside(d)]
     hint = f"; the results folders inside are: {', '.join(inside[:8])}{' ...' if len(inside) > 8 else ''}" \
         if inside else " (a results folder is what `eemrepro run` writes: results/<config name>)"
     return f"no records in {', '.join(str(d) for d in dirs)}: nothing to report{hint}"

@@ -37,6 +37,7 @@ aggregate with group-by; ``read_results`` gives a user the same frame.
 
 from pathlib import Path
 
+from ._files import stores_inside
 from ._keys import identity_sha, point_id, record_key, stored_key
 from ._segments import StoreError, StoreWarning, same_values
 from ._store import KEY_COLUMNS, DamagedSegmentError, ResultStore, StoreLockedError, add_param_columns
@@ -80,7 +81,7 @@ def read_results(dirs, columns=None):
         if not d.is_dir():
             raise StoreError(f"{d} is not a results folder (no such folder)")
         if not (d / "records").is_dir() and not (d / "runs").is_dir():
-            inside = sorted(str(p.parent) for p in d.glob("*/records"))
+            inside = stores_inside(d)
             raise StoreError(f"{d} is not a results folder (no records/ or runs/ in it)"
                              + (f"; the results folders inside are: {', '.join(inside[:8])}" if inside else ""))
         df = ResultStore(d).frame(None if columns is None else list(columns))

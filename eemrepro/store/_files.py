@@ -131,6 +131,11 @@ def record_sums(folder, changes):
     atomic_write(Path(folder) / SUMS, "".join(f"{sums[n]}  {n}\n" for n in sorted(sums)))
 
 
+def stores_inside(folder):
+    """The results folders directly inside ``folder`` (``results/`` given where one of them was meant)."""
+    return sorted(str(p.parent) for p in Path(folder).glob("*/records") if p.is_dir())
+
+
 def write_marker(root):
     """Mark ``root`` as a results folder of the tool's (kept; written once)."""
     path = Path(root) / MARKER
