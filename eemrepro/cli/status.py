@@ -19,7 +19,7 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     from ..experiments import ConfigError
 
     try:
-        config = load_config(out / "config.yaml")
+        config = load_config(out / "config.yaml", import_estimators=False)
     except ConfigError as exc:
         fail(exc)
     try:

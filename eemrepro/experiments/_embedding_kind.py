@@ -48,7 +48,7 @@ def _fit_steps(task, data, points):
     yield "start", points
     try:
         start = time.perf_counter()
-        est = resolve_estimator(task["estimator"])(**task["params"], **point)
+        est = resolve_estimator(task["estimator"], task.get("home"))(**task["params"], **point)
         if "random_state" in est.get_params():
             est.set_params(random_state=task["seed"])
         est.fit(X, y)
@@ -80,7 +80,7 @@ class _WholeDataKind(ExperimentKind):
     def task(self, config, unit):
         spec = config.model(unit.model)
         proto = config.protocol
-        return {"estimator": spec.estimator, "params": spec.params_for(unit.dataset),
+        return {"estimator": spec.estimator, "home": spec.home, "params": spec.params_for(unit.dataset),
                 "analysis": vars(config.analysis), "fit_timeout": proto.fit_timeout,
                 "after_timeout": proto.after_timeout, "fit_memory_gb": proto.fit_memory_gb,
                 "scaling": proto.scaling,

@@ -49,7 +49,8 @@ class GridSearch(ExperimentKind):
         spec = config.model(unit.model)
         proto = config.protocol
         # An estimator names the parameters that change only its speed (a cache size).
-        speed_only = getattr(spec.estimator_class(), "_speed_only_params", ())
+        # (A user's estimator read back for the reports, not imported, names none.)
+        speed_only = getattr(spec.estimator_class(), "_speed_only_params", ()) if spec.imported else ()
         ident = {"kind": self.name, "estimator": spec.estimator,
                  **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())
                     if k not in speed_only},
@@ -64,7 +65,8 @@ class GridSearch(ExperimentKind):
         spec = config.model(unit.model)
         proto = config.protocol
         return {
-            "estimator": spec.estimator, "params": spec.params_for(unit.dataset), "fit_path": unit.fit_path,
+            "estimator": spec.estimator, "home": spec.home, "params": spec.params_for(unit.dataset),
+            "fit_path": unit.fit_path,
             "score": spec.score,
             "protocol": asdict(proto),
             "seed": derive_seed(proto.seed, unit.dataset, unit.model, unit.repeat, unit.fold,
@@ -122,7 +124,7 @@ def _fit_steps(task, data, points):
 
     X_train, y_train = data[0], data[1]
     proto = task["protocol"]
-    cls = resolve_estimator(task["estimator"])
+    cls = resolve_estimator(task["estimator"], task.get("home"))
     base = cls(**task["params"])
     if "random_state" in base.get_params():
         base.set_params(random_state=task["seed"])

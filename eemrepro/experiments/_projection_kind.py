@@ -97,7 +97,7 @@ def _projection_steps(task, data, points):
     yield "start", points
     try:
         start = time.perf_counter()
-        proj = _seeded(resolve_estimator(task["estimator"])(**task["params"], **point), task["seed"])
+        proj = _seeded(resolve_estimator(task["estimator"], task.get("home"))(**task["params"], **point), task["seed"])
         Z_fit = proj.fit(X_fit, y_fit).transform(X_fit)
         seconds = time.perf_counter() - start
         Z_other = proj.transform(X_other) if X_other is not None else None
@@ -123,7 +123,7 @@ def _classifier_steps(task, data, points):
         params = {k.removeprefix("classifier__"): v for k, v in p.items() if k.startswith("classifier__")}
         try:
             start = time.perf_counter()
-            model = _seeded(resolve_estimator(spec.estimator)(**spec.params, **params), task["seed"])
+            model = _seeded(resolve_estimator(spec.estimator, spec.home)(**spec.params, **params), task["seed"])
             model.fit(data[0], data[1])
             fields = evaluate(model, data, (), spec.score)
             fields.update(status="ok", fit_seconds=time.perf_counter() - start)
@@ -209,7 +209,7 @@ class ProjectionPipeline(ExperimentKind):
         (ppoint,) = {json.dumps({k.removeprefix("projection__"): v for k, v in p.items()
                                  if k.startswith("projection__")}, sort_keys=True) for p in unit.point_dicts()}
         return {
-            "estimator": spec.estimator, "params": spec.params_for(unit.dataset),
+            "estimator": spec.estimator, "home": spec.home, "params": spec.params_for(unit.dataset),
             "projection_point": json.loads(ppoint), "protocol": asdict(proto),
             "classifier_specs": config.analysis.classifier_specs(), "cv_folds": config.analysis.cv_folds,
             "fit_timeout": proto.fit_timeout, "after_timeout": proto.after_timeout,

@@ -121,6 +121,7 @@ def cell_solvers(frame):
     a column that mixes solvers (an SVM column run partly with oneDAL, say) as such.
     """
     from ..models import estimator_class
+    from ..models._lookup import is_builtin
 
     columns = ["dataset", "model", "estimator", "fixed_params", "point"]
     if not len(frame) or not set(columns) <= set(frame.columns):
@@ -129,10 +130,8 @@ def cell_solvers(frame):
     defaults = {}
     for dataset, model, est, fixed, point in frame[columns].drop_duplicates().itertuples(index=False):
         if est not in defaults:
-            try:
-                defaults[est] = estimator_class(str(est))().get_params().get("solver")
-            except (ValueError, TypeError):  # a user's estimator that cannot be built without arguments
-                defaults[est] = None
+            # The reports never import a user's module: a user's estimator names its solver in its parameters.
+            defaults[est] = estimator_class(str(est))().get_params().get("solver") if is_builtin(str(est)) else None
         params = {**json.loads(fixed or "{}"), **json.loads(point or "{}")}
         solver = params.get("solver", defaults[est])
         if solver is not None:

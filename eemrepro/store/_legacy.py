@@ -25,12 +25,11 @@ def _fingerprint(folds, seed, scaling):
 @cache  # called once per record on every read of an old store
 def _speed_only(estimator):
     # Which fixed parameters do not change results is the estimator's to say.
+    # Stores from before the schema hold the package's own estimators only; a user's module is never imported.
     from ..models import estimator_class
+    from ..models._lookup import is_builtin
 
-    try:
-        return getattr(estimator_class(estimator), "_speed_only_params", ())
-    except ValueError:
-        return ()
+    return getattr(estimator_class(estimator), "_speed_only_params", ()) if is_builtin(estimator) else ()
 
 
 def is_legacy(record):
