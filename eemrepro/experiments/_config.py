@@ -57,7 +57,8 @@ from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 # part; standard / standard-per-fold: zero mean, unit variance likewise; none: raw values.
 SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
-_TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading"}
+_TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
+             "baselines"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DATA_KEYS = {"mirror", "data_home"}
 
@@ -120,17 +121,27 @@ class ModelSpec:
     # What the score-based metrics (AUC) read: the decision values, or the predicted labels
     # (one threshold: the balanced accuracy), a reading of some papers' "AUC" (SPEC section 8).
     score: str = "decision"
+    # Where a user's "module:Class" is looked up first: the folder of the config that names it.
+    home: str | None = field(default=None, compare=False)
+    # False in a config read back from a store for the reports: a user's estimator is not imported then.
+    imported: bool = field(default=True, compare=False)
 
     def params_for(self, dataset):
         """The fixed parameters on ``dataset`` (``per_dataset`` overrides the model's own)."""
         return {**self.params, **self.per_dataset.get(dataset, {})}
 
     def estimator_class(self):
-        return resolve_estimator(self.estimator)
+        return resolve_estimator(self.estimator, self.home)
 
     @property
     def path_param(self):
-        """The grid parameter the estimator's ``fit_path`` covers in one fit, if any."""
+        """The grid parameter the estimator's ``fit_path`` covers in one fit, if any.
+
+        None for a user's estimator in a config read for the reports (not imported): which points one fit
+        covers changes how units group them, not which records they make.
+        """
+        if not self.imported:
+            return None
         name = getattr(self.estimator_class(), "_path_param", None)
         return name if name in self.grid else None
 
@@ -195,6 +206,10 @@ class ExperimentConfig:
     analysis: object = None  # the kind's ``analysis:`` settings (a dataclass), if it has any
     readings: tuple = ()  # of Reading: the other readings this config names
     reading: Reading | None = None  # the reading this config is (None: the primary one)
+    home: str | None = field(default=None, compare=False)  # the config file's folder
+    # Results folders this config's models are compared with (paths from ``home``; ``_baselines``).
+    baselines: tuple = ()
+    imported: bool = field(default=True, compare=False)  # False: read for the reports, user estimators not imported
 
     def model(self, name):
         for m in self.models:
@@ -218,6 +233,8 @@ class ExperimentConfig:
             out["readings"] = {r.name: {k: v for k, v in r.to_dict().items() if k != "name"} for r in self.readings}
         if self.reading is not None:
             out["reading"] = self.reading.to_dict()
+        if self.baselines:
+            out["baselines"] = list(self.baselines)
         return out
 
     def reading_names(self):
@@ -231,18 +248,19 @@ class ExperimentConfig:
                 if self.mirror or self.data_home:
                     raw["data"] = {k: v for k, v in (("mirror", self.mirror), ("data_home", self.data_home)) if v}
                 raw = dict(_apply_reading(raw, r), reading=r.to_dict())
-                return parse_config(raw, source=f"{self.source or self.name} (reading {name})")
+                return parse_config(raw, source=f"{self.source or self.name} (reading {name})", home=self.home,
+                                    import_estimators=self.imported)
         names = self.reading_names()
         raise ConfigError(f"{self.source or self.name}: no reading {name!r}; "
                           + (f"its readings are {names}" if names else "it names no readings (key 'readings')"))
 
 
-def resolve_estimator(name):
-    """A built-in estimator name or ``"package.module:Class"`` for a user's classifier."""
+def resolve_estimator(name, home=None):
+    """A built-in estimator name, ``"module:Class"`` (looked up in ``home`` first) or a registered plug-in name."""
     from ..models import estimator_class
 
     try:
-        return estimator_class(name)
+        return estimator_class(name, home)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -261,9 +279,11 @@ def _key_lines(text):
 
 
 class _Context:
-    def __init__(self, source, text, lines=None):
+    def __init__(self, source, text, lines=None, home=None, import_estimators=True):
         self.source = source
         self.lines = _key_lines(text) if lines is None else lines
+        self.home = home  # the config's folder (a user's module beside it is found there)
+        self.import_estimators = import_estimators
 
     def error(self, path, message):
         where = ".".join(str(p) for p in path) or "(top level)"
@@ -323,7 +343,9 @@ def _grid_values(ctx, path, spec):
 
 
 def _check_param(ctx, path, cls, key, value):
-    """Let the estimator validate a value by building it (its own error messages)."""
+    """Let the estimator validate a value by building it (its own error messages); ``cls`` None: not imported."""
+    if cls is None:
+        return
     try:
         params = cls().get_params()
     except Exception as exc:  # a user's class that cannot be built without arguments
@@ -361,14 +383,11 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     path = tuple(section) + (name,)
     if not isinstance(raw, dict) or "estimator" not in raw:
         raise ctx.error(path, "a model is a mapping with an 'estimator' key (and a 'grid')")
-    try:
-        cls = resolve_estimator(str(raw["estimator"]))
-    except ConfigError as exc:
-        raise ctx.error(path + ("estimator",), str(exc)) from None
-    if not inspect.isclass(cls) or not hasattr(cls, "fit"):
-        raise ctx.error(path + ("estimator",), f"{raw['estimator']!r} is not an estimator class")
-    if classifier:
-        _check_classifier(ctx, path + ("estimator",), cls, raw["estimator"])
+    from ..models._lookup import is_builtin
+
+    # A config read back for the reports names a user's estimator without importing it: the run checked it.
+    imported = ctx.import_estimators or is_builtin(str(raw["estimator"]))
+    cls = _estimator(ctx, path, raw["estimator"], classifier) if imported else None
     grid_raw = raw.get("grid", {}) or {}
     if not isinstance(grid_raw, dict):
         raise ctx.error(path + ("grid",), "the grid is a mapping parameter -> values")
@@ -410,7 +429,20 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
                 raise ctx.error(where + (key,), "set both as a per-data-set parameter and in the grid")
             per_dataset[str(dataset)][key] = value
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
-                     per_dataset=per_dataset, score=score)
+                     per_dataset=per_dataset, score=score, home=ctx.home, imported=imported)
+
+
+def _estimator(ctx, path, name, classifier):
+    """The class a model's ``estimator`` names (imported), checked to be an estimator (a classifier)."""
+    try:
+        cls = resolve_estimator(str(name), ctx.home)
+    except ConfigError as exc:
+        raise ctx.error(path + ("estimator",), str(exc)) from None
+    if not inspect.isclass(cls) or not hasattr(cls, "fit"):
+        raise ctx.error(path + ("estimator",), f"{name!r} is not an estimator class")
+    if classifier:
+        _check_classifier(ctx, path + ("estimator",), cls, name)
+    return cls
 
 
 def _check_classifier(ctx, path, cls, name):
@@ -436,30 +468,44 @@ def _train_size_ok(size):
                                            or (isinstance(size, float) and 0 < size < 1))
 
 
+def _positive_number(v):
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and math.isfinite(v))
+
+
+def _one_of(values):
+    return (lambda v: v in values), f"one of {list(values)}"
+
+
+def protocol_rules():
+    """{protocol key: (check, what a value must be)}: what the validator enforces on each key that has a rule
+    of its own (and what ``docs/config-reference.md`` prints, generated from here)."""
+    from ._metrics import metric_names
+    from ._splitters import SPLITTERS
+
+    integer = lambda low: ((lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low),
+                           f"an integer >= {low}")
+    return {
+        "folds": integer(2), "repeats": integer(1), "seed": integer(0),
+        "splitter": _one_of(SPLITTERS), "scaling": _one_of(SCALINGS), "selection": _one_of(selections()),
+        "select_metric": _one_of(metric_names()), "inner_folds": integer(2),
+        "fit_timeout": (_positive_number, "seconds > 0, or null for none"),
+        "after_timeout": _one_of(AFTER_TIMEOUT),
+        "fit_memory_gb": (_positive_number, "GiB > 0, or null for none"),
+        "standalone_timing": _one_of(("none", "first-fold")),
+    }
+
+
 def _protocol(ctx, raw, datasets=()):
     if raw is None:
         return Protocol()
     # train_dcs: true (configs before the criteria registry) records both D_CS criteria.
     ctx.check_section("protocol", raw, Protocol, "protocol is a mapping", extra=("train_dcs",))
     values = {k: _number(v) for k, v in raw.items()}
-    checks = {
-        "folds": lambda v: isinstance(v, int) and v >= 2,
-        "repeats": lambda v: isinstance(v, int) and v >= 1,
-        "seed": lambda v: isinstance(v, int) and v >= 0,
-        "inner_folds": lambda v: isinstance(v, int) and v >= 2,
-        "fit_timeout": lambda v: v is None or (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)),
-        "fit_memory_gb": lambda v: v is None or (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)),
-    }
-    wants = {"folds": "an integer >= 2", "repeats": "an integer >= 1", "seed": "an integer >= 0",
-             "inner_folds": "an integer >= 2", "fit_timeout": "seconds > 0, or null for none",
-             "fit_memory_gb": "GiB > 0, or null for none"}
-    for key, ok in checks.items():
-        if key in values and not ok(values[key]):
-            raise ctx.error(("protocol", key), f"must be {wants[key]}, got {values[key]!r}")
     from ._criteria import criterion_names
-    from ._metrics import metric_names
-    from ._splitters import SPLITTERS
 
+    for key, (ok, want) in protocol_rules().items():
+        if key in values and not ok(values[key]):
+            raise ctx.error(("protocol", key), f"must be {want}, got {values[key]!r}")
     criteria = values.pop("criteria", [])
     if not isinstance(criteria, list) or not all(c in criterion_names() for c in criteria):
         raise ctx.error(("protocol", "criteria"), f"a list of criteria among {criterion_names()}, got {criteria!r}")
@@ -468,11 +514,6 @@ def _protocol(ctx, raw, datasets=()):
         raise ctx.error(("protocol", "train_dcs"), f"must be true or false, got {train_dcs!r}")
     if train_dcs:
         criteria += ["dcs_gaussian", "dcs_kde"]
-    for key, allowed_values in (("scaling", SCALINGS), ("selection", selections()), ("after_timeout", AFTER_TIMEOUT),
-                                ("standalone_timing", ("none", "first-fold")), ("splitter", SPLITTERS),
-                                ("select_metric", metric_names())):
-        if key in values and values[key] not in allowed_values:
-            raise ctx.error(("protocol", key), f"must be one of {list(allowed_values)}, got {values[key]!r}")
     if values.get("selection", "best-of-grid") not in ("best-of-grid", "nested", "best-per-fold"):
         criteria.append(values["selection"].replace("-", "_"))  # selecting by a criterion records it
     values["criteria"] = tuple(dict.fromkeys(criteria))
@@ -572,7 +613,7 @@ def _reading(ctx, path, name, spec):
     changes = spec["set"]
     if not isinstance(changes, dict) or not changes:
         raise ctx.error(path + ("set",), "a non-empty mapping of dotted keys (analysis.beta) to values")
-    heads = sorted(_TOP_KEYS - {"readings", "reading", "name"} | {"tables"})
+    heads = sorted(_TOP_KEYS - {"readings", "reading", "name", "baselines"} | {"tables"})
     for key, value in changes.items():
         head, _, rest = str(key).partition(".")
         if head not in heads:
@@ -605,7 +646,8 @@ def _readings(ctx, raw):
     for name, spec in section.items():
         reading = _reading(ctx, ("readings", name), name, spec)
         try:
-            parse_config(_apply_reading(base, reading), source=f"{ctx.source} (reading {name})")
+            parse_config(_apply_reading(base, reading), source=f"{ctx.source} (reading {name})", home=ctx.home,
+                         import_estimators=ctx.import_estimators)
         except ConfigError as exc:
             raise ctx.error(("readings", name, "set"), f"gives a config that does not validate: {exc}") from None
         out.append(reading)
@@ -621,11 +663,16 @@ def _readings(ctx, raw):
     return tuple(out)
 
 
-def parse_config(raw, source="<config>", text="", lines=None):
-    """Validate a config mapping (as ``yaml.safe_load`` returns it); ``lines``: its keys' lines, if known."""
+def parse_config(raw, source="<config>", text="", lines=None, home=None, import_estimators=True):
+    """Validate a config mapping (as ``yaml.safe_load`` returns it); ``lines``: its keys' lines, if known.
+
+    ``home``: the config's folder, where a user's ``module:Class`` is looked up
+    first. ``import_estimators=False`` reads a stored config for the reports:
+    a user's estimator is named, not imported (its module may be gone).
+    """
     from ..datasets import UnknownDatasetError, get_entry
 
-    ctx = _Context(source, text, lines)
+    ctx = _Context(source, text, lines, home=home, import_estimators=import_estimators)
     if not isinstance(raw, dict):
         raise ctx.error((), "a config is a mapping with keys " + ", ".join(sorted(_TOP_KEYS)))
     for key in raw:
@@ -686,15 +733,31 @@ def parse_config(raw, source="<config>", text="", lines=None):
         protocol=_protocol(ctx, raw.get("protocol"), tuple(str(d) for d in datasets)), jobs=jobs,
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
         kind=kind_name, analysis=analysis, readings=_readings(ctx, raw), reading=reading,
+        home=home, imported=import_estimators, baselines=_baselines(ctx, raw.get("baselines")),
     )
 
 
-def load_config(path):
+def _baselines(ctx, raw):
+    """``baselines:``: results folders to compare with (checked by the run, ``_baselines.check_baselines``)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw or not all(isinstance(b, str) and b.strip() for b in raw):
+        raise ctx.error(("baselines",), f"a non-empty list of results folders (paths from the config's folder, "
+                                        f"such as ../results/uci), got {raw!r}")
+    if len(set(raw)) != len(raw):
+        raise ctx.error(("baselines",), "a results folder is listed twice")
+    return tuple(raw)
+
+
+def load_config(path, import_estimators=True):
     """Read and validate a YAML experiment config.
 
     Parameters
     ----------
     path : str or Path
+    import_estimators : bool
+        False to read a stored config for the reports: a user's estimator is
+        named, not imported.
 
     Returns
     -------
@@ -705,4 +768,5 @@ def load_config(path):
         raw, lines = load_yaml_file(path)
     except YAMLDocumentError as exc:
         raise ConfigError(str(exc)) from None
-    return parse_config(raw, source=str(path), lines=lines)
+    return parse_config(raw, source=str(path), lines=lines, home=str(path.parent),
+                        import_estimators=import_estimators)

@@ -270,6 +270,10 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             if not skip_unavailable:
                 raise
             unavailable[d] = str(exc)
+    if config.baselines:  # refused before anything runs: a comparison made under two protocols means nothing
+        from ._baselines import check_baselines
+
+        check_baselines(config, data_sha)
     # The store is locked from here: a second run on it is refused (a dry run only reads).
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         superseded = store.supersede() if fresh and not dry_run else None
@@ -314,7 +318,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         versions, host = environment()
         out.mkdir(parents=True, exist_ok=True)
         commit = _git_commit()
-        atomic_write(out / "config.yaml", yaml.safe_dump(stored_config.to_dict(), sort_keys=False))
+        atomic_write(out / "config.yaml", yaml.safe_dump(_stored_dict(stored_config, out), sort_keys=False))
         store.run_id = store.new_run_id()
         run_info = {"config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
                     "started_at": time.time(), "jobs": n_jobs, "backend": backend, "units_total": len(units),
@@ -427,6 +431,16 @@ def record_derived_reading(out, config, readings=()):
     return atomic_write(path, yaml.safe_dump(raw, sort_keys=False))
 
 
+def _stored_dict(config, out):
+    """The config as ``out/config.yaml`` holds it: its baselines' paths made relative to ``out``."""
+    raw = config.to_dict()
+    if config.baselines:
+        from ._baselines import stored_baselines
+
+        raw["baselines"] = stored_baselines(config, out)
+    return raw
+
+
 def unfinished_cells_in(folder, df):
     """(data set, model) cells of a results folder's config whose units lack a record in ``df`` (its frame).
 
@@ -448,7 +462,7 @@ def config_scope_in(folder, df):
     path = Path(folder) / "config.yaml"
     if not path.is_file():
         return None
-    config = load_config(path)
+    config = load_config(path, import_estimators=False)  # reports never import a user's module
     return config_scope(get_kind(config.kind).units(config), df)
 
 

@@ -49,8 +49,9 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
     """
     from ..experiments._runner import config_scope_in
 
+    dirs, named = with_baselines(dirs)
     pieces, runs, configs, owner, unfinished, per_dir_repeats, left_out = {}, [], {}, {}, set(), {}, {}
-    versions, hosts = set(), set()
+    versions, hosts, protocols = set(), set(), {}
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
@@ -88,6 +89,8 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
         label = "0" if per_cell is None or per_cell.empty else (
             str(per_cell.min()) if per_cell.min() == per_cell.max() else f"{per_cell.min()} to {per_cell.max()}")
         per_dir_repeats.setdefault(label, []).append(Path(d).name)
+        if per_cell is not None and not per_cell.empty:
+            protocols[str(d)] = _protocol_facts(d, these, label)
         # Rows of one kind end up in one block: each table reads its kind as a slice, not a copy.
         kinds = these["kind"] if "kind" in these else pd.Series(np.nan, index=these.index)
         for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
@@ -121,7 +124,82 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
         "unfinished": sorted(unfinished),
         "left_out": left_out,
     }
+    if named:
+        provenance["baselines"] = named
+    differences = protocol_differences(protocols)
+    if differences:
+        provenance["protocol_differences"] = differences
     return records, provenance
+
+
+def with_baselines(dirs):
+    """(``dirs`` and the baseline folders their config.yaml name, {folder: the baselines it names}).
+
+    A results folder whose config names baselines (``baselines:``, paths
+    from the folder) is read with them: its models beside the ones it was
+    run to be compared with. A baseline that is not there is an error naming it.
+    """
+    import os
+
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    out, named, seen = [], {}, set()
+    for d in dirs:
+        key = os.path.realpath(d)
+        if key not in seen:
+            seen.add(key)
+            out.append(Path(d))
+    for d in list(out):
+        path = Path(d) / "config.yaml"
+        try:
+            raw = load_yaml_file(path)[0] if path.is_file() else None
+        except YAMLDocumentError:
+            raw = None  # the scope check reads it again and names what is wrong
+        baselines = raw.get("baselines") if isinstance(raw, dict) else None
+        if not isinstance(baselines, list):
+            continue
+        named[str(d)] = [str(b) for b in baselines]
+        for b in baselines:
+            folder = Path(os.path.normpath(Path(d) / str(b)))
+            if not folder.is_dir():
+                raise FileNotFoundError(f"{path} names the baseline {b} ({folder}), which is not there: restore "
+                                        "it, or take it out of the config's 'baselines'")
+            if os.path.realpath(folder) not in seen:
+                seen.add(os.path.realpath(folder))
+                out.append(folder)
+    return out, named
+
+
+def _protocol_facts(folder, frame, repeats):
+    """What two stores must share for their cells to meet in a table: their config's protocol
+    (``_baselines.protocol_of``), the repeats their records hold, and the (kind, data set) pairs they cover."""
+    from ..experiments._baselines import protocol_of, stored_config
+
+    config = stored_config(folder)
+    protocol = protocol_of(config) if config is not None else {}
+    protocol.pop("kind", None)
+    protocol["repeats run"] = repeats
+    kinds = frame["kind"].astype(object).fillna("") if "kind" in frame else pd.Series("", index=frame.index)
+    cells = set(zip(kinds, frame["dataset"].astype(object), strict=True))
+    return protocol, cells
+
+
+def protocol_differences(protocols):
+    """One line for each two stores made under different protocols whose records share a (kind, data set)."""
+    lines = []
+    folders = list(protocols)
+    for i, a in enumerate(folders):
+        for b in folders[i + 1:]:
+            (pa, ca), (pb, cb) = protocols[a], protocols[b]
+            shared = sorted({d for _, d in ca & cb})
+            pa, pb = ({k: ({d: v for d, v in x[k].items() if d in shared} if isinstance(x[k], dict) else x[k])
+                       for k in x} for x in (pa, pb))  # a per-data-set train_size: on the shared data sets
+            keys = [k for k in dict.fromkeys([*pa, *pb]) if pa.get(k) != pb.get(k)]
+            if shared and keys:
+                what = "; ".join(f"{k} {pa.get(k)!r} in {a}, {pb.get(k)!r} in {b}" for k in keys)
+                lines.append(f"{a} and {b} were made under different protocols ({what}), yet are combined on "
+                             f"{', '.join(shared[:5])}{' ...' if len(shared) > 5 else ''}")
+    return lines
 
 
 def _repeats_order(item):
@@ -148,6 +226,9 @@ def provenance_lines(prov, title, notes=()):
         lines.append("code commit(s): " + ", ".join(prov["commits"]))
     for v in prov["package_versions"]:
         lines.append("versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)))
+    for folder, baselines in prov.get("baselines", {}).items():
+        lines.append(f"baselines of {folder} (its config.yaml names them): {', '.join(baselines)}")
+    lines.extend(f"WARNING, protocols differ: {line}" for line in prov.get("protocol_differences", ()))
     lines.extend(left_out_lines(prov))
     lines.extend(notes)
     return lines

@@ -22,7 +22,10 @@ def run_table(config, out):
     records, prov = load_results([Path(out)], require=False)
     if not len(records):
         return "no stored results for this config yet"
+    # The config's own models, and the models of the baselines it names (read with it by ``load_results``).
     models = {m.name for m in config.models} or set(records["model"])
+    if prov.get("baselines"):
+        models = set(records["model"])
     records = records[records["dataset"].isin(set(config.datasets)) & records["model"].isin(models)]
     if not len(records):
         return "no stored results for this config yet"

@@ -1,0 +1,102 @@
+"""Baselines: the stores a config's models are compared with, made under the same protocol.
+
+A config names them (``baselines: [../results/uci]``, paths from the config's
+folder). A run checks, before it fits anything, that each was made under the
+config's protocol (what changes a cell's value or its spread: splitter,
+folds, repeats, seed, train size, scaling, selection) and on the same data
+(the records' checksums), and refuses with the first difference named. The
+readers set the baselines beside the config's own records, and flag any two
+stores of different protocols whose records meet in a table.
+"""
+
+import os
+from pathlib import Path
+
+from ._config import ConfigError
+
+#: The protocol keys two stores must share for their cells to be compared, in the order a difference is named.
+PROTOCOL_KEYS = ("splitter", "folds", "repeats", "seed", "train_size", "scaling", "selection", "select_metric",
+                 "inner_folds")
+
+
+class BaselineError(ConfigError):
+    """A baseline store missing, or made under another protocol or on other data than the config's."""
+
+
+def protocol_of(config):
+    """{key: value} of ``PROTOCOL_KEYS`` (``inner_folds`` only under nested selection), and the kind."""
+    proto = config.protocol
+    out = {"kind": config.kind}
+    for key in PROTOCOL_KEYS:
+        if key == "inner_folds" and proto.selection != "nested":
+            continue
+        out[key] = getattr(proto, key)
+    return out
+
+
+def first_difference(mine, theirs, datasets=None):
+    """The first key of ``protocol_of`` that differs as ``(key, mine, theirs)``, or None.
+
+    A per-data-set ``train_size`` is compared on ``datasets`` alone (those both
+    stores hold): a config of a few of a paper's data sets names only theirs.
+    """
+    mine, theirs = dict(mine), dict(theirs)
+    if datasets is not None:
+        for p in (mine, theirs):
+            if isinstance(p.get("train_size"), dict):
+                p["train_size"] = {d: v for d, v in p["train_size"].items() if d in set(datasets)}
+    for key in ("kind", *PROTOCOL_KEYS):
+        if mine.get(key) != theirs.get(key):
+            return key, mine.get(key), theirs.get(key)
+    return None
+
+
+def stored_config(folder):
+    """The config.yaml of a results folder, read without importing a user's estimator; None without one."""
+    from ._config import load_config
+
+    path = Path(folder) / "config.yaml"
+    return load_config(path, import_estimators=False) if path.is_file() else None
+
+
+def baseline_dirs(config):
+    """The baseline folders a config names, as paths (relative ones from the config's folder)."""
+    home = Path(config.home) if config.home else Path()
+    return [Path(os.path.normpath(home / b)) for b in config.baselines]
+
+
+def stored_baselines(config, out):
+    """``config.baselines`` as a stored config names them: relative to the results folder ``out``."""
+    return [os.path.relpath(d.resolve(), Path(out).resolve()) for d in baseline_dirs(config)]
+
+
+def check_baselines(config, data_sha256):
+    """Refuse (:class:`BaselineError`) a baseline that is not a results folder, was made under another
+    protocol than ``config`` (its first difference named), or on other data (``data_sha256``: {data set:
+    checksum} of the data the run uses). Returns the baseline folders."""
+    from ..store import ResultStore
+    from ..store._files import is_store
+
+    where = f"{config.source or config.name}: key 'baselines'"
+    dirs = baseline_dirs(config)
+    mine = protocol_of(config)
+    for d in dirs:
+        if not d.is_dir() or not is_store(d):
+            raise BaselineError(f"{where}: {d} is not a results folder (what `eemrepro run` writes)")
+        theirs = stored_config(d)
+        if theirs is None:
+            raise BaselineError(f"{where}: {d} has no config.yaml, so its protocol cannot be checked")
+        diff = first_difference(mine, protocol_of(theirs), set(config.datasets) & set(theirs.datasets))
+        if diff is not None:
+            key, a, b = diff
+            name = "kind" if key == "kind" else f"protocol.{key}"
+            raise BaselineError(f"{where}: {d} was made with {name} {b!r}, this config has {a!r}; its cells "
+                                f"cannot be compared with this run's (set {name}: {b!r} to compare with it)")
+        frame = ResultStore(d).frame(["data_sha256"])
+        if len(frame):
+            stored = frame[["dataset", "data_sha256"]].astype(object).drop_duplicates()
+            for dataset, sha in stored.itertuples(index=False, name=None):
+                if dataset in data_sha256 and sha != data_sha256[dataset]:
+                    raise BaselineError(f"{where}: {d} holds records of {dataset} made on other data (sha256 "
+                                        f"{str(sha)[:12]}..., the data here is {data_sha256[dataset][:12]}...)")
+    return dirs
