@@ -134,6 +134,7 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
             written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))
         if spec.summary:
             written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
+        written += _write_comparison(df, spec, out, formats, prov, spec.selection or selection)
     if len(records):
         from ._check import check
 
@@ -201,6 +202,39 @@ def _write_summary(df, spec, path, selection):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def comparison_title(spec, selection):
+    """The heading of a metric table's comparison of new models with the paper's."""
+    from ..experiments import get_metric
+
+    return f"{spec.id}: new models ranked with the paper's on reproduced {get_metric(spec.metric).title} ({selection})"
+
+
+def _write_comparison(df, spec, out, formats, prov, selection):
+    """``<stem>_comparison.md`` (and ``.csv``): the statistics of models the paper has not, beside its own
+    (``_compare``); nothing when the table holds only the paper's models."""
+    from ._compare import compare_methods, comparison_frame, comparison_markdown
+    from ._render import provenance_lines
+
+    better = get_metric(spec.metric).greater_is_better
+    result = compare_methods(spec, df, greater_is_better=better)
+    if result is None:
+        return []
+    title = comparison_title(spec, selection)
+    written = []
+    if "md" in formats:
+        head = provenance_lines(prov, title)
+        text = comparison_markdown(spec, result, head[0], greater_is_better=better)
+        text += "\n" + "\n".join(f"- {line}" for line in head[1:]) + "\n"
+        path = out / f"{spec.stem}_comparison.md"
+        path.write_text(text)
+        written.append(path)
+    if "csv" in formats:
+        path = out / f"{spec.stem}_comparison.csv"
+        comparison_frame(spec, result, better).to_csv(path, index=False, float_format="%.6g")
+        written.append(path)
+    return written
 
 
 def _write_readings(dirs, out, prov, specs, cells, formats, built):

@@ -327,6 +327,10 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     drawn = _figures(dirs, figure_stores) if figures else {}
     nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
+    from ._compare import new_methods
+
+    if any(new_methods(s, built[s.id]) for p in registered_papers() for s in p.tables if s.id in built):
+        nav.append({"id": "comparison"})  # the page of the models the papers have not (``_comparison_page``)
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
@@ -372,8 +376,62 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                            figures=[drawn[f.name] for f in paper.figures if f.name in drawn], css=css, js=js,
                            intro=None)
         pages.append((f"{paper.id}.html", html))
-    pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css)))
+    comparison = _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js)
+    if comparison is not None:
+        pages.append(("comparison.html", comparison))
+    pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
+                                                comparison=comparison is not None)))
     return _write_site(out, pages, force)
+
+
+def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js):
+    """comparison.html: models the papers have not (a user's), ranked with each paper's own (``_compare``)
+    in every metric table that holds them, with a critical-difference diagram; None when there are none."""
+    from ..experiments import get_metric
+    from ..papers import registered_papers
+    from ._build import comparison_title
+    from ._compare import MIN_WILCOXON, cd_diagram, compare_methods, comparison_frame
+    from ._render import provenance_lines
+
+    sections = []
+    for spec in (s for paper in registered_papers() for s in paper.tables):
+        df = built.get(spec.id)
+        if df is None or spec.builder != "metric":
+            continue
+        better = get_metric(spec.metric).greater_is_better
+        result = compare_methods(spec, df, greater_is_better=better)
+        if result is None:
+            continue
+        n, of = len(result["datasets"]), len(result["of"])
+        counts = f"on {n} of {of} data sets (those where every compared model has a value: " \
+                 f"{', '.join(result['datasets']) or 'none'})"
+        ranks = result.get("ranks")
+        html = ranks.style.hide(axis="index").format(precision=2).set_uuid(f"{spec.id}_cmp_ranks") \
+            .to_html(doctype_html=False) if ranks is not None else "<p>no data set where every model ran</p>"
+        title = "Each new model against each of the paper's: wins / draws / losses (a draw: equal at the printed " \
+                f"{result['digits']} decimal(s)), Wilcoxon signed-rank p (none under {MIN_WILCOXON} data sets) " \
+                "and Holm-adjusted p"
+        pairs = comparison_frame(spec, result, better).style.hide(axis="index").format(precision=3, na_rep="–")
+        notes = []
+        if "friedman" in result:
+            stat, p = result["friedman"]
+            notes.append(f"Friedman chi2 = {stat:.2f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
+                         f"{result['cd']:.2f}: two models whose average ranks differ by less are not told apart.")
+        sections.append({"id": f"{spec.id}-comparison", "title": comparison_title(spec, selection),
+                         "counts": counts, "html": html, "details": "[]",
+                         "summaries": [{"title": title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs")
+                                       .to_html(doctype_html=False)}],
+                         "cd": cd_diagram(result["wide"], better, highlight=result["new"]),
+                         "notes": notes, "readings": None})
+    if not sections:
+        return None
+    return page.render(title="New models ranked with the papers'", paper_id="comparison",
+                       papers=nav, claims=[], findings=None,
+                       provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
+                       tables=sections, figures=[], css=css, js=js,
+                       intro="Models that a paper's table does not have (yours, run with 'baselines:' naming the "
+                             "paper's results) beside the paper's own, on the data sets where all of them ran. The "
+                             "paper's pages keep its own comparisons.")
 
 
 #: The files of an output folder that ``eemrepro report`` wrote (the only ones it overwrites without --force).

@@ -1,0 +1,181 @@
+"""Your models against a paper's: the statistics of a metric table that holds models the paper has not.
+
+The paper's own tables and summaries stay what they are (they rank the
+paper's columns); this is a table and a report page of its own, made when a
+metric table holds other models (a user's, run with ``baselines:`` naming the
+paper's store). Everything is computed on the data sets where every compared
+model has a value, and says which ("on 7 of 9 data sets"):
+
+* wins / draws / losses of each new model against each of the paper's
+  (a draw: equal at the printed precision);
+* average ranks, Friedman's test and the Nemenyi critical difference
+  (Demšar 2006), drawn as a critical-difference diagram by scikit-posthocs;
+* a Wilcoxon signed-rank test of each new model against each of the
+  paper's, with Holm's correction over those tests (statsmodels).
+"""
+
+import io
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: A Wilcoxon signed-rank test on fewer pairs cannot reach p < 0.05 (two-sided: n = 6 gives 0.031 at best).
+MIN_WILCOXON = 6
+
+
+def new_methods(spec, df):
+    """The methods of a metric table ``df`` that the paper's table does not have, in their order."""
+    pub = spec.published_frame()
+    if pub is None or spec.builder != "metric" or df.empty:
+        return []
+    have = df.loc[df[spec.metric].notna(), "method"] if spec.metric in df else df["method"].iloc[:0]
+    return [m for m in dict.fromkeys(have) if m not in set(pub["method"])]
+
+
+def printed_digits(spec):
+    """The decimals a metric table prints its values at (a draw: equal at these)."""
+    return spec.digits or (1 if spec.scale == 100 else 3)
+
+
+def compare_methods(spec, df, greater_is_better=True, alpha=0.05):
+    """The comparison of the new methods of ``df`` (a metric table) with the paper's; None without new ones.
+
+    Returns a dict: ``new`` and ``baselines`` (method names), ``datasets``
+    (those where every compared method has a value), ``of`` (the table's data
+    sets with a value of a new method), ``ranks`` (a frame: method, average
+    rank, sorted best first), ``friedman`` (statistic, p) and ``cd`` (the
+    Nemenyi critical difference) where there are two or more data sets,
+    ``pairs`` (a frame: new method, baseline, wins, draws, losses, median
+    difference, Wilcoxon p, Holm-adjusted p) and ``wide`` (the values, data
+    sets x methods, for the diagram).
+    """
+    new = new_methods(spec, df)
+    if not new:
+        return None
+    metric = spec.metric
+    wide_all = df.pivot_table(index="dataset", columns="method", values=metric, sort=False)
+    baselines = [m for m in dict.fromkeys(df["method"]) if m not in new and m in wide_all
+                 and wide_all[m].notna().any()]
+    methods = [*baselines, *new]
+    wide = wide_all[methods].dropna()
+    of = wide_all[new].dropna(how="all").index
+    out = {"new": new, "baselines": baselines, "datasets": list(wide.index), "of": list(of), "wide": wide,
+           "digits": printed_digits(spec)}
+    if len(wide) >= 1 and len(methods) >= 2:
+        ranks = wide.rank(axis=1, ascending=not greater_is_better).mean()
+        out["ranks"] = pd.DataFrame({"method": ranks.index, "average rank": ranks.to_numpy()}) \
+            .sort_values(["average rank", "method"], kind="stable").reset_index(drop=True)
+    if len(wide) >= 2 and len(methods) >= 3:
+        friedman = stats.friedmanchisquare(*[wide[c] for c in methods])
+        out["friedman"] = (float(friedman.statistic), float(friedman.pvalue))
+        k, n = len(methods), len(wide)
+        q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
+        out["cd"] = float(q * np.sqrt(k * (k + 1) / (6 * n)))
+    out["pairs"] = _pairs(wide_all, new, baselines, out["digits"])
+    return out
+
+
+def _pairs(wide_all, new, baselines, decimals):
+    """Each new method against each baseline on the data sets both have: W/D/L, Wilcoxon, Holm over all."""
+    from statsmodels.stats.multitest import multipletests
+
+    rows = []
+    for m in new:
+        for b in baselines:
+            both = wide_all[[m, b]].dropna()
+            shown = both.round(decimals)
+            diff = both[m] - both[b]
+            p = np.nan
+            if len(both) >= MIN_WILCOXON:
+                p = float(stats.wilcoxon(both[m], both[b]).pvalue) if np.any(diff != 0) else 1.0
+            rows.append({"model": m, "baseline": b, "wins": int((shown[m] > shown[b]).sum()),
+                         "draws": int((shown[m] == shown[b]).sum()), "losses": int((shown[m] < shown[b]).sum()),
+                         "datasets": len(both), "median difference": float(diff.median()) if len(both) else np.nan,
+                         "wilcoxon p": p})
+    pairs = pd.DataFrame(rows)
+    tested = pairs["wilcoxon p"].notna() if len(pairs) else pd.Series(dtype=bool)
+    pairs["holm p"] = np.nan
+    if tested.any():
+        pairs.loc[tested, "holm p"] = multipletests(pairs.loc[tested, "wilcoxon p"], method="holm")[1]
+    return pairs
+
+
+def _wdl_sign(spec, pairs, greater_is_better):
+    """W/D/L read as the metric reads: for a metric where lower is better, a "win" is a lower value."""
+    if greater_is_better:
+        return pairs
+    return pairs.rename(columns={"wins": "losses", "losses": "wins"})[list(pairs.columns)]
+
+
+def comparison_markdown(spec, result, title, greater_is_better=True):
+    """The comparison as a Markdown page (``tables`` writes it as ``<stem>_comparison.md``)."""
+    from tabulate import tabulate
+
+    from ..experiments import get_metric
+
+    metric = get_metric(spec.metric)
+    n, of = len(result["datasets"]), len(result["of"])
+    lines = [f"# {title}", "",
+             f"New models: {', '.join(result['new'])}; the paper's: {', '.join(result['baselines'])}.",
+             f"Ranks and tests on {n} of {of} data sets (those where every compared model has a value"
+             + (f": {', '.join(result['datasets'])})." if n else ")."), ""]
+    if "ranks" in result:
+        lines += [f"## Average rank on {metric.title} (1 = best)", "",
+                  tabulate(result["ranks"].to_numpy().tolist(), headers=["model", "average rank"], tablefmt="github",
+                           floatfmt=".2f"), ""]
+    if "friedman" in result:
+        stat, p = result["friedman"]
+        lines += [f"Friedman chi2 = {stat:.3f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
+                  f"{result['cd']:.2f} ({n} data sets, {len(result['ranks'])} models): two models whose average "
+                  "ranks differ by less are not told apart.", ""]
+    else:
+        lines += ["Friedman / Nemenyi: needs two or more data sets where every model ran, and three models.", ""]
+    pairs = _wdl_sign(spec, result["pairs"], greater_is_better)
+    if len(pairs):
+        lines += ["## Each new model against each of the paper's", "",
+                  f"wins / draws / losses on {metric.title} (a draw: equal at the printed {result['digits']} "
+                  "decimal(s)), each pair on the data sets both have; Wilcoxon signed-rank p (none under "
+                  f"{MIN_WILCOXON} data sets, where it cannot reach 0.05) and Holm's correction over all these tests.",
+                  ""]
+        rows = [[r["model"], r["baseline"], r["wins"], r["draws"], r["losses"], r["datasets"],
+                 _num(r["median difference"], "+.2f"), _num(r["wilcoxon p"], ".3g"), _num(r["holm p"], ".3g")]
+                for r in pairs.to_dict("records")]
+        lines += [tabulate(rows, headers=["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
+                                          "Wilcoxon p", "Holm p"], tablefmt="github", disable_numparse=True), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _num(x, fmt):
+    return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
+
+
+def comparison_frame(spec, result, greater_is_better=True):
+    """The pairs table as a frame (the report page's and the CSV's)."""
+    return _wdl_sign(spec, result["pairs"], greater_is_better)
+
+
+def cd_diagram(wide, greater_is_better=True, highlight=()):
+    """Demšar's critical-difference diagram (scikit-posthocs) of ``wide`` (data sets x methods) as SVG text;
+    None under two data sets or three methods. ``highlight``: methods drawn in a colour of their own."""
+    if wide.shape[0] < 2 or wide.shape[1] < 3:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import scikit_posthocs as sp
+
+    ranks = wide.rank(axis=1, ascending=not greater_is_better).mean()
+    significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
+    significance.index = significance.columns = list(wide.columns)
+    plt.rcParams["svg.hashsalt"] = "eemrepro"
+    fig, ax = plt.subplots(figsize=(7, 2.2))
+    # The new models in red, the paper's in grey (scikit-posthocs wants a colour for every label).
+    colors = {m: "tab:red" if m in set(highlight) else "0.35" for m in wide.columns}
+    sp.critical_difference_diagram(ranks, significance, ax=ax, color_palette=colors)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
