@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units fuzz lint clean tables figures report
+.PHONY: install test docs mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ install: $(VENV)/bin/python
 
 test: install
 	$(PY) -m pytest
+
+# docs/config-reference.md, generated from the config validator (a test fails when the committed page differs).
+docs: install
+	$(PY) -c "from eemrepro.experiments._reference import config_reference; import sys; sys.stdout.write(config_reference())" > docs/config-reference.md
 
 # The readers of user input (configs, record lines) fuzzed at length; `make test` runs a fixed, short sample.
 fuzz: install

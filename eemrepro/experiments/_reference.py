@@ -1,0 +1,138 @@
+"""The config reference (``docs/config-reference.md``), generated from the validator itself.
+
+Every key, default and allowed value printed here is read from what
+``parse_config`` enforces (``_TOP_KEYS``, the ``Protocol`` dataclass,
+``protocol_rules``, the kinds' ``analysis`` dataclasses, the registered
+estimators, metrics and selection rules); only the one-line descriptions are
+written by hand, and a test fails when a key has none or the committed page
+differs from what this module makes (``make docs`` writes it).
+"""
+
+import dataclasses
+
+#: What each top-level key is (a key of ``_config._TOP_KEYS`` without a line here fails the reference's test).
+TOP_KEYS = {
+    "name": "The run's name: its results go to `results/<name>` unless `--out` says otherwise. Required.",
+    "kind": "What a unit of work is and what it records (below). Default `grid-search`.",
+    "datasets": "Data set ids of the registry (`eemrepro datasets` lists them). Required.",
+    "models": "Model name -> `{estimator, grid, fixed parameters, per_dataset, score}` (below). Required for the "
+              "kinds that fit models.",
+    "analysis": "The kind's own settings (below), for the kinds that have them.",
+    "protocol": "How the data is split, scaled and the grid point selected (below).",
+    "jobs": "Worker processes: a positive integer, or -1 for every core. Default: every core. `--jobs` wins.",
+    "data": "`{mirror, data_home}`: a mirror folder or URL standing in for the data hosts, and the cache folder "
+            "(else `$EEMREPRO_MIRROR`, `$EEMREPRO_DATA`).",
+    "baselines": "Results folders this config's models are compared with, as paths from the config's folder "
+                 "(`[../results/uci]`). The run refuses a baseline made under another protocol or on other data, "
+                 "naming the first difference; the reports set its models beside the config's own and rank them "
+                 "(docs/benchmarking.md).",
+    "readings": "Name -> `{set: {dotted.key: value}, about}`: the paper's open choices read another way "
+                "(SPEC section 8), each run with `--reading NAME` into `<results>/readings/<name>`.",
+    "reading": "Written by the run into a reading's stored config: which reading it is. Not for a user's config.",
+}
+
+#: What each ``protocol:`` key is (a field of ``Protocol`` without a line here fails the reference's test).
+PROTOCOL_KEYS = {
+    "folds": "Folds of the stratified k-fold per repeat.",
+    "repeats": "Repeats of the cross-validation, each on its own shuffle (`--repeats` overrides for one run).",
+    "seed": "The seed every split and every seeded fit derives from.",
+    "splitter": "`stratified-kfold` (`folds` per repeat), `train-test` (one stratified split of `train_size` per "
+                "repeat) or `whole` (fit and score on all the data).",
+    "train_size": "For `splitter: train-test`: a count >= 2, a fraction in (0, 1), or a mapping data set -> one.",
+    "scaling": "`global`: min-max on the whole data set (SPEC section 2); `per-fold`: min-max from each training "
+               "part; `standard` / `standard-per-fold`: zero mean and unit variance, the same two ways; `none`.",
+    "selection": "How the grid point is chosen: best of grid by `select_metric` on the test folds, `nested` on "
+                 "`inner_folds`, `best-per-fold` (optimistic), or by a criterion the fit computes.",
+    "select_metric": "The metric `selection` maximises (minimises for `error`).",
+    "criteria": "Criteria recorded on the training part of every fold (a list).",
+    "inner_folds": "Inner folds of `selection: nested`.",
+    "fit_timeout": "Seconds one fit may take before it is killed and recorded as timed out.",
+    "after_timeout": "After a timed-out fit: `skip` that grid point on the other folds, `skip-model` the model on "
+                     "that data set, or `run` everything anyway.",
+    "fit_memory_gb": "Address-space limit of the process that fits: past it the fit fails with MemoryError "
+                     "(recorded) instead of taking the machine down.",
+    "standalone_timing": "`first-fold` also times a standalone fit of each point of a path fit on fold 0 of each "
+                         "repeat (EEM Table 5); `none`.",
+}
+
+#: What each key of a ``models:`` entry is.
+MODEL_KEYS = {
+    "estimator": "A built-in estimator, `module:Class` (a module beside the config is found first, then the import "
+                 "path), or a short name an installed package registers under the entry-point group "
+                 "`eemrepro.estimators`.",
+    "grid": "Parameter -> a list of values, or `{log10: [low, high]}` for 10^low .. 10^high.",
+    "per_dataset": "Data set -> `{parameter: value}`: fixed parameters that differ on that data set.",
+    "score": "What AUC reads: `decision` (the decision values) or `labels` (the predicted labels).",
+    "(any other key)": "A fixed parameter of the estimator, checked by building it.",
+}
+
+#: What each experiment kind is (a registered kind without a line here fails the reference's test).
+KINDS = {
+    "grid-search": "Each model's grid on every split: one record per (data set, model, grid point, repeat, fold), "
+                   "its metrics, timings and criteria. The papers' classifier tables.",
+    "dcs-correlation": "EEM Table 1: random hidden layers x projection directions, D_CS against the Fisher-like ratio "
+                       "per (data set, h); no models.",
+    "embedding": "MELM's 2-D projections of each data set, stored for the figures (MELM Figures 3-5).",
+    "restarts": "MELM's random restarts: the objective of each start, for the restart figures.",
+    "projection": "A projection (MELM, PCA variants) fitted per fold, then the `analysis.classifiers` on its image "
+                  "(MELM Table 2).",
+    "projection-visual": "A projection fitted on subsamples, the classifiers cross-validated on its image "
+                         "(MELM Table 3).",
+}
+
+
+def _value(v):
+    if dataclasses.is_dataclass(v) or isinstance(v, dict):
+        return "{}" if not v else repr(v)
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, tuple):
+        return repr(list(v))
+    return str(v)
+
+
+def _default(f):
+    if f.default is not dataclasses.MISSING:
+        return _value(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return _value(f.default_factory())
+    return "(required)"
+
+
+def config_reference():
+    """The config reference as Markdown text."""
+    from ..models._lookup import ENTRY_POINT_GROUP, builtin_estimators
+    from ._config import _TOP_KEYS, MAX_GRID_POINTS, Protocol, protocol_rules
+    from ._kinds import get_kind, kind_names
+    from ._metrics import SCORES, metric_names
+
+    rules = protocol_rules()
+    lines = ["# Config reference", "",
+             "<!-- Generated by `make docs` from eemrepro's config validator (eemrepro/experiments/_reference.py); "
+             "do not edit by hand. -->", "",
+             "An experiment config is a YAML mapping. `eemrepro run CONFIG --dry-run` validates one and counts its "
+             "units without running anything; an error names the file, the key and its line.", "",
+             "## Top-level keys", "", "| key | what it is |", "|---|---|"]
+    lines += [f"| `{k}` | {TOP_KEYS[k]} |" for k in sorted(_TOP_KEYS)]
+    lines += ["", "## `protocol:`", "", "| key | default | allowed | what it is |", "|---|---|---|---|"]
+    for f in dataclasses.fields(Protocol):
+        allowed = rules[f.name][1] if f.name in rules else "see the description"
+        lines.append(f"| `{f.name}` | `{_default(f)}` | {allowed} | {PROTOCOL_KEYS[f.name]} |")
+    lines += ["", "## `models:`", "", f"At most {MAX_GRID_POINTS:,} grid points per model.", "",
+              "| key | what it is |", "|---|---|"]
+    lines += [f"| `{k}` | {v} |" for k, v in MODEL_KEYS.items()]
+    lines += ["", f"Built-in estimators: {', '.join(f'`{n}`' for n in builtin_estimators())}.",
+              f"Entry-point group for plug-ins: `{ENTRY_POINT_GROUP}`. `score` values: "
+              f"{', '.join(f'`{s}`' for s in SCORES)}. Metrics (`select_metric`, the tables): "
+              f"{', '.join(f'`{m}`' for m in metric_names())}.", "",
+              "## Kinds and their `analysis:` keys", ""]
+    for name in kind_names():
+        kind = get_kind(name)
+        lines += [f"### `{name}`", "", KINDS[name], ""]
+        if kind.analysis_cls is not None:
+            lines += ["| key | default |", "|---|---|"]
+            lines += [f"| `{f.name}` | `{_default(f)}` |" for f in dataclasses.fields(kind.analysis_cls)]
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
