@@ -321,3 +321,23 @@ def test_the_worked_example_ranks_a_users_classifier_among_the_eem_papers_nine_i
     command("report", "results/my-classifier", "--no-figures")
     page = (folder / "results" / "my-classifier" / "report" / "comparison.html").read_text()
     assert "<svg" in page and "KNM" in page and "SVMrbf" in page
+
+
+# -- defects seen by a new user --------------------------------------------------------------------------------
+def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
+    """A 10 s start-up, then 100 units of 0.1 s each: 9.9 s of units remain after the first, not 16.5 min."""
+    import io
+
+    from eemrepro.experiments import _runner
+
+    clock = iter([0.0] + [10.0 + 0.1 * i for i in range(100)])
+    monkeypatch.setattr(_runner.time, "monotonic", lambda: next(clock))
+    stream = io.StringIO()
+    progress = _runner.Progress(100, stream=stream)
+    for _ in range(100):
+        progress.update("heart KNM")
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[1/100] 1%  ETA --  heart KNM"  # no rate yet: no number made up from the start-up
+    # At 11 done: 10 units in 1.0 s since the first, 89 left: 8.9 s (elapsed / done * left would say 81 s).
+    assert lines[1] == "[11/100] 11%  ETA 0m09s  heart KNM"
+    assert lines[-1] == "[100/100] 100%  ETA 0m00s  heart KNM"

@@ -73,6 +73,7 @@ class Progress:
 
     def __init__(self, total, stream=None, enabled=True):
         self.total, self.done, self.start = total, 0, time.monotonic()
+        self._first = None  # when the first unit finished: the rate is measured from there
         self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
         self._last_pct = -10
@@ -94,12 +95,17 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, advance=1, description=label[:40])
             return
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done)
+        now = time.monotonic()
+        if self._first is None:
+            self._first = now
+        # The rate from the first finished unit on: the start-up before it (workers, data) is paid once, and
+        # extrapolated over every unit it made a 20 s run's first estimate read 26 min.
+        eta = (now - self._first) / (self.done - 1) * (self.total - self.done) if self.done > 1 else None
         pct = 100 * self.done // self.total
         if pct >= self._last_pct + 10 or self.done == self.total:
             self._last_pct = pct
-            self.stream.write(f"[{self.done}/{self.total}] {pct}%  ETA {_fmt_seconds(eta)}  {label}\n")
+            when = "--" if eta is None and self.done < self.total else _fmt_seconds(eta or 0)
+            self.stream.write(f"[{self.done}/{self.total}] {pct}%  ETA {when}  {label}\n")
 
     def close(self):
         if self._bar is not None:
