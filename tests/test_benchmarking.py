@@ -6,6 +6,7 @@ a clean run of the same config (the independent reference).
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -341,3 +342,93 @@ def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
     # At 11 done: 10 units in 1.0 s since the first, 89 left: 8.9 s (elapsed / done * left would say 81 s).
     assert lines[1] == "[11/100] 11%  ETA 0m09s  heart KNM"
     assert lines[-1] == "[100/100] 100%  ETA 0m00s  heart KNM"
+
+
+# -- your own data set --------------------------------------------------------------------------------------------
+LOCAL_CONFIG = """name: local
+datasets: [mine]
+local_datasets:
+  mine: {spec}
+models:
+  EEMrbf: {{estimator: EEM, activation: rbf, grid: {{n_hidden: [10, 40]}}}}
+protocol: {{folds: 3, repeats: 1, seed: 5}}
+"""
+
+
+def _blobs(n=60, seed=0):
+    """Two Gaussian blobs (a minority of a third), as a frame with a text label column."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) < n // 3, "sick", "well")
+    X = rng.normal(size=(n, 3)) + (y == "sick")[:, None] * 1.5
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame.insert(1, "status", y)  # the target need not be last
+    return frame
+
+
+def test_a_local_csv_runs_like_a_registry_set_and_its_checksum_is_in_every_record(tmp_path):
+    import hashlib
+
+    from eemrepro import read_results
+
+    frame = _blobs()
+    frame.to_csv(tmp_path / "mine.csv", index=False)
+    cfg = tmp_path / "local.yaml"
+    cfg.write_text(LOCAL_CONFIG.format(spec="{file: mine.csv, target: status}"))
+    out = tmp_path / "out"
+    _run(cfg, out)
+    df = read_results(out)
+    assert len(df) == 2 * 3 and set(df["status"]) == {"ok"}
+    # The registry's checksum rule (sha256 of the files' hex digests) over the one file.
+    file_sha = hashlib.sha256((tmp_path / "mine.csv").read_bytes()).hexdigest()
+    assert set(df["data_sha256"]) == {hashlib.sha256(file_sha.encode()).hexdigest()}
+    # The minority class ("sick", 20 of 60) is the positive one, as the papers take it: n_train + n_test = 60.
+    assert set(df["n_train"] + df["n_test"]) == {60}
+    stored = (out / "config.yaml").read_text()
+    assert "file: ../mine.csv" in stored and "- sick" in stored and f"sha256: {file_sha}" in stored
+    # A changed file changes the data's checksum: the resumed run fits every unit again.
+    assert "ran 0 of 0 pending units" in " ".join(_run(cfg, out).output.split())  # unchanged: nothing to do
+    pd.concat([frame, frame.iloc[:3]]).to_csv(tmp_path / "mine.csv", index=False)
+    assert "ran 3 of 3 pending units" in " ".join(_run(cfg, out).output.split())  # 3 folds, one h path each
+    assert set(read_results(out)["n_train"] + read_results(out)["n_test"]) == {63}
+
+
+def test_local_arff_and_libsvm_files_read_as_their_csv(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    from eemrepro.datasets import load_dataset, local_entry, register_local
+
+    frame = _blobs(seed=1)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    arff = ["@relation blobs", "@attribute a numeric", "@attribute status {sick,well}", "@attribute b numeric",
+            "@attribute c numeric", "@data"] + [f"{r.a},{r.status},{r.b},{r.c}" for r in frame.itertuples()]
+    (tmp_path / "d.arff").write_text("\n".join(arff) + "\n")
+    dump_svmlight_file(frame[["a", "b", "c"]].to_numpy(), np.where(frame["status"] == "sick", 1, -1),
+                       str(tmp_path / "d.libsvm"))
+    loaded = {}
+    for ext, spec in (("csv", {"target": "status"}), ("arff", {"target": "status"}), ("libsvm", {})):
+        register_local(local_entry(f"blobs-{ext}", {"file": str(tmp_path / f"d.{ext}"), **spec}))
+        loaded[ext] = load_dataset(f"blobs-{ext}", scaling=None)
+    for ext in ("arff", "libsvm"):
+        np.testing.assert_allclose(loaded[ext].X, loaded["csv"].X, rtol=1e-6)  # svmlight writes %.16g
+        np.testing.assert_array_equal(loaded[ext].y, loaded["csv"].y)
+    assert (loaded["csv"].y == 1).sum() == 20  # "sick", the minority, is +1
+
+
+@pytest.mark.parametrize(("content", "spec", "message"), [
+    ("a,b,y\n1,2,p\n3,4,p\n5,6,p\n", "", r"one class \('p'\) in column 'y'"),
+    ("a,b,y\n1,,p\n3,4,q\n5,6,p\n", "", r"a missing value in row 1 \(column 'b'\)"),
+    ("a,b,y\n1,2,p\n", "", r"1 row\(s\)"),
+    ("a,b,y\n1,red,p\n3,blue,q\n5,red,p\n", "", r"column 'b' is not numeric \(such as 'red'\)"),
+    ("a,b,y\n1,2,p\n3,4,q\n5,6,q\n7,8,q\n", "", r"3 folds, but data set mine \(.*bad\.csv\) has a class of 1"),
+    ("a,b,y\n1,2,p\n3,4,q\n", ", target: label", r"no column 'label' \(the target\)"),
+    ("a,b,y\n1,2,p\n3,4,q\n", ", positive: z", r"positive label\(s\) \['z'\] not in the file"),
+])
+def test_a_bad_local_file_is_refused_in_one_line_naming_it(tmp_path, content, spec, message):
+    (tmp_path / "bad.csv").write_text(content)
+    cfg = tmp_path / "local.yaml"
+    cfg.write_text(LOCAL_CONFIG.format(spec=f"{{file: bad.csv{spec}}}"))
+    result = _run(cfg, tmp_path / "out", code=1)
+    line = " ".join(result.output.split())
+    assert re.search(message, line), line
+    assert str(tmp_path / "bad.csv") in line or "bad.csv" in line
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -24,7 +24,8 @@ from ._load import (
     minmax_scale,
     verify_cache,
 )
-from ._registry import get_entry, list_datasets
+from ._local import LocalDatasetError, local_entry
+from ._registry import get_entry, list_datasets, register_local
 
 __all__ = [
     "load_dataset",
@@ -45,4 +46,7 @@ __all__ = [
     "ChecksumError",
     "DatasetParseError",
     "RegistryError",
+    "LocalDatasetError",
+    "local_entry",
+    "register_local",
 ]

@@ -254,6 +254,15 @@ def fetch_file(dataset_id, spec, bundled=False, data_home=None, mirror=None, dow
         Where the file came from ("bundled", "cache", the mirror path or URL).
     sha256 : str
     """
+    if spec.local is not None:  # a user's own file: read in place, its checksum what the records carry
+        path = Path(spec.local)
+        if not path.is_file():
+            raise DownloadError(f"local data set file {path} is not there (moved or deleted?)")
+        actual = sha256_of(path)
+        if spec.sha256 is not None and actual != spec.sha256:
+            raise ChecksumError(f"local data set file {path} has sha256 {actual}, expected {spec.sha256}: "
+                                "it changed since it was checksummed")
+        return path, f"local file {path}", actual
     if bundled:
         path = resources.files("eemrepro.datasets") / "data" / dataset_id / spec.name
         with resources.as_file(path) as local:

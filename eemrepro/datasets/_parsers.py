@@ -222,4 +222,11 @@ PARSERS = {
     "covtype": parse_covtype,
     "ctg-xls": parse_ctg_xls,
     "sklearn-wine": parse_sklearn_wine,
+    "local": lambda paths, entry: _parse_local(paths, entry),
 }
+
+
+def _parse_local(paths, entry):
+    from ._local import parse_local
+
+    return parse_local(paths, entry)

@@ -9,7 +9,7 @@ import yaml
 
 from ._errors import RegistryError, UnknownDatasetError
 
-FORMATS = ("libsvm", "csv", "keel", "npz", "kdd-bio", "ctg-xls", "covtype", "sklearn-wine")
+FORMATS = ("libsvm", "csv", "keel", "npz", "kdd-bio", "ctg-xls", "covtype", "sklearn-wine", "local")
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class FileSpec:
     archive: dict | None = None  # {"url", "member"}: a tar archive holding the file
     zip_member: str | None = None  # each URL is a zip holding this member
     mirror: dict = field(default_factory=dict)  # {"path"} or {"name", "sha256", "compression"}
+    local: str | None = None  # a user's own file (``_local``): read where it is, checksummed, never fetched
 
     def mirror_path(self, dataset_id):
         """Path of the mirror's copy relative to the mirror root."""
@@ -49,14 +50,16 @@ class DatasetEntry:
     deduplicate: bool = False
     differences: dict = field(default_factory=dict)
     notes: str = ""
+    local: dict | None = None  # a user's own file: {format, target, positive} (``_local``)
 
     @property
     def is_binary(self):
         return self.positive is not None
 
 
-_ENTRY_KEYS = {f for f in DatasetEntry.__dataclass_fields__ if f != "id"}
-_FILE_KEYS = set(FileSpec.__dataclass_fields__)
+# ``local`` is a user's own file's (``_local``), never the registry's.
+_ENTRY_KEYS = {f for f in DatasetEntry.__dataclass_fields__ if f not in ("id", "local")}
+_FILE_KEYS = set(FileSpec.__dataclass_fields__) - {"local"}
 
 
 def _parse_entry(dataset_id, raw, source):
@@ -124,8 +127,21 @@ def list_datasets(group=None, paper=None):
     ]
 
 
+#: Local data sets this process has been told of (``register_local``): a config's ``local_datasets``.
+_LOCAL = {}
+
+
+def register_local(entry):
+    """Make a local data set's entry (``_local.local_entry``) known to ``get_entry`` in this process."""
+    if entry.id in _registry():
+        raise RegistryError(f"local data set {entry.id!r} has the id of a registry data set; name it otherwise")
+    _LOCAL[entry.id] = entry
+
+
 def get_entry(name):
     """The registry entry of a data set; an unknown name suggests close ones."""
+    if name in _LOCAL:
+        return _LOCAL[name]
     registry = _registry()
     if name in registry:
         return registry[name]

@@ -58,7 +58,7 @@ from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
-             "baselines"}
+             "baselines", "local_datasets"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DATA_KEYS = {"mirror", "data_home"}
 
@@ -209,6 +209,8 @@ class ExperimentConfig:
     home: str | None = field(default=None, compare=False)  # the config file's folder
     # Results folders this config's models are compared with (paths from ``home``; ``_baselines``).
     baselines: tuple = ()
+    # A user's own data sets: id -> registry entry of the file (``datasets._local``), registered in this process.
+    local_datasets: dict = field(default_factory=dict)
     imported: bool = field(default=True, compare=False)  # False: read for the reports, user estimators not imported
 
     def model(self, name):
@@ -235,6 +237,10 @@ class ExperimentConfig:
             out["reading"] = self.reading.to_dict()
         if self.baselines:
             out["baselines"] = list(self.baselines)
+        if self.local_datasets:
+            from ..datasets._local import stored_spec
+
+            out["local_datasets"] = {k: stored_spec(e) for k, e in self.local_datasets.items()}
         return out
 
     def reading_names(self):
@@ -562,10 +568,14 @@ def _check_class_sizes(ctx, datasets, folds, inner_folds):
     under nested selection, whose training parts hold fewer than ``inner_folds`` of it) is refused, named."""
     import math
 
+    from ..datasets import get_entry
+
     for d in datasets:
         sizes = _class_sizes(d)
         if not sizes:
             continue
+        local = get_entry(str(d)).files[0].local if get_entry(str(d)).local else None
+        d = f"{d} ({local})" if local else d  # a user's own file is named
         smallest = min(sizes)
         if smallest < folds:
             raise ctx.error(("protocol", "folds"), f"{folds} folds, but data set {d} has a class of {smallest} "
@@ -613,7 +623,7 @@ def _reading(ctx, path, name, spec):
     changes = spec["set"]
     if not isinstance(changes, dict) or not changes:
         raise ctx.error(path + ("set",), "a non-empty mapping of dotted keys (analysis.beta) to values")
-    heads = sorted(_TOP_KEYS - {"readings", "reading", "name", "baselines"} | {"tables"})
+    heads = sorted(_TOP_KEYS - {"readings", "reading", "name", "baselines", "local_datasets"} | {"tables"})
     for key, value in changes.items():
         head, _, rest = str(key).partition(".")
         if head not in heads:
@@ -699,6 +709,7 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     datasets = raw["datasets"]
     if not isinstance(datasets, list) or not datasets:
         raise ctx.error(("datasets",), "a non-empty list of data set ids")
+    local = _local_datasets(ctx, raw.get("local_datasets"), datasets)
     for i, d in enumerate(datasets):
         try:
             get_entry(str(d))
@@ -734,7 +745,41 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
         kind=kind_name, analysis=analysis, readings=_readings(ctx, raw), reading=reading,
         home=home, imported=import_estimators, baselines=_baselines(ctx, raw.get("baselines")),
+        local_datasets=local,
     )
+
+
+_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "sha256", "n", "d", "class_counts"}
+
+
+def _local_datasets(ctx, raw, datasets):
+    """``local_datasets:``: id -> {file, format, target, positive}, a user's own files, each read and checked
+    now (a stored config, read for the reports, is taken as it is: the file may be gone) and registered."""
+    from ..datasets import DatasetError, local_entry, register_local
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not raw:
+        raise ctx.error(("local_datasets",), "a mapping id -> {file, target, positive} (a CSV, ARFF or LIBSVM file)")
+    out = {}
+    for name, spec in raw.items():
+        where = ("local_datasets", name)
+        if not isinstance(spec, dict) or "file" not in spec:
+            raise ctx.error(where, "a mapping with a 'file' (and 'target', 'positive', 'format' where needed)")
+        unknown = set(spec) - _LOCAL_KEYS
+        if unknown:
+            raise ctx.error(where, f"unknown key(s) {sorted(unknown)}; valid keys are {sorted(_LOCAL_KEYS)}")
+        if spec.get("positive") is not None and not isinstance(spec["positive"], list):
+            spec = dict(spec, positive=[spec["positive"]])
+        if str(name) not in map(str, datasets):
+            raise ctx.error(where, f"not in the config's 'datasets' {list(datasets)}; list it there to run it")
+        try:
+            entry = local_entry(str(name), spec, home=ctx.home, read=ctx.import_estimators)
+            register_local(entry)
+        except DatasetError as exc:
+            raise ctx.error(where, str(exc)) from None
+        out[str(name)] = entry
+    return out
 
 
 def _baselines(ctx, raw):

@@ -26,6 +26,12 @@ TOP_KEYS = {
                  "(`[../results/uci]`). The run refuses a baseline made under another protocol or on other data, "
                  "naming the first difference; the reports set its models beside the config's own and rank them "
                  "(docs/benchmarking.md).",
+    "local_datasets": "Id -> `{file, target, positive, format}`: your own CSV (with a header row), ARFF or LIBSVM "
+                      "file, a path from the config's folder; `target` the label column (default the last), "
+                      "`positive` the positive label(s) (default: the smaller of two classes), `format` by extension "
+                      "unless given. List the id in `datasets`. Read and checked when the config is: a non-numeric "
+                      "column, a missing value, one row or one class, a class smaller than `folds` is refused; its "
+                      "checksum goes into every record, as a registry set's.",
     "readings": "Name -> `{set: {dotted.key: value}, about}`: the paper's open choices read another way "
                 "(SPEC section 8), each run with `--reading NAME` into `<results>/readings/<name>`.",
     "reading": "Written by the run into a reading's stored config: which reading it is. Not for a user's config.",

@@ -49,6 +49,10 @@ def enumerate_units(config):
 
 
 def _run_task(task):
+    if task.get("local_dataset") is not None:  # a user's own file: known to the worker as to the run
+        from ..datasets import register_local
+
+        register_local(task["local_dataset"])
     return get_kind(task["kind"]).run(task)
 
 
@@ -363,6 +367,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                     "identity": identities[cell], "identity_sha": shas[cell],
                     "data_home": None if data_home is None else str(data_home),
                     "mirror": None if mirror is None else str(mirror),
+                    "local_dataset": config.local_datasets.get(u.dataset),
                 }
 
         bar = Progress(len(pending), enabled=progress)
@@ -444,6 +449,10 @@ def _stored_dict(config, out):
         from ._baselines import stored_baselines
 
         raw["baselines"] = stored_baselines(config, out)
+    if config.local_datasets:  # the files, like the baselines, named from the results folder
+        from ..datasets._local import stored_spec
+
+        raw["local_datasets"] = {k: stored_spec(e, out) for k, e in config.local_datasets.items()}
     return raw
 
 

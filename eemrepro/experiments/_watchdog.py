@@ -60,9 +60,21 @@ def environment():
 _WHOLE_SET_SCALING = {"global": "minmax", "standard": "standard"}
 
 
-@lru_cache(maxsize=8)
 def load_data(dataset, scaling, data_home, mirror):
-    """The data set as ``protocol.scaling`` wants it loaded (``global``: min-max on the whole set)."""
+    """The data set as ``protocol.scaling`` wants it loaded (``global``: min-max on the whole set).
+
+    Kept for the next unit of the same process; a user's own file is kept by its checksum too (an edited
+    file is read again).
+    """
+    from ..datasets import get_entry
+
+    entry = get_entry(dataset)
+    version = entry.files[0].sha256 if entry.local else None
+    return _load_data(dataset, scaling, data_home, mirror, version)
+
+
+@lru_cache(maxsize=8)
+def _load_data(dataset, scaling, data_home, mirror, version):
     from ..datasets import load_dataset
 
     return load_dataset(dataset, scaling=_WHOLE_SET_SCALING.get(scaling), data_home=data_home, mirror=mirror)

@@ -1,0 +1,176 @@
+"""A user's own data set: a local CSV, ARFF or LIBSVM file named by a config (``local_datasets:``).
+
+It becomes a registry entry of this process (``register_local``), so the
+runner, the splitters and the loader treat it as any registered set: its
+file is checksummed into every record's provenance, and scaled and split as
+the protocol says. What a paper's method needs of the data is checked when
+the config is read, each refusal one line naming the file and what is wrong:
+a file that cannot be read, a non-numeric feature column, a missing value,
+fewer than two rows or two classes, a class smaller than the folds.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import DatasetError, DatasetParseError
+
+#: A local file's format by its extension (a config's ``format`` says it for any other name).
+EXTENSIONS = {".csv": "csv", ".arff": "arff", ".libsvm": "libsvm", ".svm": "libsvm", ".svmlight": "libsvm"}
+LOCAL_FORMATS = ("csv", "arff", "libsvm")
+
+
+class LocalDatasetError(DatasetError):
+    """A local data set file that cannot be used; the message names the file and what is wrong."""
+
+
+def read_local_file(path, fmt, target=None):
+    """(X as float64, labels as an object array) of a local file; ``target``: the label column (CSV, ARFF;
+    default the last). Refuses with :class:`LocalDatasetError` what a classifier benchmark cannot use."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise LocalDatasetError(f"{path}: no such file")
+    try:
+        if fmt == "libsvm":
+            from sklearn.datasets import load_svmlight_file
+
+            X, labels = load_svmlight_file(str(path))
+            frame = pd.DataFrame(X.toarray(), columns=[f"feature {j + 1}" for j in range(X.shape[1])])
+            frame["(label)"] = labels
+            target = "(label)"
+        elif fmt == "arff":
+            from scipy.io import arff
+
+            data, _ = arff.loadarff(str(path))
+            frame = pd.DataFrame(data)
+            for c in frame.columns:  # nominal attributes come as bytes
+                if frame[c].dtype == object:
+                    frame[c] = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
+        else:
+            frame = pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError) as exc:
+        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({str(exc).splitlines()[0][:200]})") from None
+    if frame.shape[1] < 2:
+        raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label")
+    target = frame.columns[-1] if target is None else target
+    if target not in frame.columns:
+        raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
+                                f"{[str(c) for c in frame.columns][:20]}")
+    features = frame.drop(columns=[target])
+    for column in features.columns:
+        if not pd.api.types.is_numeric_dtype(features[column]) or pd.api.types.is_bool_dtype(features[column]):
+            example = features[column].dropna().iloc[0] if features[column].notna().any() else None
+            raise LocalDatasetError(f"{path}: column {column!r} is not numeric (such as {example!r}); encode it "
+                                    "as numbers first")
+    X = features.to_numpy(dtype=np.float64)
+    labels = frame[target]
+    bad = np.isnan(X).any(axis=1) | labels.isna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        column = target if labels.isna().iloc[row] else features.columns[int(np.flatnonzero(np.isnan(X[row]))[0])]
+        raise LocalDatasetError(f"{path}: a missing value in row {row + 1} (column {column!r}) and "
+                                f"{int(bad.sum()) - 1} more row(s); drop or impute them first")
+    if not np.isfinite(X).all():
+        raise LocalDatasetError(f"{path}: an infinite value in a feature column")
+    if len(X) < 2:
+        raise LocalDatasetError(f"{path}: {len(X)} row(s); a data set to cross-validate needs more")
+    labels = labels.astype(str).to_numpy(dtype=object) if labels.dtype == object else labels.to_numpy()
+    if len(np.unique(labels)) < 2:
+        raise LocalDatasetError(f"{path}: one class ({labels[0]!r}) in column {target!r}; a classifier needs two")
+    return X, labels
+
+
+def _text(v):
+    """A label as the config writes it (YAML reads 1 as an int, the file may hold 1.0)."""
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def local_entry(dataset_id, spec, home=None, read=True):
+    """The registry entry of a local data set.
+
+    ``spec``: ``{file, format, target, positive, sha256, n, d, class_counts}``
+    (the last four written by a run into its stored config). ``read`` False
+    (reports over a stored config): built from the spec alone, the file not
+    opened (it may be gone).
+    """
+    from ._registry import DatasetEntry, FileSpec
+
+    path = Path(spec["file"])
+    if not path.is_absolute() and home is not None:
+        path = Path(home) / path
+    fmt = spec.get("format") or EXTENSIONS.get(path.suffix.lower())
+    if fmt not in LOCAL_FORMATS:
+        raise LocalDatasetError(f"{path}: format {fmt!r} unknown; name it with 'format' (one of "
+                                f"{list(LOCAL_FORMATS)}; by extension: {sorted(EXTENSIONS)})")
+    positive = spec.get("positive")
+    if read:
+        from ._fetch import sha256_of
+
+        X, labels = read_local_file(path, fmt, spec.get("target"))
+        text = np.array([_text(v) for v in labels], dtype=object)
+        classes, counts = np.unique(text, return_counts=True)
+        sha = sha256_of(path)
+        if spec.get("sha256") and spec["sha256"] != sha:
+            raise LocalDatasetError(f"{path}: sha256 {sha[:12]}... differs from the {spec['sha256'][:12]}... "
+                                    "recorded for it: the file changed")
+        if positive is not None:
+            unknown = [p for p in map(_text, positive) if p not in set(classes)]
+            if unknown:
+                hint = " (YAML reads yes/no/on/off as true/false: quote the label)" \
+                    if any(isinstance(p, bool) for p in positive) else ""
+                raise LocalDatasetError(f"{path}: positive label(s) {unknown} not in the file; its classes are "
+                                        f"{classes.tolist()[:20]}{hint}")
+        elif len(classes) == 2:
+            positive = [classes[int(np.argmin(counts))]]  # the minority class, as the papers take it
+        if positive is not None:
+            pos = np.isin(text, [_text(p) for p in positive])
+            counts_by_class = [int((~pos).sum()), int(pos.sum())]
+            if min(counts_by_class) == 0:
+                raise LocalDatasetError(f"{path}: positive label(s) {positive} leave one class")
+        else:
+            counts_by_class = counts.tolist()
+        expected = {"n": int(len(X)), "d": int(X.shape[1]), "class_counts": counts_by_class}
+    else:
+        sha = spec.get("sha256")
+        expected = {k: spec[k] for k in ("n", "d", "class_counts") if k in spec}
+        classes = spec.get("classes")
+    local = {"format": fmt, "target": spec.get("target"), "positive": None if positive is None
+             else [_text(p) for p in positive]}
+    binary = positive is not None
+    return DatasetEntry(
+        id=dataset_id, paper_name=str(path.name), papers=(), group="local", format="local",
+        files=(FileSpec(name=path.name, sha256=sha, local=str(path.resolve())),), expected=expected,
+        positive=tuple(local["positive"]) if binary else None,
+        classes=None if binary else tuple(str(c) for c in (classes if classes is not None else ())),
+        local=local, notes=f"a local {fmt} file: {path}")
+
+
+def parse_local(paths, entry):
+    """The loader's parser of a local entry: the file's features and its labels as text."""
+    (path,) = paths
+    try:
+        X, labels = read_local_file(path, entry.local["format"], entry.local.get("target"))
+    except LocalDatasetError as exc:
+        raise DatasetParseError(str(exc)) from None
+    return X, np.array([_text(v) for v in labels], dtype=object)
+
+
+def stored_spec(entry, out=None):
+    """A local entry as a stored config writes it: the file (relative to the results folder ``out``), how to
+    read it, its checksum and sizes (what the reports need when the file is gone)."""
+    import os
+
+    (spec,) = entry.files
+    file = os.path.relpath(spec.local, Path(out).resolve()) if out is not None else spec.local
+    out_spec = {"file": file, "format": entry.local["format"]}
+    if entry.local.get("target") is not None:
+        out_spec["target"] = entry.local["target"]
+    if entry.positive is not None:
+        out_spec["positive"] = list(entry.positive)
+    else:
+        out_spec["classes"] = list(entry.classes)
+    return {**out_spec, "sha256": spec.sha256, **entry.expected}
