@@ -146,6 +146,35 @@ def _metric_section(spec, df, verdicts, mine, per_fold):
         details
 
 
+def _wide_section(spec, df, verdicts):
+    """The table in the paper's shape: data sets as rows, methods as columns (the paper's, then any other), each
+    cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
+    the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds)."""
+    digits = spec.digits or (1 if spec.scale == 100 else 3)
+    m = spec.metric
+    datasets = list(dict.fromkeys(df["dataset"]))
+    methods = list(dict.fromkeys(df["method"]))
+    text = pd.DataFrame("", index=datasets, columns=methods)
+    classes, tips = text.copy(), text.copy()
+    for k, (_, r) in enumerate(df.iterrows()):
+        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]), ("not compared", "not checked"))
+        value = _fmt(r[m], digits)
+        delta = r.get("delta")
+        has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
+        text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
+        classes.at[r["dataset"], r["method"]] = f"{VERDICTS[verdict]} cell-{k}"
+        paper = r.get("published")
+        tips.at[r["dataset"], r["method"]] = "; ".join(
+            t for t in (f"paper {_fmt(paper, digits)}" if paper is not None and paper == paper else "",
+                        verdict, reason or "") if t)
+    text, classes, tips = (f.reset_index(drop=True) for f in (text, classes, tips))
+    text.insert(0, "data set", datasets)
+    classes.insert(0, "data set", "")
+    tips.insert(0, "data set", "")
+    styler = text.style.hide(axis="index").set_td_classes(classes).set_tooltips(tips).set_uuid(f"{spec.id}_wide")
+    return styler.to_html(doctype_html=False)
+
+
 def _other_section(spec, df, verdicts, limit):
     rows, details, classes = [], [], []
     for _, r in df.iterrows():
@@ -349,13 +378,16 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                 per_fold = _per_fold_points(spec, mine, selection, unfinished)
                 display, classes, tips, details = _metric_section(spec, df, verdicts, mine, per_fold)
                 summaries, cd = _summaries(spec, df)
+                wide = _wide_section(spec, df, verdicts)
             else:
+                wide = None
                 display, classes, tips, details = _other_section(spec, df, verdicts, timeout_limit(records))
                 summaries, cd = [], None
             counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
             counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
             tables.append({"id": spec.id, "title": table_title(spec, df, selection),
                            "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
+                           "wide": wide, "rows": len(display),
                            "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
                            "notes": list(spec.notes), "readings": _readings_html(readings.get(spec.id), COLUMNS)})
         if not tables:

@@ -29,7 +29,17 @@
     panel.dataset.cell = data.cell;
   }
   document.querySelectorAll("section.table").forEach(function (section) {
-    var t = section.querySelector("table");
+    // The paper-shaped table: each cell names its row of the long list (cell-<k>).
+    var wide = document.getElementById("T_" + section.id + "_wide");
+    if (wide) {
+      wide.querySelectorAll("tbody td").forEach(function (td) {
+        td.addEventListener("click", function () {
+          var m = /\bcell-(\d+)\b/.exec(td.className);
+          if (m) { show(section, Number(m[1])); }
+        });
+      });
+    }
+    var t = document.getElementById("T_" + section.id) || section.querySelector("table");
     if (!t) { return; }
     t.querySelectorAll("tbody td").forEach(function (td) {
       td.addEventListener("click", function () {
@@ -57,7 +67,9 @@
     var section = document.querySelector("section.table");
     var data = section ? JSON.parse(document.getElementById("details-" + section.id).textContent) : [];
     var row = data.findIndex(function (d) { return d.folds && d.folds.length; });
-    var cell = row < 0 ? null : section.querySelector("tbody td.row" + row);
+    var wideTable = section ? document.getElementById("T_" + section.id + "_wide") : null;
+    var cell = row < 0 ? null : (wideTable ? wideTable.querySelector("tbody td.cell-" + row)
+                                           : section.querySelector("tbody td.row" + row));
     if (cell) { cell.click(); }
     document.body.dataset.selftest = cell ? "done" : "no cell with folds";
   }
