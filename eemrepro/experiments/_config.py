@@ -45,6 +45,7 @@ its own change does::
         set: {models.B-FSVM.membership: prior-corrected, protocol.inner_folds: 5}
 """
 
+import functools
 import inspect
 import math
 import re
@@ -809,6 +810,19 @@ def load_config(path, import_estimators=True):
     config : ExperimentConfig
     """
     path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        stat = None
+    if stat is None or import_estimators:  # a run reads its config (and the files it names) afresh
+        return _load_config.__wrapped__(path, None, import_estimators)
+    return _load_config(path, (stat.st_mtime_ns, stat.st_size, stat.st_ino), import_estimators)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_config(path, version, import_estimators):
+    """A config file read and validated once per version (mtime, size, inode) of the file: the readers
+    of one command read each store's config.yaml several times (a stored config, whose files are not read)."""
     try:
         raw, lines = load_yaml_file(path)
     except YAMLDocumentError as exc:

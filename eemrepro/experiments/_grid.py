@@ -45,6 +45,16 @@ class GridSearch(ExperimentKind):
                                    fold=fold, inner=inner, fit_path=path) for repeat, fold, inner in positions]
         return units
 
+    def scope(self, config):
+        """Every grid point of each model at every split position of each data set (no units built)."""
+        points = {spec.name: tuple(point_id(p) for p in spec.grid_points()) for spec in config.models}
+        out = {}
+        for dataset in config.datasets:
+            positions = tuple(split_positions(config.protocol, dataset))
+            for spec in config.models:
+                out[(dataset, spec.name)] = (points[spec.name], positions)
+        return out
+
     def identity(self, config, unit):
         spec = config.model(unit.model)
         proto = config.protocol

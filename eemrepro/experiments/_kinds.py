@@ -8,7 +8,10 @@ reports know nothing else about it:
   a unit's values (a flat mapping; stored in each record);
 * ``task(config, unit)``: a picklable mapping a worker runs with ``run``;
 * ``run(task)``: the unit's records (a static method: it runs in a worker);
-* ``seconds(config, unit)``: a rough cost, for ``--dry-run`` and the ETA.
+* ``seconds(config, unit)``: a rough cost, for ``--dry-run`` and the ETA;
+* ``scope(config)``: {(data set, model): (point ids, positions)}, the records
+  the units make as a product per cell (what the readers match the store's
+  records against); by default derived from ``units``.
 
 A kind that has settings of its own reads them from the config's ``analysis:``
 section (``analysis_cls``, a frozen dataclass, and ``parse_analysis``); one
@@ -36,6 +39,11 @@ class ExperimentKind:
 
     def units(self, config):
         raise NotImplementedError
+
+    def scope(self, config):
+        from ._units import scope_of_units
+
+        return scope_of_units(self.units(config))
 
     def identity(self, config, unit):
         raise NotImplementedError

@@ -25,7 +25,7 @@ import yaml
 from ..store import ResultStore, StoreWarning
 from ..store._files import atomic_write
 from ._kinds import get_kind
-from ._units import changed_identities, config_scope, frame_keys, identity_sha, point_id
+from ._units import changed_identities, frame_keys, identity_sha, point_id, scope_of_units, scope_rows
 from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
 
 
@@ -315,8 +315,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         keys = frame_keys(stored).tolist() if len(stored) else []  # built once, for resume and the scope
         done = done_keys(stored, data_sha, retry_failed=retry_failed, keys=keys)
         # Stored records the config no longer names (a grid shrunk since) stay, but count for nothing.
-        scope_units = every_unit if stored_config is config else kind.units(stored_config)
-        left_out = config_scope(scope_units, stored, keys=keys).left_out
+        scope = scope_of_units(every_unit) if stored_config is config else kind.scope(stored_config)
+        left_out = scope_rows(scope, stored).left_out
         pending = [u for u in units
                    if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
         summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
@@ -472,13 +472,13 @@ def config_scope_in(folder, df):
     None without a config.yaml (every record is read then).
     """
     from ._config import load_config
-    from ._units import config_scope
+    from ._units import scope_rows
 
     path = Path(folder) / "config.yaml"
     if not path.is_file():
         return None
     config = load_config(path, import_estimators=False)  # reports never import a user's module
-    return config_scope(get_kind(config.kind).units(config), df)
+    return scope_rows(get_kind(config.kind).scope(config), df)
 
 
 def _changed_message(out, config, changed):

@@ -105,29 +105,111 @@ def config_scope(units, df, keys=None):
     A record whose data set, model, grid point, repeat or fold the config no
     longer has (a grid shrunk after a run, a model taken out) is kept in the
     store but is not the config's: reports leave it out, and say so.
+    ``keys``: unused (the scope is matched on the frame's columns, not its keys).
+    """
+    return scope_rows(scope_of_units(units), df)
+
+
+def unit_positions(unit):
+    """Every (repeat, fold, inner) whose records ``unit`` makes (a unit that spans folds says so in ``n_folds``)."""
+    n_folds = getattr(unit, "n_folds", None)
+    folds = range(n_folds) if n_folds is not None else (unit.fold,)
+    return [(unit.repeat, f, unit.inner) for f in folds]
+
+
+def scope_of_units(units):
+    """{(data set, model): (point ids, positions)}: the records ``units`` make, as a product per cell.
+
+    Every kind's units cover, in each cell, every grid point at every split
+    position (which points one unit groups changes nothing of which records
+    they make); :class:`NotAProduct` says where a kind's do not.
+    """
+    points, positions, count = {}, {}, {}
+    for u in units:
+        cell = (u.dataset, u.model)
+        ids = point_ids(u.points)
+        where = unit_positions(u)
+        points.setdefault(cell, {}).update(dict.fromkeys(ids))
+        positions.setdefault(cell, {}).update(dict.fromkeys(where))
+        count[cell] = count.get(cell, 0) + len(ids) * len(where)
+    scope = {cell: (tuple(points[cell]), tuple(positions[cell])) for cell in points}
+    for cell, (p, s) in scope.items():
+        if len(p) * len(s) != count[cell]:
+            raise NotAProduct(f"the units of {cell} do not cover every grid point at every position "
+                              f"({count[cell]} records, {len(p)} points x {len(s)} positions)")
+    return scope
+
+
+class NotAProduct(ValueError):
+    """A kind whose units in a cell are not every point at every position (``scope_of_units``)."""
+
+
+def _codes(column, values):
+    """(codes of ``column``'s rows, codes of ``values``) in one shared numbering (-1: a value the rows lack)."""
+    col = column.astype("category") if not isinstance(column.dtype, pd.CategoricalDtype) else column
+    categories = col.cat.categories
+    return col.cat.codes.to_numpy(np.int64), categories.get_indexer(pd.Index(values, dtype=object))
+
+
+def scope_rows(scope, df):
+    """``Scope`` of a store frame (one row per record key) under a config's ``scope`` ({(data set, model):
+    (point ids, positions)}).
+
+    Vectorised: each row's (data set, model, point) and (data set, model,
+    repeat, fold, inner) are matched as integer codes against the scope's, and
+    a cell is unfinished where one of the repeats its records have lacks one
+    of its points x positions; no per-record Python.
     """
     if df.empty:
         return Scope(np.ones(0, dtype=bool), set(), {})
-    keys = frame_keys(df).tolist() if keys is None else keys  # ``keys``: the caller's, if built already
-    unit_keys = [(u, u.keys()) for u in units]  # each unit's keys formatted once
-    wanted = {k for _, ks in unit_keys for k in ks}
-    # Set lookups in Python: pandas' isin on a million keys against a set this size is many times slower.
-    keep = np.fromiter((k in wanted for k in keys), dtype=bool, count=len(keys))
-    done = wanted.intersection(keys)
-    pairs = df.loc[keep, ["dataset", "model", "repeat"]].drop_duplicates()
-    repeats = {}
-    for dataset, model, repeat in pairs.itertuples(index=False, name=None):
-        repeats.setdefault((dataset, model), set()).add(int(repeat))
-    unfinished = {(u.dataset, u.model) for u, ks in unit_keys
-                  if u.repeat in repeats.get((u.dataset, u.model), ()) and not done.issuperset(ks)}
-    return Scope(keep, unfinished, _left_out(units, df[~keep]) if not keep.all() else {})
+    cells = list(scope)
+    d_rows, d_cells = _codes(df["dataset"], [c[0] for c in cells])
+    m_rows, m_cells = _codes(df["model"], [c[1] for c in cells])
+    p_rows, _ = _codes(df["point"], [])
+    n_m, n_p = int(m_rows.max(initial=0)) + 2, int(p_rows.max(initial=0)) + 2
+    cell_rows = (d_rows + 1) * n_m + (m_rows + 1)  # -1 (a value no row has) shifted to 0
+    cell_ids = (d_cells + 1) * n_m + (m_cells + 1)
+    present = (d_cells >= 0) & (m_cells >= 0)
+    # (cell, point) pairs the scope has, as integers in the rows' numbering.
+    p_categories = df["point"].astype("category").cat.categories if not isinstance(
+        df["point"].dtype, pd.CategoricalDtype) else df["point"].cat.categories
+    want_points = [cid * n_p + code + 1 for cid, ok, (ids, _) in zip(cell_ids, present, scope.values(), strict=True)
+                   if ok for code in p_categories.get_indexer(pd.Index(ids, dtype=object)) if code >= 0]
+    point_ok = np.isin(cell_rows * n_p + p_rows + 1, np.asarray(want_points, dtype=np.int64))
+    repeat = df["repeat"].to_numpy(np.int64)
+    fold = df["fold"].to_numpy(np.int64)
+    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy(np.int64)
+    n_r = int(max(repeat.max(initial=0), max((r for _, s in scope.values() for r, _, _ in s), default=0))) + 1
+    n_f = int(max(fold.max(initial=0), max((f for _, s in scope.values() for _, f, _ in s), default=0))) + 1
+    n_i = int(max(inner.max(initial=0), max((-1 if i is None else i for _, s in scope.values() for _, _, i in s),
+                                            default=0))) + 2
+    position_rows = ((cell_rows * n_r + repeat) * n_f + fold) * n_i + inner + 1
+    want_positions = [((cid * n_r + r) * n_f + f) * n_i + (0 if i is None else i + 1)
+                      for cid, ok, (_, s) in zip(cell_ids, present, scope.values(), strict=True) if ok
+                      for r, f, i in s]
+    keep = point_ok & np.isin(position_rows, np.asarray(want_positions, dtype=np.int64))
+    # Unfinished: a (cell, repeat) of the kept records with fewer distinct (point, fold, inner) than the scope has.
+    # A store frame holds one row per record key (the latest): the kept rows of a (cell, repeat) are its
+    # distinct keys, counted in one pass.
+    counts = np.bincount(cell_rows[keep] * n_r + repeat[keep])
+    have = {(int(cr // n_r), int(cr % n_r)): int(counts[cr]) for cr in np.flatnonzero(counts)}
+    expected = {}
+    for cid, ok, cell, (ids, s) in zip(cell_ids, present, cells, scope.values(), strict=True):
+        if ok:
+            per_repeat = {}
+            for r, _, _ in s:
+                per_repeat[r] = per_repeat.get(r, 0) + 1
+            for r, n in per_repeat.items():
+                expected[(int(cid), r)] = (cell, len(ids) * n)
+    unfinished = {expected[key][0] for key, n in have.items() if key in expected and n < expected[key][1]}
+    return Scope(keep, unfinished, _left_out(scope, df[~keep]) if not keep.all() else {})
 
 
-def _left_out(units, rows):
+def _left_out(scope, rows):
     """{reason: count} of store rows that no unit makes: the first of data set, model, point, split that differs."""
-    datasets = {u.dataset for u in units}
-    models = {u.model for u in units}
-    points = {(u.dataset, u.model, p) for u in units for p in point_ids(u.points)}
+    datasets = {d for d, _ in scope}
+    models = {m for _, m in scope}
+    points = {(d, m, p) for (d, m), (ids, _) in scope.items() for p in ids}
     out = {}
     for dataset, model, point in rows[["dataset", "model", "point"]].astype(object).itertuples(index=False,
                                                                                             name=None):

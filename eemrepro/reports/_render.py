@@ -58,6 +58,8 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
             raise FileNotFoundError(f"{d} is not a results folder")
         store = ResultStore(d)
         these = store.frame(list(columns))
+        facts = these.attrs.get("run_facts") or {}
+        these.attrs = {}  # pandas deep-copies ``attrs`` into every frame derived from this one: read once, dropped
         scope = config_scope_in(d, these) if len(these) else None
         if scope is not None:
             unfinished |= scope.unfinished
@@ -76,7 +78,6 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
                     raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                      "merged into one cell: pass them to separate commands")
                 owner[key] = d
-            facts = these.attrs.get("run_facts") or {}
             for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
                 fact = facts.get(run_id) or {}
                 if fact.get("versions"):
