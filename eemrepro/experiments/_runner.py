@@ -56,6 +56,40 @@ def _run_task(task):
     return get_kind(task["kind"]).run(task)
 
 
+def _timeout_key(rule, dataset, model, point):
+    """What a timed-out fit abandons under ``protocol.after_timeout`` ``rule``: "skip", its grid point on the
+    other folds; "skip-model", the whole model on that data set."""
+    return (dataset, model) if rule == "skip-model" else (dataset, model, point)
+
+
+def _abandons(rule, record):
+    """Whether a record abandons its key: a fit past the time budget; under skip-model also one out of memory."""
+    return record["status"] == "timed-out" or (rule == "skip-model" and out_of_memory(record))
+
+
+def _run_batch(tasks):
+    """A batch of units (``_schedule.Scheduler``) run one after the other in one worker: (each one's
+    ``unit_index``, its records).
+
+    The run's timeout rule holds inside the batch as between dispatches: a
+    unit after a timed-out one skips what that timeout abandons.
+    """
+    out, abandoned = [], set()
+    for t in tasks:
+        index = t.pop("unit_index", None)
+        rule = (t.get("protocol") or {}).get("after_timeout", t.get("after_timeout", "skip"))
+        if abandoned and rule != "run":
+            skip = [p for p in t["points"] if _timeout_key(rule, t["dataset"], t["model"], point_id(p)) in abandoned]
+            if skip:
+                t = {**t, "skip_points": [*t["skip_points"], *skip]}
+        records = _run_task(t)
+        if rule != "run":
+            abandoned |= {_timeout_key(rule, r["dataset"], r["model"], point_id(r["params"]))
+                          for r in records if _abandons(rule, r)}
+        out.append((index, records))
+    return out
+
+
 @dataclass
 class RunSummary:
     out: Path
@@ -124,34 +158,15 @@ def _fmt_seconds(s):
 def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
     """A rough wall-time estimate of ``units`` on ``n_jobs`` workers (for --dry-run).
 
-    A cell (data set, model, inner or outer units) whose store already holds
-    records made under its identity (``timed``: a store frame with
-    ``identity_sha``, ``fit_seconds``, ``predict_seconds``, ``path_size``;
-    ``shas``: {cell: identity sha}) is estimated from what they took: their
-    mean seconds per record (a path's fit shared out over its points) times
-    the records a unit makes. A resumed run is so estimated from its own first
-    part, whatever its solver costs; any other cell from the kind's cost model.
+    Each unit's cost is ``_schedule.unit_costs``: from the stored timings of
+    the same data set, model and point made under the config's identity
+    (``timed``: a store frame; ``shas``: {cell: identity sha}) where there are
+    any, a resumed run so estimated from its own first part whatever its
+    solver costs; any other unit from the kind's cost model.
     """
-    kind = get_kind(config.kind)
-    measured = {}
-    if timed is not None and not timed.empty and shas:
-        cells = pd.DataFrame({"dataset": timed["dataset"].astype(str), "model": timed["model"].astype(str),
-                              "inner": timed["inner"].notna()})
-        want = pd.DataFrame([(*cell, sha) for cell, sha in shas.items()], columns=[*cells, "sha"])
-        same = cells.merge(want, how="left", on=list(cells))["sha"].to_numpy() == timed["identity_sha"].to_numpy()
+    from ._schedule import unit_costs
 
-        def numbers(column):  # a column no segment holds reads as missing
-            return pd.to_numeric(timed[column], errors="coerce") if column in timed else pd.Series(
-                float("nan"), index=timed.index)
-
-        seconds = numbers("fit_seconds") / numbers("path_size").fillna(1.0) + numbers("predict_seconds").fillna(0.0)
-        ok = same & seconds.notna().to_numpy()
-        measured = seconds[ok].groupby([cells[c][ok] for c in cells]).mean().to_dict()
-    total = 0.0
-    for u in units:
-        per_record = measured.get((u.dataset, u.model, u.inner is not None))
-        total += kind.seconds(config, u) if per_record is None else per_record * len(u.points)
-    return total / max(1, n_jobs)
+    return float(unit_costs(config, units, timed, shas).sum()) / max(1, n_jobs)
 
 
 def _git_commit():
@@ -303,7 +318,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 identities[cell] = kind.identity(config, u)
         shas = {cell: identity_sha(i) for cell, i in identities.items()}
         # A dry run also reads the timings its estimate is made from (one pass over the store).
-        columns = [*_STORED_COLUMNS, *(("fit_seconds", "predict_seconds", "path_size") if dry_run else ())]
+        # The stored timings: a dry run's estimate and the run's longest-first order are made from them.
+        columns = [*_STORED_COLUMNS, "fit_seconds", "predict_seconds", "path_size", "standalone_fit_seconds"]
         stored = store.frame(columns)
         changed = changed_identities(stored, identities)
         if changed and not dry_run:
@@ -340,13 +356,10 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         abandoned = set()
 
         def timeout_key(dataset, model, point):
-            # "skip": a timed-out grid point is not run on the other folds;
-            # "skip-model": nothing more of that model is run on that data set.
-            return (dataset, model) if proto.after_timeout == "skip-model" else (dataset, model, point)
+            return _timeout_key(proto.after_timeout, dataset, model, point)
 
         def abandons(record):
-            # A fit past the time budget; under skip-model also one out of memory.
-            return record["status"] == "timed-out" or (proto.after_timeout == "skip-model" and out_of_memory(record))
+            return _abandons(proto.after_timeout, record)
 
         if proto.after_timeout != "run" and not stored.empty:
             stopped = stored[stored["status"].isin(["timed-out", "failed"])]
@@ -355,11 +368,17 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 if r["identity_sha"] == shas.get(cell) and abandons({**r, "error": r.get("error_message")}):
                     abandoned.add(timeout_key(r["dataset"], r["model"], r["point"]))
 
-        def tasks():
-            for u in pending:
-                cell = (u.dataset, u.model, u.inner is not None)
-                points = u.point_dicts()
-                yield {
+        from ._schedule import Scheduler, records_seconds, unit_costs
+
+        # Longest first by the cost model (stored timings where there are any, else a prior corrected by what
+        # the run's finished units take), small measured units batched.
+        order = Scheduler(*unit_costs(config, pending, stored, shas, known=True),
+                          [(u.dataset, u.model) for u in pending])
+
+        def task(u):
+            cell = (u.dataset, u.model, u.inner is not None)
+            points = u.point_dicts()
+            return {
                     **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
                     "points": points,
                     "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
@@ -368,14 +387,20 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                     "data_home": None if data_home is None else str(data_home),
                     "mirror": None if mirror is None else str(mirror),
                     "local_dataset": config.local_datasets.get(u.dataset),
-                }
+            }
+
+        def tasks():  # built as each batch is dispatched: a timeout seen meanwhile reaches its units
+            while (batch := order.next_batch()) is not None:
+                yield [dict(task(pending[i]), unit_index=i) for i in batch]
 
         bar = Progress(len(pending), enabled=progress)
         start = time.monotonic()
         counts = {}
-        results = _execute(tasks(), n_jobs, backend, scheduler)
+        execution = _execute(tasks(), n_jobs, backend, scheduler)
         try:
-            for records in results:
+            for index, records in (done for batch in execution for done in batch):
+                ok = [r for r in records if r["status"] == "ok"]  # a failed fit's time says nothing of its cost
+                order.observe(index, records_seconds(ok) if ok else float("nan"))
                 store.append(records)
                 for r in records:
                     counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -385,7 +410,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 bar.update(f"{records[0]['dataset']} {records[0]['model']}")
         except KeyboardInterrupt:
             # Closing the generator makes joblib abort: the workers are stopped, not left running.
-            results.close()
+            execution.close()
             summary.interrupted = True
             raise RunInterrupted(summary) from None
         finally:
@@ -503,7 +528,7 @@ def _execute(tasks, n_jobs, backend, scheduler):
         # Workers exit when the run's process dies (kill -9): no orphans computing for nobody.
         with parallel_config(backend="loky", n_jobs=n_jobs, initializer=exit_with_parent, initargs=(os.getpid(),)):
             yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-                delayed(_run_task)(t) for t in tasks
+                delayed(_run_batch)(t) for t in tasks
             )
         return
     if backend != "dask":
@@ -530,7 +555,7 @@ def _execute(tasks, n_jobs, backend, scheduler):
     try:
         with parallel_config(backend="dask", n_jobs=n_jobs):
             yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-                delayed(_run_task)(t) for t in tasks
+                delayed(_run_batch)(t) for t in tasks
             )
     finally:
         client.close()
