@@ -54,8 +54,11 @@ bench-smm: install
 
 # The result store: the old JSON-lines reader against the columnar one (old = the commit before it, in a
 # temporary git worktree; its `tables` takes 10-15 min). Resume rows need the data: MIRROR=... or $$EEMREPRO_MIRROR.
+# The readers: tables, check and the resume dry run over TABLE_RESULTS and a 10-million-record synthetic store
+# (written once into .cache/bench-store); then the columnar store against the JSON-lines one.
 bench-store: install
-	$(PY) benchmarks/bench_store.py $(if $(MIRROR),--mirror $(MIRROR))
+	$(PY) benchmarks/bench_readers.py $(if $(MIRROR),--mirror $(MIRROR))
+	$(PY) benchmarks/bench_store.py $(if $(MIRROR),--mirror $(MIRROR)) --skip-old
 
 # The paper's SVM grid, LIBSVM's separate fits against each fast path (fit_path; oneDAL with eemrepro[fast]) on a
 # webpages- and a mammography-shaped fold (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).

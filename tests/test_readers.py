@@ -65,3 +65,58 @@ def test_the_vectorised_scope_is_the_per_key_rule_on_committed_stores_and_damage
     reasons = scope_rows(kind.scope(config), grown).left_out
     assert reasons["repeats or folds outside the config's protocol"] == len(later)
     assert reasons["grid points the config no longer has"] == len(extra)
+
+
+def test_a_table_that_selects_by_inner_folds_over_cells_run_without_them_says_so(tmp_path):
+    """ESMM's table selects by nested CV; a store of its data sets run under best of grid has no inner folds:
+    its cells read "no inner CV" with no value (the reader once raised KeyError 'auc_std', or called them
+    timed out)."""
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: keel\ndatasets: [keel-wisconsin]\nmodels:\n"
+                   "  SVM: {estimator: SVM, grid: {C: [1.0, 10.0], gamma: [1.0]}}\n"
+                   "protocol: {folds: 3, repeats: 1, seed: 0}\n")
+    runner = CliRunner()
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["tables", str(tmp_path / "out"), "--out", str(tmp_path / "t"), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "t" / "esmm_table4_auc.csv", comment="#")
+    row = table[(table["dataset"] == "keel-wisconsin") & (table["method"] == "SVM")].iloc[0]
+    assert row["status"] == "no inner CV" and np.isnan(row["auc"])
+
+
+@pytest.mark.parametrize("store", ["results/melm_table2", "results/melm_table3", "results/lssvm_ensemble",
+                                   "results/dcs_correlation"])
+def test_resume_finds_the_done_units_as_the_per_key_rule_does(store):
+    """``done_units`` (integer codes, one count per unit) against every unit's keys looked up one by one, on a
+    committed store and on copies with records gone, an identity changed and data changed under one cell."""
+    from eemrepro.experiments._units import done_units, identity_sha
+
+    folder = ROOT / store
+    config = load_config(folder / "config.yaml", import_estimators=False)
+    kind = get_kind(config.kind)
+    units = kind.units(config)
+    shas = {}
+    for u in units:
+        cell = (u.dataset, u.model, u.inner is not None)
+        shas.setdefault(cell, identity_sha(kind.identity(config, u)))
+    df = ResultStore(folder).frame(["status", "identity_sha", "data_sha256"])
+    rng = np.random.default_rng(3)
+    holes = df.drop(index=rng.choice(df.index, size=max(1, len(df) // 20), replace=False)).reset_index(drop=True)
+    other = df.copy()
+    first = (other["dataset"] == other["dataset"].iloc[0]) & (other["model"] == other["model"].iloc[0])
+    other["identity_sha"] = other["identity_sha"].astype(object).where(~first, "0" * 64)
+    for frame in (df, holes, other):
+        ok = rng.random(len(frame)) > 0.01  # a few rows made with other data
+        keys = frame_keys(frame).tolist()
+        done = {(k, s) for k, s, good in zip(keys, frame["identity_sha"].astype(object), ok, strict=True) if good}
+        expected = [all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())
+                    for u in units]
+        got = done_units(units, frame, ok, shas)
+        assert got is not None and got.tolist() == expected
+        assert 0 < sum(expected) or frame is not df  # the test can tell done from not done
+    assert not all(done_units(units, holes, np.ones(len(holes), dtype=bool), shas))

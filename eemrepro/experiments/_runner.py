@@ -25,7 +25,15 @@ import yaml
 from ..store import ResultStore, StoreWarning
 from ..store._files import atomic_write
 from ._kinds import get_kind
-from ._units import changed_identities, frame_keys, identity_sha, point_id, scope_of_units, scope_rows
+from ._units import (
+    changed_identities,
+    done_units,
+    frame_keys,
+    identity_sha,
+    point_id,
+    scope_of_units,
+    scope_rows,
+)
 from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
 
 
@@ -219,6 +227,25 @@ def done_keys(stored, data_sha256, retry_failed=False, keys=None):
     return set(zip(keys[ok].tolist(), stored["identity_sha"].to_numpy()[ok].tolist(), strict=True))
 
 
+def _data_ok(stored, data_sha256, retry_failed=False):
+    """Per stored row: made with the data as it is now (``data_sha256``: {data set: checksum}), and (with
+    ``retry_failed``) not a failed fit. Compared as category codes, never as ten million strings."""
+    if stored.empty:
+        return np.zeros(0, dtype=bool)
+    datasets = stored["dataset"].astype("category") if not isinstance(stored["dataset"].dtype,
+                                                                       pd.CategoricalDtype) else stored["dataset"]
+    shas = stored["data_sha256"].astype("category") if not isinstance(stored["data_sha256"].dtype,
+                                                                       pd.CategoricalDtype) else stored["data_sha256"]
+    expected = shas.cat.categories.get_indexer(pd.Index([data_sha256.get(d) for d in datasets.cat.categories],
+                                                        dtype=object))
+    codes = datasets.cat.codes.to_numpy()
+    ok = (codes >= 0) & (shas.cat.codes.to_numpy() == np.where(codes >= 0, expected[codes], -2)) & \
+        (shas.cat.codes.to_numpy() >= 0)
+    if retry_failed:
+        ok &= (stored["status"] != "failed").to_numpy()
+    return ok
+
+
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
                    dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
                    skip_unavailable=False, retry_failed=False, only_models=None, only_datasets=None,
@@ -317,7 +344,6 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             if cell not in identities:
                 identities[cell] = kind.identity(config, u)
         shas = {cell: identity_sha(i) for cell, i in identities.items()}
-        # A dry run also reads the timings its estimate is made from (one pass over the store).
         # The stored timings: a dry run's estimate and the run's longest-first order are made from them.
         columns = [*_STORED_COLUMNS, "fit_seconds", "predict_seconds", "path_size", "standalone_fit_seconds"]
         stored = store.frame(columns)
@@ -328,13 +354,17 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             moved, where = store.forget(cells={(d, m) for d, m, _ in changed})
             superseded = superseded or where
             stored = store.frame(_STORED_COLUMNS)
-        keys = frame_keys(stored).tolist() if len(stored) else []  # built once, for resume and the scope
-        done = done_keys(stored, data_sha, retry_failed=retry_failed, keys=keys)
         # Stored records the config no longer names (a grid shrunk since) stay, but count for nothing.
         scope = scope_of_units(every_unit) if stored_config is config else kind.scope(stored_config)
         left_out = scope_rows(scope, stored).left_out
-        pending = [u for u in units
-                   if not all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())]
+        # What resume skips: units whose every record is stored, made with this data under the cell's identity
+        # (matched as integer codes; a kind whose units are not groups of points x positions, key by key).
+        finished = done_units(units, stored, _data_ok(stored, data_sha, retry_failed), shas)
+        if finished is None:
+            done = done_keys(stored, data_sha, retry_failed=retry_failed)
+            finished = [all((k, shas[(u.dataset, u.model, u.inner is not None)]) in done for k in u.keys())
+                        for u in units]
+        pending = [u for u, f in zip(units, finished, strict=True) if not f]
         summary = RunSummary(out=out, total_units=len(units), pending_units=len(pending), superseded=superseded,
                              unavailable=unavailable, changed=changed, left_out=left_out)
         if dry_run:

@@ -69,17 +69,8 @@ def unit_costs(config, units, timed=None, shas=None, known=False):
     """
     kind = get_kind(config.kind)
     by_point, by_cell = {}, {}
-    if timed is not None and not timed.empty and shas:
-        cells = pd.DataFrame({"dataset": timed["dataset"].astype(str), "model": timed["model"].astype(str),
-                              "inner": timed["inner"].notna()})
-        want = pd.DataFrame([(*cell, sha) for cell, sha in shas.items()], columns=[*cells, "sha"])
-        same = cells.merge(want, how="left", on=list(cells))["sha"].to_numpy() == timed["identity_sha"].to_numpy()
-        seconds = record_seconds(timed)
-        ok = same & seconds.notna().to_numpy()
-        if ok.any():
-            keys = [cells[c][ok] for c in cells]
-            by_cell = seconds[ok].groupby(keys).mean().to_dict()
-            by_point = seconds[ok].groupby([*keys, timed["point"].astype(str)[ok]]).mean().to_dict()
+    if len(units) and timed is not None and not timed.empty and shas:
+        by_cell, by_point = _measured(timed, shas, {(u.dataset, u.model) for u in units})
     out, trusted = np.empty(len(units)), np.ones(len(units), dtype=bool)
     for i, u in enumerate(units):
         cell = (u.dataset, u.model, u.inner is not None)
@@ -95,6 +86,45 @@ def unit_costs(config, units, timed=None, shas=None, known=False):
         trusted[i] = per_record is not None
     return (out, trusted) if known else out
 
+
+
+def _category(column):
+    return column if isinstance(column.dtype, pd.CategoricalDtype) else column.astype("category")
+
+
+def _measured(timed, shas, cells):
+    """({(data set, model, is inner): mean seconds per record}, {(..., point): mean seconds per record}) of
+    the stored records of ``cells`` made under their cell's identity (``shas``); grouped on category codes."""
+    dataset, model, point, sha = (_category(timed[c]) for c in ("dataset", "model", "point", "identity_sha"))
+    inner = timed["inner"].notna().to_numpy()
+    d_cat, m_cat, p_cat = dataset.cat.categories, model.cat.categories, point.cat.categories
+    n_m = len(m_cat) + 1
+    cell_code = dataset.cat.codes.to_numpy(np.int64) * n_m + model.cat.codes.to_numpy(np.int64)
+    # The identity sha each (cell, inner) asks for, as a code of the column's categories.
+    want = {}
+    for (d, m, is_inner), value in shas.items():
+        if (d, m) in cells:
+            di, mi = d_cat.get_indexer([d])[0], m_cat.get_indexer([m])[0]
+            if di >= 0 and mi >= 0:
+                want[(di * n_m + mi) * 2 + int(is_inner)] = sha.cat.categories.get_indexer([value])[0]
+    if not want:
+        return {}, {}
+    key = cell_code * 2 + inner
+    expected = pd.Series(want).reindex(key).to_numpy()
+    seconds = record_seconds(timed).to_numpy()
+    ok = (sha.cat.codes.to_numpy() == expected) & ~np.isnan(seconds)
+    if not ok.any():
+        return {}, {}
+    frame = pd.DataFrame({"cell": key[ok], "point": point.cat.codes.to_numpy(np.int64)[ok], "s": seconds[ok]})
+    by_cell = frame.groupby("cell")["s"].mean()
+    by_point = frame.groupby(["cell", "point"])["s"].mean()
+
+    def name(k):
+        c, is_inner = divmod(int(k), 2)
+        return str(d_cat[c // n_m]), str(m_cat[c % n_m]), bool(is_inner)
+
+    return ({name(k): v for k, v in by_cell.items()},
+            {(*name(k), str(p_cat[p])): v for (k, p), v in by_point.items()})
 
 
 def plan(costs, known=None, batch_seconds=BATCH_SECONDS, batch_units=BATCH_UNITS):

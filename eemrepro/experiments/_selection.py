@@ -173,6 +173,11 @@ def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     return pd.DataFrame(rows)
 
 
+def chosen_by_inner(chosen):
+    """Whether ``chosen`` (a per-fold choice) came from inner folds (``select_nested`` marks it)."""
+    return bool(chosen.attrs.get("by_inner"))
+
+
 def _per_fold_choice(df, chosen, ddof):
     """Aggregate the outer-test metrics of a point chosen on each outer fold.
 
@@ -192,9 +197,14 @@ def _per_fold_choice(df, chosen, ddof):
         if g is None or g.empty:
             if stops is None:  # what stopped the cells where no fold chose a point: inner fits count too
                 stops = df.groupby(["dataset", "model"], sort=False, observed=True)["status"].agg(set).to_dict()
+                nested = set(df.loc[df["inner"].notna(), ["dataset", "model"]].itertuples(index=False, name=None))
             st = stops.get((dataset, model), set())
-            rows.append({"dataset": dataset, "model": model, "point": None,
-                         "status": "failed" if "failed" in st and "timed-out" not in st else "timed-out"})
+            # A cell run without inner folds (under best of grid) has nothing a per-fold rule can choose by:
+            # said so, never called timed out.
+            status = "no inner CV" if (dataset, model) not in nested and chosen_by_inner(chosen) else \
+                "failed" if "failed" in st and "timed-out" not in st else "timed-out"
+            rows.append({"dataset": dataset, "model": model, "point": None, "status": status,
+                         **{f"{m}_{s}": np.nan for m in metrics for s in ("mean", "std")}})
             continue
         points = g["point"].tolist()
         row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(g),
@@ -227,7 +237,9 @@ def select_nested(df, ddof=1, metric="gmean"):
     sign = -1.0 if get_metric(metric).greater_is_better else 1.0
     rank = sign * points["value"].astype(float).round(_TIE_DECIMALS)
     points = points.assign(_rank=rank).sort_values(["_rank", "order"], kind="stable")
-    return _per_fold_choice(df, points.drop_duplicates(keys), ddof)
+    chosen = points.drop_duplicates(keys)
+    chosen.attrs["by_inner"] = True
+    return _per_fold_choice(df, chosen, ddof)
 
 
 def select_by_criterion(df, criterion, ddof=1):

@@ -248,3 +248,97 @@ def changed_identities(df, expected):
         diff = {k: (have.get(k), want.get(k)) for k in keys if have.get(k) != want.get(k)}
         out.append((cell[0], cell[1], diff))
     return out
+
+
+def done_units(units, df, ok, shas):
+    """Which of ``units`` have every record key among the rows of ``df`` (a store frame) that ``ok`` marks and
+    whose identity sha is their cell's (``shas``: {(data set, model, is inner): sha}); a bool array.
+
+    Vectorised: each row is mapped to its unit through integer codes (its cell, its point's group of points
+    and its position's group of positions; every kind's units are such groups) and the rows counted per
+    unit. Returns None where a kind's units are not so grouped (the caller checks keys one by one).
+    """
+    if df.empty or not units:
+        return np.zeros(len(units), dtype=bool)
+    d_rows, d_units = _codes(df["dataset"], [u.dataset for u in units])
+    m_rows, m_units = _codes(df["model"], [u.model for u in units])
+    p_rows, _ = _codes(df["point"], [])
+    p_categories = df["point"].cat.categories if isinstance(df["point"].dtype, pd.CategoricalDtype) else \
+        df["point"].astype("category").cat.categories
+    n_m = int(max(m_rows.max(initial=0), m_units.max(initial=0))) + 2
+    # Cells numbered by the units' own (data set, model); a row's cell found through its category codes.
+    cell_ids, cell_codes = {}, {}
+    for k, u in enumerate(units):
+        cid = cell_ids.setdefault((u.dataset, u.model), len(cell_ids))
+        if d_units[k] >= 0 and m_units[k] >= 0:
+            cell_codes[int((d_units[k] + 1) * n_m + (m_units[k] + 1))] = cid
+    # Per cell: point -> its group, position -> its group, (group, group) -> unit.
+    point_group, position_group, unit_of, need = {}, {}, {}, np.zeros(len(units), dtype=np.int64)
+    groups_of = {}
+    for k, u in enumerate(units):
+        cell = cell_ids[(u.dataset, u.model)]
+        g_by_points, h_by_positions = groups_of.setdefault(cell, ({}, {}))
+        g = g_by_points.setdefault(u.points, len(g_by_points))
+        positions = tuple(unit_positions(u))
+        h = h_by_positions.setdefault(positions, len(h_by_positions))
+        if (cell, g, h) in unit_of:
+            return None
+        unit_of[(cell, g, h)] = k
+        need[k] = len(u.points) * len(positions)
+        for p in point_ids(u.points):
+            if point_group.setdefault((cell, p), g) != g:
+                return None
+        for s in positions:
+            if position_group.setdefault((cell, s), h) != h:
+                return None
+    repeat = df["repeat"].to_numpy(np.int64)
+    fold = df["fold"].to_numpy(np.int64)
+    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy(np.int64)
+    n_r = int(max(repeat.max(initial=0), max((s[0] for _, s in position_group), default=0))) + 1
+    n_f = int(max(fold.max(initial=0), max((s[1] for _, s in position_group), default=0))) + 1
+    n_i = int(max(inner.max(initial=0), max((-1 if s[2] is None else s[2] for _, s in position_group),
+                                            default=0))) + 2
+    n_p = len(p_categories) + 1
+    # Lookup tables from integer keys to groups (-1: the config has no such point or position there).
+    p_index = p_categories.get_indexer(pd.Index([p for _, p in point_group], dtype=object))
+    point_keys = np.array([c * n_p + i + 1 for (c, _), i in zip(point_group, p_index, strict=True) if i >= 0],
+                          dtype=np.int64)
+    point_values = np.array([g for ((_, _), g), i in zip(point_group.items(), p_index, strict=True) if i >= 0],
+                            dtype=np.int64)
+    pos_keys = np.array([((c * n_r + r) * n_f + f) * n_i + (0 if i is None else i + 1)
+                         for (c, (r, f, i)) in position_group], dtype=np.int64)
+    pos_values = np.fromiter(position_group.values(), dtype=np.int64, count=len(position_group))
+
+    def lookup(keys, table_keys, table_values):
+        order = np.argsort(table_keys)
+        sorted_keys = table_keys[order]
+        at = np.searchsorted(sorted_keys, keys)
+        at = np.minimum(at, max(len(sorted_keys) - 1, 0))
+        found = (sorted_keys[at] == keys) if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
+        return np.where(found, table_values[order][at] if len(sorted_keys) else -1, -1)
+
+    cell_rows = lookup((d_rows + 1) * n_m + (m_rows + 1), np.fromiter(cell_codes, dtype=np.int64),
+                       np.fromiter(cell_codes.values(), dtype=np.int64))
+    g_rows = lookup(cell_rows * n_p + p_rows + 1, point_keys, point_values)
+    h_rows = lookup(((cell_rows * n_r + repeat) * n_f + fold) * n_i + inner + 1, pos_keys, pos_values)
+    # The identity each row's cell asks for (outer and inner units have their own), compared as codes.
+    sha_rows, _ = _codes(df["identity_sha"], [])
+    sha_categories = df["identity_sha"].cat.categories if isinstance(df["identity_sha"].dtype,
+                                                                     pd.CategoricalDtype) else \
+        df["identity_sha"].astype("category").cat.categories
+    wanted = {}
+    for (dataset, model, is_inner), sha in shas.items():
+        if (dataset, model) in cell_ids:
+            wanted[cell_ids[(dataset, model)] * 2 + int(is_inner)] = sha_categories.get_indexer([sha])[0]
+    want_keys = np.fromiter(wanted.keys(), dtype=np.int64, count=len(wanted))
+    want_values = np.fromiter(wanted.values(), dtype=np.int64, count=len(wanted))
+    expected_sha = lookup(cell_rows * 2 + (inner >= 0), want_keys, want_values)
+    good = np.asarray(ok, dtype=bool) & (cell_rows >= 0) & (g_rows >= 0) & (h_rows >= 0) & \
+        (expected_sha >= 0) & (sha_rows == expected_sha)
+    n_g = max(len(gs) for gs, _ in groups_of.values())
+    n_h = max(len(hs) for _, hs in groups_of.values())
+    unit_keys = np.array([(c * n_g + g) * n_h + h for (c, g, h) in unit_of], dtype=np.int64)
+    unit_index = np.fromiter(unit_of.values(), dtype=np.int64, count=len(unit_of))
+    row_units = lookup((cell_rows[good] * n_g + g_rows[good]) * n_h + h_rows[good], unit_keys, unit_index)
+    counts = np.bincount(row_units[row_units >= 0], minlength=len(units))
+    return counts >= need
