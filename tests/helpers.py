@@ -105,3 +105,13 @@ class FailWhile(Sleepy):
         if self.flag and os.path.exists(self.flag):
             raise RuntimeError(f"{self.flag} exists")
         return super().fit(X, y)
+
+
+class Warns(Sleepy):
+    """Sleepy whose fit warns (a UserWarning naming its delay), for the runner's warning summary."""
+
+    def fit(self, X, y):
+        import warnings
+
+        warnings.warn(f"this fit warns (delay={self.delay})", UserWarning, stacklevel=2)
+        return super().fit(X, y)

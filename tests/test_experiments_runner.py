@@ -623,3 +623,26 @@ def test_a_dask_run_survives_a_killed_worker_with_nothing_lost_or_duplicated(ref
     # Every record of the reference's models as the sequential run made it, and each Sleepy fold once.
     assert {k: v for k, v in facts.items() if k[1] != "Slow"} == _facts(out)
     assert sum(1 for k in facts if k[1] == "Slow") == 2 * 2 * 3 and all(v[0] == "ok" for v in facts.values())
+
+
+@pytest.mark.parametrize("backend", ["loky", "dask"])
+def test_the_fits_warnings_are_kept_per_record_and_summarised_once_on_every_backend(tmp_path, backend):
+    if backend == "dask":
+        pytest.importorskip("dask.distributed")
+    text = """name: warns
+datasets: [heart]
+models:
+  W: {estimator: 'tests.helpers:Warns', grid: {delay: [0.0, 0.001]}}
+protocol: {folds: 3, repeats: 2}
+"""
+    (tmp_path / "c.yaml").write_text(text)
+    done = subprocess.run([sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out",
+                           str(tmp_path / "o"), "--jobs", "2", "--backend", backend, "--quiet"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    # 2 points x 3 folds x 2 repeats = 12 fits, each warned once: one line per distinct warning, no raw ones.
+    lines = [ln for ln in done.stderr.splitlines() if "this fit warns" in ln]
+    assert sorted(lines) == ["warned in 6 fit(s): UserWarning: this fit warns (delay=0.0)",
+                             "warned in 6 fit(s): UserWarning: this fit warns (delay=0.001)"]
+    records = ResultStore(tmp_path / "o").read()
+    assert all(r["warnings"] == [f"UserWarning: this fit warns (delay={r['params']['delay']})"] for r in records)

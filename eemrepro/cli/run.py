@@ -126,6 +126,12 @@ def run_cmd(
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
     typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "
                f"({done} were stored) in {summary.seconds:.1f} s: {counts}; records in {summary.out}")
+    if summary.warnings:  # caught in the fit processes on every backend, each record keeps its own
+        for text, fits in sorted(summary.warnings.items(), key=lambda kv: -kv[1])[:5]:
+            typer.secho(f"warned in {fits} fit(s): {text}", fg=typer.colors.YELLOW, err=True)
+        if len(summary.warnings) > 5:
+            typer.secho(f"... and {len(summary.warnings) - 5} other warning(s); each record holds its fit's "
+                        "(column 'warnings' of eemrepro export)", fg=typer.colors.YELLOW, err=True)
     from ..reports import run_table
 
     typer.echo("\n" + run_table(cfg, summary.out))

@@ -11,6 +11,7 @@ config's kind enumerates, describes and runs the units.
 """
 
 import os
+import re
 import sys
 import time
 import warnings
@@ -112,6 +113,7 @@ class RunSummary:
     changed: list = field(default_factory=list)  # cells whose stored identity differs (see rerun_changed)
     interrupted: bool = False
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
+    warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
 
 
 class Progress:
@@ -434,6 +436,9 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 store.append(records)
                 for r in records:
                     counts[r["status"]] = counts.get(r["status"], 0) + 1
+                    for text in r.get("warnings") or ():
+                        text = re.sub(r" \(x\d+\)$", "", text)
+                        summary.warnings[text] = summary.warnings.get(text, 0) + 1
                     if proto.after_timeout != "run" and abandons(r):
                         abandoned.add(timeout_key(r["dataset"], r["model"], point_id(r["params"])))
                 summary.done_units += 1

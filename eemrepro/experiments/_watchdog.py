@@ -197,7 +197,7 @@ class _FitChild:
                 jobs = _Reader(job_r)
                 while (job := jobs.read(None)) is not None:
                     task, steps, data, points = job
-                    for message in steps(task, data, points):
+                    for message in _with_warnings(steps(task, data, points)):
                         _send(w, message)
                     _send(w, ("done",))
                     del job, task, data  # not held while waiting for the next unit
@@ -252,6 +252,26 @@ def close_fit_child(kill=False):
     if child is not None and child.owner == os.getpid():  # (a forked process does not own its parent's)
         return child.close(kill=kill)
     return None
+
+
+def _with_warnings(messages):
+    """``messages`` of a unit's steps, each record carrying the warnings its fit raised (``warnings``: one
+    "Category: message" per distinct warning, its count after it). Caught here, in the fit process, on every
+    backend alike: the run summarises them (loky and Dask workers would print them each their own way)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for message in messages:
+            if message[0] == "record" and caught:
+                counts = {}
+                for w in caught:
+                    text = f"{w.category.__name__}: {w.message}"
+                    counts[text] = counts.get(text, 0) + 1
+                caught.clear()
+                listed = [t if n == 1 else f"{t} (x{n})" for t, n in counts.items()]
+                message = (message[0], message[1], {**message[2], "warnings": listed})
+            yield message
 
 
 def _run_points_in_child(task, steps, data, points, timeout):
@@ -342,6 +362,7 @@ def make_record(task, point, fields, data_sha256, n_train, n_test):
                                       "standalone_fit_seconds")},
         **fields.get("extra", {}),
         **({"fitted": fields["fitted"]} if fields.get("fitted") else {}),
+        **({"warnings": fields["warnings"]} if fields.get("warnings") else {}),  # what the fit warned
         "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"],
         "identity": task["identity"], "identity_sha": task["identity_sha"], "data_sha256": data_sha256,
         "versions": versions, "host": host["name"], "finished_at": time.time(),
