@@ -143,33 +143,53 @@ def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     """One row per (data set, model): the selected point and its outer-fold metrics.
 
     ``unfinished``: (data set, model) cells the store says lack a unit's
-    record (``ResultStore.unfinished_cells``).
+    record (``ResultStore.unfinished_cells``). Vectorised over the cells (one
+    sort of the grid summary, not a pandas pass per cell).
     """
     summary = grid_summary(df, ddof=ddof)
+    if summary.empty:
+        return pd.DataFrame()
     outer = df[df["inner"].isna()]
-    n_splits = outer.drop_duplicates(["dataset", "model", "repeat", "fold"]).groupby(["dataset", "model"]).size()
+    n_splits = outer.drop_duplicates(["dataset", "model", "repeat", "fold"]).groupby(
+        ["dataset", "model"], observed=True).size()
+    cell, firsts = _group_codes(summary, ["dataset", "model"])
+    n_cells = len(firsts)
+    cells = summary.iloc[firsts][["dataset", "model"]].reset_index(drop=True)
+    splits = n_splits.reindex(pd.MultiIndex.from_frame(cells.astype(object))).to_numpy()
+    n_folds, n_ok = summary["n_folds"].to_numpy(), summary["n_ok"].to_numpy()
+    short = np.bincount(cell, weights=n_folds < splits[cell], minlength=n_cells) > 0
+    stopped_rows = (summary[["n_timed_out", "n_failed", "n_skipped_after_timeout"]].to_numpy() > 0).any(axis=1)
+    stopped = np.bincount(cell, weights=stopped_rows, minlength=n_cells) > 0
     unfinished = set(unfinished)
-    better = get_metric(metric).greater_is_better
+    listed = np.array([(d, m) in unfinished for d, m in cells.itertuples(index=False, name=None)], dtype=bool)
+    # A run was interrupted inside the cell: some point lacks a (repeat, fold) that others have, or a unit of
+    # the config has no record. Choosing among what is stored would report a smaller grid as if it were the
+    # paper's; resume the run instead.
+    incomplete = short | (listed & ~stopped)
+    complete = (n_ok == n_folds) & ~incomplete[cell]
+    column = metric + "_mean"
+    values = summary[column].to_numpy(dtype=float) if column in summary else np.full(len(summary), np.nan)
+    if not get_metric(metric).greater_is_better:
+        values = -values
+    # The best value of each cell's complete points (NaN last), ties to the earliest point in canonical order;
+    # a cell without values takes its first complete point.
+    rank = np.where(np.isnan(values), np.inf, -values)
+    order = np.lexsort((summary["order"].to_numpy(), rank, cell))
+    order = order[complete[order]]
+    chosen_cells, first = np.unique(cell[order], return_index=True)
+    best = summary.iloc[order[first]].assign(status="ok")
+    best.index = chosen_cells
+    timed_out = np.bincount(cell, weights=summary["n_timed_out"].to_numpy() > 0, minlength=n_cells) > 0
+    failed = np.bincount(cell, weights=summary["n_failed"].to_numpy() > 0, minlength=n_cells) > 0
     rows = []
-    for (dataset, model), g in summary.groupby(["dataset", "model"], sort=False):
-        stopped = (g[["n_timed_out", "n_failed", "n_skipped_after_timeout"]].to_numpy() > 0).any()
-        if (g["n_folds"] < n_splits[(dataset, model)]).any() or ((dataset, model) in unfinished and not stopped):
-            # A run was interrupted inside this cell: some point lacks a (repeat,
-            # fold) that others have, or a unit of the config has no record.
-            # Choosing among what is stored would report a smaller grid as if
-            # it were the paper's; resume the run instead.
+    for c, (dataset, model) in enumerate(cells.itertuples(index=False, name=None)):
+        if incomplete[c]:
             rows.append({"dataset": dataset, "model": model, "status": "incomplete", "point": None})
-            continue
-        complete = g[g["n_ok"] == g["n_folds"]].sort_values("order")
-        if complete.empty:
-            rows.append({"dataset": dataset, "model": model, "status": _cell_status(g), "point": None})
-            continue
-        column = metric + "_mean"
-        has_values = column in complete and complete[column].notna().any()
-        values = complete[column] if better or not has_values else -complete[column]
-        best = complete.loc[values.idxmax()] if has_values else complete.iloc[0]
-        # idxmax returns the first maximum; complete is in canonical order.
-        rows.append(dict(best.to_dict(), status="ok"))
+        elif c in best.index:
+            rows.append(best.loc[c].to_dict())
+        else:
+            status = "timed-out" if timed_out[c] or not failed[c] else "failed"
+            rows.append({"dataset": dataset, "model": model, "status": status, "point": None})
     return pd.DataFrame(rows)
 
 
@@ -279,6 +299,17 @@ def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=()):
     ``mode``: ``best-of-grid``, ``nested`` or ``best-per-fold`` (by ``metric``),
     or a criterion name (``dcs-gaussian`` or ``dcs_gaussian``).
     """
+    from ..store._segments import as_frame
+
+    records = as_frame(records)
+    # Selection reads the keys, the status, the metrics and criteria and two timings: the other columns (the
+    # projections' embeddings, D_CS pairs) would only be copied by every filter and sort below.
+    from ._criteria import criterion_names
+
+    wanted = ["dataset", "model", "point", "repeat", "fold", "inner", "status", "fit_seconds", "path_size",
+              *metric_names(), *criterion_names()]
+    if len(records.columns) > len(wanted):
+        records = records[[c for c in records.columns if c in set(wanted)]]
     df = records_frame(records)
     if df.empty:
         return df
