@@ -191,40 +191,29 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     ``primary_cells``: the ``check`` results of the primary reading (default
     tolerance). A reading counts the cells of its own records the same way.
     """
-    from ._check import check
-    from ._render import load_results
-    from ._tables import build_table, split_by_kind, table_applies
-
     checked = [s for s in specs if s.tolerance is not None]
     rows = {}
     readings = [(results, name, folder) for results, name, folder in reading_stores(dirs)]
     readings += [(results, name, None) for results, name in derived_readings(dirs)]
-    loaded, judged = {}, []
-    for results, name, folder in readings:
+    # Each store read once, with the readings that read it; the stores judged side by side on every core (each
+    # is a whole results folder of its own), then put back in the readings' order.
+    by_source = {}
+    for position, (results, name, folder) in enumerate(readings):
         reading = _reading_of(results, name, folder)
         source = folder if folder is not None else results
         if folder is None and reading is not None and reading.records:
             source = Path(results) / READINGS_DIR / reading.records
             if not (source / "records").is_dir():
                 continue
-        if source not in loaded:
-            loaded[source] = load_results([source], require=False)
-        records, prov = loaded[source]
-        if not len(records):
-            continue
-        unfinished = {tuple(c) for c in prov["unfinished"]}
-        parts = split_by_kind(records)
-        for spec in checked:
-            mine = parts.get(spec.kind)
-            read_spec, read_selection = _read_as(spec, reading.table_set if reading else {}, selection)
-            if mine is None or not table_applies(read_spec, mine):
-                continue
-            table = build_table(read_spec, mine, read_selection, unfinished=unfinished, layout="full")
-            if read_spec.metric != spec.metric:  # judged as the table's own column
-                table = table.rename(columns={read_spec.metric: spec.metric,
-                                              read_spec.metric + "_std": spec.metric + "_std"})
-            cells = check(parts, unfinished=unfinished, tables=[spec.id], built={spec.id: table})
-            judged.append((spec, results, name, reading, table, cells))
+        by_source.setdefault(source, []).append((position, results, name, reading))
+    ids = [s.id for s in checked]
+    judged_by_position = {}
+    for part in _in_parallel(_judge_source, [(source, group, ids, selection) for source, group in by_source.items()]):
+        judged_by_position.update(part)
+    specs_by_id = {s.id: s for s in checked}
+    judged = [(specs_by_id[spec_id], results, name, reading, table, cells)
+              for position in sorted(judged_by_position)
+              for spec_id, results, name, reading, table, cells in judged_by_position[position]]
     # A reading is compared with the primary one, or with the reading it names under ``against``
     # (of the same results folder and table), once every reading's cells are known.
     cells_of = {(results, name, spec.id): cells for spec, results, name, _, _, cells in judged}
@@ -257,6 +246,48 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
                        verdicts=prefix + verdicts if verdicts else "")
         rows[spec.id].append(row)
     return {k: pd.DataFrame(v) for k, v in rows.items()}
+
+
+def _judge_source(source, group, spec_ids, selection):
+    """{position: [(table id, results, name, reading, table, cells)]} of the readings in ``group`` (each
+    (position, results folder, name, Reading)) that read the records of ``source``."""
+    from ._check import check
+    from ._render import load_results
+    from ._spec import registered_tables
+    from ._tables import build_table, split_by_kind, table_applies
+
+    checked = [s for s in registered_tables() if s.id in set(spec_ids)]
+    records, prov = load_results([source], require=False)
+    out = {}
+    if not len(records):
+        return out
+    unfinished = {tuple(c) for c in prov["unfinished"]}
+    parts = split_by_kind(records)
+    for position, results, name, reading in group:
+        for spec in checked:
+            mine = parts.get(spec.kind)
+            read_spec, read_selection = _read_as(spec, reading.table_set if reading else {}, selection)
+            if mine is None or not table_applies(read_spec, mine):
+                continue
+            table = build_table(read_spec, mine, read_selection, unfinished=unfinished, layout="full")
+            if read_spec.metric != spec.metric:  # judged as the table's own column
+                table = table.rename(columns={read_spec.metric: spec.metric,
+                                              read_spec.metric + "_std": spec.metric + "_std"})
+            cells = check(parts, unfinished=unfinished, tables=[spec.id], built={spec.id: table})
+            out.setdefault(position, []).append((spec.id, results, name, reading, table, cells))
+    return out
+
+
+def _in_parallel(function, calls):
+    """``function(*call)`` of each call, on up to every core (loky processes) when there are several; in order."""
+    import os
+
+    jobs = min(len(calls), os.cpu_count() or 1)
+    if jobs <= 1:
+        return [function(*call) for call in calls]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=jobs, backend="loky")(delayed(function)(*call) for call in calls)
 
 
 COLUMNS = [("reading", "reading", None), ("changes", "what it changes", None), ("size", "size", None),
