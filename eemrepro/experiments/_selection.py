@@ -209,12 +209,18 @@ def _per_fold_choice(df, chosen, ddof):
     metrics = _metric_columns(df)
     picked = outer.merge(chosen[keys + ["point"]], on=keys + ["point"], how="inner", sort=False)
     picked = picked[picked["status"] == "ok"].sort_values(keys, kind="stable")
-    groups = dict(iter(picked.groupby(["dataset", "model"], sort=False)))
+    # Each column read once as an array; a cell's rows are then positions into them (no pandas per cell).
+    groups = picked.groupby(["dataset", "model"], sort=False, observed=True).indices if len(picked) else {}
+    values = {m: _numeric(picked, m) for m in metrics}
+    fit = _numeric(picked, "fit_seconds")
+    points_of = picked["point"].to_numpy(dtype=object)
+    repeats = picked["repeat"].astype(int).to_numpy()
+    folds = picked["fold"].astype(int).to_numpy()
     rows = []
     stops = None
     for dataset, model in outer[["dataset", "model"]].drop_duplicates().itertuples(index=False, name=None):
         g = groups.get((dataset, model))
-        if g is None or g.empty:
+        if g is None or not len(g):
             if stops is None:  # what stopped the cells where no fold chose a point: inner fits count too
                 stops = df.groupby(["dataset", "model"], sort=False, observed=True)["status"].agg(set).to_dict()
                 nested = set(df.loc[df["inner"].notna(), ["dataset", "model"]].itertuples(index=False, name=None))
@@ -226,13 +232,13 @@ def _per_fold_choice(df, chosen, ddof):
             rows.append({"dataset": dataset, "model": model, "point": None, "status": status,
                          **{f"{m}_{s}": np.nan for m in metrics for s in ("mean", "std")}})
             continue
-        points = g["point"].tolist()
+        points = points_of[g].tolist()
         row = {"dataset": dataset, "model": model, "status": "ok", "n_folds": len(g),
                "point": pd.Series(points).mode().iloc[0], "points": points,
-               "folds": list(zip(g["repeat"].astype(int), g["fold"].astype(int), strict=True)),
-               "fit_seconds_mean": float(np.mean(_numeric(g, "fit_seconds")))}
+               "folds": list(zip(repeats[g], folds[g], strict=True)),
+               "fit_seconds_mean": float(np.mean(fit[g]))}
         for m in metrics:
-            v = _numeric(g, m)
+            v = values[m][g]
             v = v[~np.isnan(v)]
             row[m + "_mean"] = v.mean() if v.size else np.nan
             row[m + "_std"] = v.std(ddof=ddof) if v.size > ddof else np.nan
