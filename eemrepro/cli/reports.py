@@ -110,6 +110,10 @@ def check_cmd(
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
     unfinished = {tuple(c) for c in prov["unfinished"]}
+    from ..reports._check import build_checked
+
+    # Every table built once: the check (with or without pins) and the claims judge the same tables.
+    built = build_checked(records, unfinished) if reference is None else None
     if pin is not None:
         import dataclasses
 
@@ -125,23 +129,24 @@ def check_cmd(
         # Pins come from the table rules alone: a --tolerance that is itself a pin
         # file would otherwise pass every cell it pins, and regenerating would drop them.
         unpinned = dataclasses.replace(tol, cells=[])
-        pins = pin_differences(check(records, unpinned, reference=ref_records, unfinished=unfinished), unpinned,
-                               reason=pin_reason, previous=previous)
+        pins = pin_differences(check(records, unpinned, reference=ref_records, unfinished=unfinished, built=built),
+                               unpinned, reason=pin_reason, previous=previous)
         header = ("# Known differences pinned by `eemrepro check --pin`; regenerate after a new run\n"
                   "# (reasons already written here are kept).\n")
         pin.parent.mkdir(parents=True, exist_ok=True)
         pin.write_text(header + yaml.safe_dump(pins, sort_keys=False, width=120))
         typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
-        typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records, unfinished=unfinished)))
+        typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records, unfinished=unfinished,
+                                      built=built)))
         return
-    cells = check(records, tol, reference=ref_records, unfinished=unfinished)
+    cells = check(records, tol, reference=ref_records, unfinished=unfinished, built=built)
     for cell in cells:
         if cell.outcome in ("fail", "missing"):
             typer.echo(cell.line())
         elif verbose:
             typer.echo(f"{cell.outcome.upper()} {cell.table} {cell.dataset} {cell.method}"
                        + (f" ({cell.reason})" if cell.reason else ""))
-    changed = _claims(records, unfinished, claims, pin_claims) if reference is None else []
+    changed = _claims(records, unfinished, claims, pin_claims, built) if reference is None else []
     typer.echo(summary_line(cells))
     from ..reports import derived_readings, reading_stores
 
@@ -153,7 +158,7 @@ def check_cmd(
         raise typer.Exit(code=1)
 
 
-def _claims(records, unfinished, pinned_file, pin_file):
+def _claims(records, unfinished, pinned_file, pin_file, built=None):
     """Print every claim's verdict; write them to ``pin_file``; return the claims whose verdict differs from
     ``pinned_file``'s."""
     import yaml
@@ -162,7 +167,7 @@ def _claims(records, unfinished, pinned_file, pin_file):
     from ..reports import evaluate_claims
     from ._common import fail
 
-    results = evaluate_claims(records, unfinished=unfinished)
+    results = evaluate_claims(records, unfinished=unfinished, built=built)
     for r in results:
         typer.echo(r.line())
     if pin_file is not None:

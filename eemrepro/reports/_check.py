@@ -163,6 +163,18 @@ def _compare(table, dataset, method, value, pub, pub_std, tol, h=None, run_here=
                       "pass" if abs(value - pub) <= limit + 1e-9 else "fail", reason)
 
 
+def build_checked(records, unfinished=()):
+    """{table id: table} of every checked table the records cover, built once in the full layout with the
+    default selection: what ``check`` compares and the claims judge (``built`` of both)."""
+    parts = split_by_kind(records)
+    out = {}
+    for spec in _checked_specs().values():
+        mine = parts.get(spec.kind)
+        if mine is not None and table_applies(spec, mine):
+            out[spec.id] = build_table(spec, mine, unfinished=unfinished, layout="full")
+    return out
+
+
 def check(records, tolerance=None, reference=None, unfinished=(), tables=None, built=None):
     """Compare every published cell of the registered tables the records cover.
 
