@@ -214,8 +214,12 @@ def _embedding_rows(df, dataset):
     return sub.to_dict("records")
 
 
-def build_figures(dirs, out, selection="best-of-grid", figures=None):
-    """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``."""
+def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None, tables_built=None):
+    """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``.
+
+    ``loaded``: ``load_results(dirs)`` if the caller has it (the report); ``tables_built``: {table id: table}
+    built from it with ``selection`` (what a scatter figure draws).
+    """
     from ..experiments import get_metric
     from ._render import load_results
     from ._spec import registered_figures, registered_tables
@@ -225,9 +229,10 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None):
     unknown = sorted(set(figures or ()) - set(specs))
     if unknown:
         raise ValueError(f"unknown figure(s) {unknown}; choose from {sorted(specs)}")
-    records, prov = load_results(dirs)
+    records, prov = load_results(dirs) if loaded is None else loaded
     unfinished = {tuple(c) for c in prov["unfinished"]}
     tables = {t.id: t for t in registered_tables()}
+    tables_built = tables_built or {}
     out = Path(out)
     written = []
     for name, f in specs.items():
@@ -239,6 +244,7 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None):
             metric = get_metric(spec.metric)
             label = metric.title + (" (%)" if spec.scale == 100 else "")
             draw = lambda spec=spec, f=f, label=label: scatter_figure(
+                tables_built[spec.id] if spec.id in tables_built else
                 build_table(spec, records, selection, unfinished=unfinished), out / f.stem,
                 title=f.title or f"{get_metric(spec.metric).title}: reproduced vs published",
                 metric=spec.metric, label=label)

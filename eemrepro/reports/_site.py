@@ -60,8 +60,13 @@ def _cell_frames(spec, mine):
     outer = grid[grid["inner"].isna()] if len(grid) else grid
     if not len(outer):
         return {}
-    keyed = outer.assign(dataset=outer["dataset"].astype(str), model=outer["model"].astype(str),
-                         point=outer["point"].astype(str))
+    # What a click shows reads the finished folds alone, in (repeat, fold) order: filtered and sorted once here,
+    # and only the columns it shows.
+    wanted = [c for c in ("dataset", "model", "point", "repeat", "fold", "status", spec.metric, "fit_seconds",
+                          "predict_seconds") if c in outer]
+    ok = outer.loc[outer["status"] == "ok", wanted]
+    keyed = ok.assign(dataset=ok["dataset"].astype(str), model=ok["model"].astype(str),
+                      point=ok["point"].astype(str)).sort_values(["repeat", "fold"], kind="stable")
     return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
 
 
@@ -77,14 +82,13 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     g = frames.get((row["dataset"], row["method"]))
     if g is None or spec.metric not in g:
         return cell
-    ok = g[g["status"] == "ok"]
+    ok = g  # (``_cell_frames``: the finished folds, in (repeat, fold) order)
     if per_fold:
         chosen = pd.Series([per_fold.get((int(r), int(f))) for r, f in zip(ok["repeat"], ok["fold"], strict=True)],
                            index=ok.index)
         at = ok[ok["point"] == chosen]
     else:
         at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
-    at = at.sort_values(["repeat", "fold"])
     cell["fold_headers"] = ["repeat", "fold", "selected", spec.metric, "fit s", "predict s"]
     cell["folds"] = [[int(r), int(f), p, _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
                      for r, f, p, v, fs, ps in zip(at["repeat"], at["fold"], at["point"], at[spec.metric],
@@ -257,7 +261,7 @@ def _cd_diagram(df, metric, better):
     return text[text.index("<svg"):]
 
 
-def _figures(dirs, figure_stores=()):
+def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
     """{figure name: its title and inline SVG} of every registered figure the results can draw, drawn in one
     pass over the results, then one pass over each of ``figure_stores`` alone (stores that hold what figures
     draw and no table, or a sweep whose grid must not merge with a table's); none without matplotlib."""
@@ -271,7 +275,9 @@ def _figures(dirs, figure_stores=()):
         written = []
         for k, group in enumerate([list(dirs), *([d] for d in figure_stores)]):
             try:
-                written += build_figures(group, tmp / str(k))
+                # The report's own records and tables are not read or built again for its figures.
+                written += build_figures(group, tmp / str(k), loaded=loaded if k == 0 else None,
+                                         tables_built=tables_built if k == 0 else None)
             except (ValueError, RuntimeError):
                 continue  # no matplotlib, or nothing drawable there: the pages go without those figures
         for path in written:
@@ -334,9 +340,13 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     unfinished = {tuple(c) for c in prov["unfinished"]}
     parts = split_by_kind(records)
     # Every table once (the full layout); the checks and the claims judge these same tables.
-    built = {spec.id: build_table(spec, parts[spec.kind], selection, unfinished=unfinished, layout="full")
+    # Every table once; where a table's rule chooses per fold, its choices are kept for the drill-down.
+    chosen = {}
+    built = {spec.id: build_table(spec, parts[spec.kind], selection, unfinished=unfinished, layout="full",
+                                  per_fold=chosen.setdefault(spec.id, {}) if spec.builder == "metric" else None)
              for paper in registered_papers() for spec in paper.tables
              if spec.kind in parts and table_applies(spec, parts[spec.kind])}
+    chosen = {k: v for k, v in chosen.items() if v}
     reuse = built if selection == "best-of-grid" else None  # what check compares
     key = lambda c: (c.table, c.dataset, c.method)
     default = {key(c): c for c in check(parts, Tolerance(), unfinished=unfinished, built=reuse)}
@@ -354,7 +364,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
                    "too few data sets": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
-    drawn = _figures(dirs, figure_stores) if figures else {}
+    drawn = _figures(dirs, figure_stores, loaded=(records, prov), tables_built=built) if figures else {}
     nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
     from ._compare import new_methods
 
@@ -375,7 +385,8 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
             if df.empty:
                 continue
             if spec.builder == "metric":
-                per_fold = _per_fold_points(spec, mine, selection, unfinished)
+                per_fold = chosen[spec.id] if spec.id in chosen else _per_fold_points(spec, mine, selection,
+                                                                                      unfinished)
                 display, classes, tips, details = _metric_section(spec, df, verdicts, mine, per_fold)
                 summaries, cd = _summaries(spec, df)
                 wide = _wide_section(spec, df, verdicts)

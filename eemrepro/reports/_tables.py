@@ -173,7 +173,7 @@ def timeout_limit(records, default=600.0):
 
 
 def metric_table(records, spec, selection="best-of-grid", reference=None, unfinished=(), layout="full",
-                 all_datasets=False):
+                 all_datasets=False, per_fold=None):
     """A metric at the selected grid point per (data set, method), mean +- std, next to the published cell.
 
     ``reference``: records of another reproduction to compare with instead of
@@ -240,7 +240,15 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
              "published_std"]]
     df["delta"] = df[m] - df["published"]
-    return _order(df, pub)
+    df = _order(df, pub)
+    # Where the rule chooses per fold (nested CV, a criterion): each cell's {(repeat, fold): point}, for the
+    # report's drill-down (which would otherwise run the selection again). Not in ``attrs``: pandas deep-copies
+    # those into every row the report iterates.
+    if per_fold is not None and "folds" in sel:
+        per_fold.update({(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"],
+                                                                        strict=True))
+                         for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
+    return df
 
 
 def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="full"):
@@ -342,10 +350,13 @@ def correlation_table(records, spec, layout="full"):
     return df.sort_values(["_d", "dataset", "h"]).drop(columns="_d").reset_index(drop=True)
 
 
-def build_table(spec, records, selection="best-of-grid", reference=None, unfinished=(), layout="full"):
-    """Dispatch on ``spec.builder``."""
+def build_table(spec, records, selection="best-of-grid", reference=None, unfinished=(), layout="full",
+                per_fold=None):
+    """Dispatch on ``spec.builder``. ``per_fold``: a dict a metric table fills with each cell's points chosen
+    per fold, where its rule chooses per fold."""
     if spec.builder == "metric":
-        return metric_table(records, spec, selection, reference=reference, unfinished=unfinished, layout=layout)
+        return metric_table(records, spec, selection, reference=reference, unfinished=unfinished, layout=layout,
+                            per_fold=per_fold)
     if spec.builder == "time":
         return time_table(records, spec, selection, unfinished=unfinished, layout=layout)
     return correlation_table(records, spec, layout=layout)
