@@ -19,6 +19,7 @@ better) or by a named criterion:
   chosen; no validation data.
 """
 
+import functools
 import json
 
 import numpy as np
@@ -60,6 +61,7 @@ def records_frame(records):
             .drop(columns="_inner").reset_index(drop=True))
 
 
+@functools.lru_cache(maxsize=65536)
 def _point_sort_key(point):
     items = sorted(json.loads(point).items())
     return tuple((k, (0, v) if isinstance(v, (int, float)) else (1, str(v))) for k, v in items)

@@ -107,15 +107,19 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
 def _build_tables(dirs, out, formats, selection, layout, tables):
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
+    specs = [s for s in registered_tables() if tables is None or s.id in tables]
+    unknown = sorted(set(tables or ()) - {s.id for s in specs})
+    if unknown:
+        raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
+    from ._readings import start_readings
+
+    # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
+    started = start_readings(dirs, specs)
     records, prov = load_results(dirs)
     unfinished = {tuple(c) for c in prov["unfinished"]}
     out = Path(out)
     written = []
     limit = timeout_limit(records)
-    specs = [s for s in registered_tables() if tables is None or s.id in tables]
-    unknown = sorted(set(tables or ()) - {s.id for s in specs})
-    if unknown:
-        raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
     parts = split_by_kind(records)
     built = {}
     for spec in specs:
@@ -142,7 +146,7 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
         reuse = built if layout == "full" and selection == "best-of-grid" else None
         cells = check(parts, unfinished=unfinished, tables=[s.id for s in specs], built=reuse)
         written.append(_write_check(cells, out, prov, specs))
-        written += _write_readings(dirs, out, prov, specs, cells, formats, built)
+        written += _write_readings(dirs, out, prov, specs, cells, formats, built, started)
         claims = _write_claims(parts, out, prov, unfinished, selection, built)
         if claims is not None:
             written.append(claims)
@@ -237,11 +241,11 @@ def _write_comparison(df, spec, out, formats, prov, selection):
     return written
 
 
-def _write_readings(dirs, out, prov, specs, cells, formats, built):
+def _write_readings(dirs, out, prov, specs, cells, formats, built, started=None):
     """``<stem>_readings.md`` (and ``.csv``) of each checked table a stored reading covers."""
     from ._readings import COLUMNS, reading_stores, readings_frames
 
-    frames = readings_frames(dirs, specs, cells, primary_tables=built)
+    frames = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
     stores = ", ".join(str(folder) for _, _, folder in reading_stores(dirs))
     written = []
     for spec in specs:

@@ -185,14 +185,10 @@ def _size(spec, table):
     return ""
 
 
-def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3, primary_tables=None):
-    """{table id: frame} of every checked table that a stored reading covers.
-
-    ``primary_cells``: the ``check`` results of the primary reading (default
-    tolerance). A reading counts the cells of its own records the same way.
-    """
+def start_readings(dirs, specs, selection="best-of-grid"):
+    """Start judging the readings of ``dirs`` in worker processes; ``readings_frames(..., started=...)``
+    collects them. The caller builds its own tables meanwhile (``tables`` and ``report`` do)."""
     checked = [s for s in specs if s.tolerance is not None]
-    rows = {}
     readings = [(results, name, folder) for results, name, folder in reading_stores(dirs)]
     readings += [(results, name, None) for results, name in derived_readings(dirs)]
     # Each store read once, with the readings that read it; the stores judged side by side on every core (each
@@ -207,8 +203,21 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
                 continue
         by_source.setdefault(source, []).append((position, results, name, reading))
     ids = [s.id for s in checked]
+    return checked, _submit(_judge_source, [(source, group, ids, selection) for source, group in by_source.items()])
+
+
+def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3, primary_tables=None,
+                    started=None):
+    """{table id: frame} of every checked table that a stored reading covers.
+
+    ``primary_cells``: the ``check`` results of the primary reading (default
+    tolerance). A reading counts the cells of its own records the same way.
+    ``started``: what ``start_readings`` returned (else they are judged now).
+    """
+    checked, pending = started if started is not None else start_readings(dirs, specs, selection)
+    rows = {}
     judged_by_position = {}
-    for part in _in_parallel(_judge_source, [(source, group, ids, selection) for source, group in by_source.items()]):
+    for part in pending():
         judged_by_position.update(part)
     specs_by_id = {s.id: s for s in checked}
     judged = [(specs_by_id[spec_id], results, name, reading, table, cells)
@@ -278,16 +287,19 @@ def _judge_source(source, group, spec_ids, selection):
     return out
 
 
-def _in_parallel(function, calls):
-    """``function(*call)`` of each call, on up to every core (loky processes) when there are several; in order."""
+def _submit(function, calls):
+    """Start ``function(*call)`` of each call on up to every core (loky worker processes) when there are
+    several; returns a callable that waits for their results, in order (one call: run when collected)."""
     import os
 
     jobs = min(len(calls), os.cpu_count() or 1)
     if jobs <= 1:
-        return [function(*call) for call in calls]
-    from joblib import Parallel, delayed
+        return lambda: [function(*call) for call in calls]
+    from joblib.externals.loky import get_reusable_executor
 
-    return Parallel(n_jobs=jobs, backend="loky")(delayed(function)(*call) for call in calls)
+    executor = get_reusable_executor(max_workers=jobs)
+    futures = [executor.submit(function, *call) for call in calls]
+    return lambda: [f.result() for f in futures]
 
 
 COLUMNS = [("reading", "reading", None), ("changes", "what it changes", None), ("size", "size", None),

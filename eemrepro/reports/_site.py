@@ -98,8 +98,9 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     from ..experiments._selection import _point_sort_key
 
     curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
+    means, counts = curve["mean"].to_dict(), curve["count"].to_dict()
     points = sorted(curve.index, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
-    cell["grid"] = [[p, _fmt(scale * curve.at[p, "mean"], digits), int(curve.at[p, "count"])] for p in points][:300]
+    cell["grid"] = [[p, _fmt(scale * means[p], digits), int(counts[p])] for p in points][:300]
     return cell
 
 
@@ -333,14 +334,18 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
 
     from ..papers import registered_papers
     from ._check import Tolerance, check, load_tolerance
+    from ._readings import COLUMNS, readings_frames, start_readings
     from ._render import load_results, provenance_lines
     from ._tables import build_table, split_by_kind, table_applies, table_title, timeout_limit
 
+    # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
+    specs = [s for paper in registered_papers() for s in paper.tables]
+    started = start_readings(dirs, specs, selection)
     records, prov = load_results(dirs)
     unfinished = {tuple(c) for c in prov["unfinished"]}
     parts = split_by_kind(records)
-    # Every table once (the full layout); the checks and the claims judge these same tables.
-    # Every table once; where a table's rule chooses per fold, its choices are kept for the drill-down.
+    # Every table once (the full layout); the checks and the claims judge these same tables. Where a
+    # table's rule chooses per fold, its choices are kept for the drill-down.
     chosen = {}
     built = {spec.id: build_table(spec, parts[spec.kind], selection, unfinished=unfinished, layout="full",
                                   per_fold=chosen.setdefault(spec.id, {}) if spec.builder == "metric" else None)
@@ -355,10 +360,8 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
         else default
     verdicts = _verdicts(default, pinned)
     from ._claims import evaluate_claims
-    from ._readings import COLUMNS, readings_frames
-
-    specs = [s for paper in registered_papers() for s in paper.tables]
-    readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built)
+    readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built,
+                               started=started)
 
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
