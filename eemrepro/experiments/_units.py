@@ -278,17 +278,20 @@ def done_units(units, df, ok, shas):
     for k, u in enumerate(units):
         cell = cell_ids[(u.dataset, u.model)]
         g_by_points, h_by_positions = groups_of.setdefault(cell, ({}, {}))
+        new_g = u.points not in g_by_points
         g = g_by_points.setdefault(u.points, len(g_by_points))
         positions = tuple(unit_positions(u))
+        new_h = positions not in h_by_positions
         h = h_by_positions.setdefault(positions, len(h_by_positions))
         if (cell, g, h) in unit_of:
             return None
         unit_of[(cell, g, h)] = k
         need[k] = len(u.points) * len(positions)
-        for p in point_ids(u.points):
+        # A group's points (positions) are checked when the group first appears: a cell's units share them.
+        for p in point_ids(u.points) if new_g else ():
             if point_group.setdefault((cell, p), g) != g:
                 return None
-        for s in positions:
+        for s in positions if new_h else ():
             if position_group.setdefault((cell, s), h) != h:
                 return None
     repeat = df["repeat"].to_numpy(np.int64)
