@@ -278,8 +278,9 @@ def test_dry_run_of_a_resumed_store_is_estimated_from_its_own_timings(reference,
     cfg, out, _ = reference
     resumed = tmp_path / "resumed"
     shutil.copytree(out, resumed)
-    # The same records, as if each had taken 1000 times longer (a slow solver the cost model does not know).
-    slow = [r | {"fit_seconds": 1000 * r["fit_seconds"], "predict_seconds": 1000 * r["predict_seconds"]}
+    # The same records, as if each had taken 1000 times longer and 10 s more (a slow solver the cost model does
+    # not know; the 10 s keep it far above the cost model's figure however fast the machine ran the reference).
+    slow = [r | {"fit_seconds": 1000 * r["fit_seconds"] + 10.0, "predict_seconds": 1000 * r["predict_seconds"]}
             for r in ResultStore(out).read()]
     store = ResultStore(resumed)
     store.append(slow)
