@@ -27,6 +27,7 @@ from ..store import ResultStore, StoreWarning
 from ..store._files import atomic_write
 from ._kinds import get_kind
 from ._units import (
+    as_category,
     changed_identities,
     done_units,
     frame_keys,
@@ -234,10 +235,7 @@ def _data_ok(stored, data_sha256, retry_failed=False):
     ``retry_failed``) not a failed fit. Compared as category codes, never as ten million strings."""
     if stored.empty:
         return np.zeros(0, dtype=bool)
-    datasets = stored["dataset"].astype("category") if not isinstance(stored["dataset"].dtype,
-                                                                       pd.CategoricalDtype) else stored["dataset"]
-    shas = stored["data_sha256"].astype("category") if not isinstance(stored["data_sha256"].dtype,
-                                                                       pd.CategoricalDtype) else stored["data_sha256"]
+    datasets, shas = as_category(stored["dataset"]), as_category(stored["data_sha256"])
     expected = shas.cat.categories.get_indexer(pd.Index([data_sha256.get(d) for d in datasets.cat.categories],
                                                         dtype=object))
     codes = datasets.cat.codes.to_numpy()

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._kinds import get_kind
-from ._units import point_ids
+from ._units import as_category, point_ids
 
 #: Units estimated under this many seconds are packed into batches of about this much work.
 BATCH_SECONDS = 0.5
@@ -88,14 +88,10 @@ def unit_costs(config, units, timed=None, shas=None, known=False):
 
 
 
-def _category(column):
-    return column if isinstance(column.dtype, pd.CategoricalDtype) else column.astype("category")
-
-
 def _measured(timed, shas, cells):
     """({(data set, model, is inner): mean seconds per record}, {(..., point): mean seconds per record}) of
     the stored records of ``cells`` made under their cell's identity (``shas``); grouped on category codes."""
-    dataset, model, point, sha = (_category(timed[c]) for c in ("dataset", "model", "point", "identity_sha"))
+    dataset, model, point, sha = (as_category(timed[c]) for c in ("dataset", "model", "point", "identity_sha"))
     inner = timed["inner"].notna().to_numpy()
     d_cat, m_cat, p_cat = dataset.cat.categories, model.cat.categories, point.cat.categories
     n_m = len(m_cat) + 1

@@ -144,9 +144,14 @@ class NotAProduct(ValueError):
     """A kind whose units in a cell are not every point at every position (``scope_of_units``)."""
 
 
+def as_category(column):
+    """``column`` as a categorical (a store frame's strings are already): its codes number its values."""
+    return column if isinstance(column.dtype, pd.CategoricalDtype) else column.astype("category")
+
+
 def _codes(column, values):
     """(codes of ``column``'s rows, codes of ``values``) in one shared numbering (-1: a value the rows lack)."""
-    col = column.astype("category") if not isinstance(column.dtype, pd.CategoricalDtype) else column
+    col = as_category(column)
     categories = col.cat.categories
     return col.cat.codes.to_numpy(np.int64), categories.get_indexer(pd.Index(values, dtype=object))
 
@@ -171,8 +176,7 @@ def scope_rows(scope, df):
     cell_ids = (d_cells + 1) * n_m + (m_cells + 1)
     present = (d_cells >= 0) & (m_cells >= 0)
     # (cell, point) pairs the scope has, as integers in the rows' numbering.
-    p_categories = df["point"].astype("category").cat.categories if not isinstance(
-        df["point"].dtype, pd.CategoricalDtype) else df["point"].cat.categories
+    p_categories = as_category(df["point"]).cat.categories
     want_points = [cid * n_p + code + 1 for cid, ok, (ids, _) in zip(cell_ids, present, scope.values(), strict=True)
                    if ok for code in p_categories.get_indexer(pd.Index(ids, dtype=object)) if code >= 0]
     point_ok = np.isin(cell_rows * n_p + p_rows + 1, np.asarray(want_points, dtype=np.int64))
@@ -263,8 +267,7 @@ def done_units(units, df, ok, shas):
     d_rows, d_units = _codes(df["dataset"], [u.dataset for u in units])
     m_rows, m_units = _codes(df["model"], [u.model for u in units])
     p_rows, _ = _codes(df["point"], [])
-    p_categories = df["point"].cat.categories if isinstance(df["point"].dtype, pd.CategoricalDtype) else \
-        df["point"].astype("category").cat.categories
+    p_categories = as_category(df["point"]).cat.categories
     n_m = int(max(m_rows.max(initial=0), m_units.max(initial=0))) + 2
     # Cells numbered by the units' own (data set, model); a row's cell found through its category codes.
     cell_ids, cell_codes = {}, {}
@@ -326,9 +329,7 @@ def done_units(units, df, ok, shas):
     h_rows = lookup(((cell_rows * n_r + repeat) * n_f + fold) * n_i + inner + 1, pos_keys, pos_values)
     # The identity each row's cell asks for (outer and inner units have their own), compared as codes.
     sha_rows, _ = _codes(df["identity_sha"], [])
-    sha_categories = df["identity_sha"].cat.categories if isinstance(df["identity_sha"].dtype,
-                                                                     pd.CategoricalDtype) else \
-        df["identity_sha"].astype("category").cat.categories
+    sha_categories = as_category(df["identity_sha"]).cat.categories
     wanted = {}
     for (dataset, model, is_inner), sha in shas.items():
         if (dataset, model) in cell_ids:
