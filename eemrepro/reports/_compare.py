@@ -155,24 +155,27 @@ def comparison_frame(spec, result, greater_is_better=True):
     return _wdl_sign(spec, result["pairs"], greater_is_better)
 
 
-def cd_diagram(wide, greater_is_better=True, highlight=()):
+def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=(7, 2.2)):
     """Demšar's critical-difference diagram (scikit-posthocs) of ``wide`` (data sets x methods) as SVG text;
-    None under two data sets or three methods. ``highlight``: methods drawn in a colour of their own."""
-    if wide.shape[0] < 2 or wide.shape[1] < 3:
+    None under ``min_datasets`` data sets or three methods, or without matplotlib. ``highlight``: methods
+    drawn in red, the others in grey (none: scikit-posthocs' own colours)."""
+    if wide.shape[0] < min_datasets or wide.shape[1] < 3:
         return None
-    import matplotlib
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import scikit_posthocs as sp
-
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import scikit_posthocs as sp
+    except ImportError:
+        return None
     ranks = wide.rank(axis=1, ascending=not greater_is_better).mean()
     significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
     significance.index = significance.columns = list(wide.columns)
     plt.rcParams["svg.hashsalt"] = "eemrepro"
-    fig, ax = plt.subplots(figsize=(7, 2.2))
-    # The new models in red, the paper's in grey (scikit-posthocs wants a colour for every label).
-    colors = {m: "tab:red" if m in set(highlight) else "0.35" for m in wide.columns}
+    fig, ax = plt.subplots(figsize=size)
+    # scikit-posthocs wants a colour for every label when it is given any.
+    colors = {m: "tab:red" if m in set(highlight) else "0.35" for m in wide.columns} if highlight else None
     sp.critical_difference_diagram(ranks, significance, ax=ax, color_palette=colors)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})

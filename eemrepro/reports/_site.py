@@ -11,7 +11,6 @@ from Jinja2 templates (``templates/``), table bodies from pandas' Styler; no
 script, style or figure is loaded from outside the folder.
 """
 
-import io
 import json
 import os
 import shutil
@@ -237,29 +236,11 @@ def _summaries(spec, df):
 
 
 def _cd_diagram(df, metric, better):
-    """Demsar's critical-difference diagram (scikit-posthocs) as SVG text, or None (too few methods, no matplotlib)."""
-    wide = df.pivot_table(index="dataset", columns="method", values=metric).dropna()
-    if wide.shape[0] < 3 or wide.shape[1] < 3:
-        return None
-    try:
-        import matplotlib
+    """Demsar's critical-difference diagram of a paper's table (``_compare.cd_diagram``): SVG text, or None."""
+    from ._compare import cd_diagram
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import scikit_posthocs as sp
-    except ImportError:
-        return None
-    ranks = wide.rank(axis=1, ascending=not better).mean()
-    significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
-    significance.index = significance.columns = list(wide.columns)
-    plt.rcParams["svg.hashsalt"] = "eemrepro"
-    fig, ax = plt.subplots(figsize=(6, 1.8))
-    sp.critical_difference_diagram(ranks, significance, ax=ax)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+    wide = df.pivot_table(index="dataset", columns="method", values=metric).dropna()
+    return cd_diagram(wide, better, min_datasets=3, size=(6, 1.8))
 
 
 def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
