@@ -442,8 +442,12 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 summary.done_units += 1
                 bar.update(f"{records[0]['dataset']} {records[0]['model']}")
         except KeyboardInterrupt:
-            # Closing the generator makes joblib abort: the workers are stopped, not left running.
-            execution.close()
+            # Closing the generator makes joblib abort: the workers are stopped, not left running. joblib then
+            # warns that the cancelled tasks were wasted, which is what an interrupt means: the user reads one line.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", category=UserWarning,
+                                        message=r".*You could benefit from adjusting the input task iterator")
+                execution.close()
             summary.interrupted = True
             raise RunInterrupted(summary) from None
         finally:
