@@ -255,7 +255,7 @@ def select_nested(df, ddof=1, metric="gmean"):
     # One pass over the inner records (a per-fold scan of them all is quadratic
     # in the store's size): per outer fold and point, whether every inner fold
     # finished, the mean metric over them, and the point's canonical order.
-    points = inner.groupby(keys + ["point"], sort=False).agg(
+    points = inner.groupby(keys + ["point"], sort=False, observed=True).agg(
         value=(metric, "mean"), order=("order", "min"), all_ok=("_ok", "all")).reset_index()
     points = points[points["all_ok"] & points["value"].notna()]
     # The best value first, ties to the earliest point in canonical order. Means

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..store import ResultStore, read_runs
 from ..store._files import stores_inside
@@ -94,9 +95,13 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
             protocols[str(d)] = _protocol_facts(d, these, label)
         # Rows of one kind end up in one block: each table reads its kind as a slice, not a copy.
         kinds = these["kind"] if "kind" in these else pd.Series(np.nan, index=these.index)
-        for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
-            pieces.setdefault(kind, []).append(rows)
-        del these
+        if len(these) and kinds.nunique(dropna=False) == 1:  # one kind (most folders): the frame itself, no copy
+            pieces.setdefault(kinds.iloc[0], []).append(these)
+        else:
+            for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
+                pieces.setdefault(kind, []).append(rows)
+        del these, kinds
+        pa.default_memory_pool().release_unused()  # Arrow's pool keeps what reading the segments took, else
         for info in read_runs(d):
             runs.append(info)
             configs[info["config"]["name"]] = info.get("config_file")

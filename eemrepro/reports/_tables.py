@@ -203,12 +203,15 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
         c = spec.requires_criterion
         with_values = set(grid.loc[grid[c].notna(), "dataset"]) if c in grid else set()
         grid = grid[grid["dataset"].isin(with_values)]
-    sel = select(grid, selection, metric=m, unfinished=unfinished) if len(grid) else pd.DataFrame()
-    repeats = grid.groupby(["dataset", "model"])["repeat"].nunique().to_dict() if len(grid) else {}
-    rows = {}
     # A paper's table holds its own data sets: records of other data sets (another
-    # paper's, loaded from the same results folders) are not its rows.
+    # paper's, loaded from the same results folders) are not its rows, and are left out before
+    # selecting (each cell is selected on its own records alone: the same cells, a fraction of the work).
     datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
+    if datasets is not None and len(grid):
+        grid = grid[grid["dataset"].isin(datasets).to_numpy()]
+    sel = select(grid, selection, metric=m, unfinished=unfinished) if len(grid) else pd.DataFrame()
+    repeats = grid.groupby(["dataset", "model"], observed=True)["repeat"].nunique().to_dict() if len(grid) else {}
+    rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:
             continue
@@ -266,7 +269,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     cells = cell_solvers(frame)
     # The finished outer-fold rows of each (data set, model, point), in store order.
     done = frame[frame["inner"].isna() & (frame["status"] == "ok")] if len(frame) else frame
-    by_point = done.groupby(["dataset", "model", "point"], sort=False).indices if len(done) else {}
+    by_point = done.groupby(["dataset", "model", "point"], sort=False, observed=True).indices if len(done) else {}
     rows = {}
     for _, s in sel.iterrows():
         key = (s["dataset"], s["model"])

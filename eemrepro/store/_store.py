@@ -257,13 +257,17 @@ class ResultStore:
         wanted = None if columns is None else list(dict.fromkeys([*KEY_COLUMNS, *columns]))
         params = None if columns is None else [c.removeprefix("param_") for c in columns if c.startswith("param_")]
         disk = None if wanted is None else [c for c in wanted if not c.startswith("param_")]
-        tables, facts = self._snapshot(disk)
-        if not tables:
+        # Each segment becomes a frame as it is read, and its Arrow memory is handed back: the peak is the
+        # frame's pieces and their union, not every segment in Arrow beside the whole frame.
+        frames, facts = self._snapshot(disk, each=to_pandas)
+        pa.default_memory_pool().release_unused()
+        if not frames:
             return _empty_frame(wanted or KEY_COLUMNS)
-        table = pa.concat_tables(tables, promote_options="permissive")
-        del tables
-        df = to_pandas(table)
-        del table
+        df = concat_frames(frames)
+        del frames
+        for c in df.columns[(df.dtypes == object).to_numpy()]:
+            # A segment without the column (or with it all null) gave NaN where Arrow's union gives None.
+            df[c] = df[c].where(df[c].notna(), None)
         for c in KEY_COLUMNS:
             if c not in df:
                 df[c] = None
@@ -281,8 +285,8 @@ class ResultStore:
         df.attrs["run_facts"] = facts
         return df
 
-    def _snapshot(self, disk):
-        """Every segment's table, as one consistent state of the folder.
+    def _snapshot(self, disk, each=None):
+        """Every segment's table (or what ``each`` makes of it), as one consistent state of the folder.
 
         A writer may seal a write-ahead segment (or ``compact`` may) while this
         reads: a segment that vanished, or a write-ahead file whose sealed
@@ -298,7 +302,9 @@ class ResultStore:
                 for path in listing:
                     table = self._table(path, disk, sums=sums)
                     facts.update(table_meta(table.schema)[0])
-                    tables.append(_dictionary_strings(frame_names(table).replace_schema_metadata(None)))
+                    table = _dictionary_strings(frame_names(table).replace_schema_metadata(None))
+                    tables.append(table if each is None else each(table))
+                    del table
             except (FileNotFoundError, StoreError):
                 if attempt == _SNAPSHOT_TRIES - 1 or self.segments() == listing:
                     raise
