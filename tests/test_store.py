@@ -97,6 +97,28 @@ def test_frame_reads_columns_params_and_metrics(tmp_path):
     assert full["host"].unique().tolist() == ["h"] and json.loads(full["versions"].iloc[0]) == {"numpy": "2"}
 
 
+def test_a_frame_read_segment_by_segment_is_the_union_of_its_segments(tmp_path):
+    # The frame is built one segment at a time (to bound memory); it must read as the union of the segments
+    # did: a field one segment lacks is None in an object column (never NaN), NaN in a float one; categories
+    # united; a later segment's record wins its key.
+    store = ResultStore(tmp_path / "s")
+    store.append([_record(i) for i in range(3)])  # no ``converged``, no ``note``
+    store.close()
+    store = ResultStore(tmp_path / "s")
+    store.append([_record(3, converged=True, note="x", dataset="sonar"), _record(4, converged=False, note="y"),
+                  _record(0, status="failed", metrics={})])
+    store.close()
+    df = store.frame(None)
+    by_fold = df.set_index(["dataset", "fold", "point"])
+    assert len(df) == 5
+    assert by_fold.loc[("heart", 0, '{"C": 0.1}'), "status"] == "failed"
+    assert df["converged"].dtype == object
+    assert [v for v in df.sort_values(["dataset", "fold", "point"])["converged"]] == [None, None, None, False, True]
+    assert sorted(df["dataset"].cat.categories) == ["heart", "sonar"]
+    assert df["note"].isna().sum() == 3 and set(df["note"].dropna()) == {"x", "y"}
+    assert df["gmean"].dtype == float and df["gmean"].isna().sum() == 1  # the failed record has none
+
+
 def test_the_latest_record_of_a_key_wins(tmp_path):
     store = ResultStore(tmp_path / "s")
     store.append([_record(0), _record(1)])
