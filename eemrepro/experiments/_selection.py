@@ -54,11 +54,24 @@ def records_frame(records):
     codes, uniques = pd.factorize(df["point"], sort=False)
     ranks = np.empty(len(uniques), dtype=np.int64)
     ranks[sorted(range(len(uniques)), key=lambda i: _point_sort_key(uniques[i]))] = np.arange(len(uniques))
-    df = df.assign(order=ranks[codes])
-    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1)
-    keys = ["dataset", "model", "order", "repeat", "fold"]
-    return (df.assign(_inner=inner).sort_values(keys + ["_inner"], kind="stable")
-            .drop(columns="_inner").reset_index(drop=True))
+    order = ranks[codes]
+    # One stable sort by data set, model, order, repeat, fold, inner (outer first) as one permutation, taken
+    # once: the frame is copied once, not once per step.
+    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy()
+    perm = np.lexsort([inner, _sort_codes(df["fold"]), _sort_codes(df["repeat"]), order,
+                       _sort_codes(df["model"]), _sort_codes(df["dataset"])])
+    out = df.take(perm).reset_index(drop=True)
+    out["order"] = order[perm]
+    return out
+
+
+def _sort_codes(column):
+    """Integers that sort as ``column`` sorts (categories by their order, NaN last, as ``sort_values``)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy().astype(np.int64)
+        return np.where(codes < 0, len(column.cat.categories), codes)
+    codes, _ = pd.factorize(column, sort=True)
+    return np.where(codes < 0, codes.max(initial=0) + 1, codes)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -251,13 +264,24 @@ def _per_fold_choice(df, chosen, ddof):
 def select_nested(df, ddof=1, metric="gmean"):
     """One row per (data set, model): outer metrics of the points chosen by inner CV."""
     keys = ["dataset", "model", "repeat", "fold"]
-    inner = df[df["inner"].notna()].assign(_ok=lambda d: d["status"] == "ok")
+    rows = np.flatnonzero(df["inner"].notna().to_numpy())
     # One pass over the inner records (a per-fold scan of them all is quadratic
     # in the store's size): per outer fold and point, whether every inner fold
     # finished, the mean metric over them, and the point's canonical order.
-    points = inner.groupby(keys + ["point"], sort=False, observed=True).agg(
-        value=(metric, "mean"), order=("order", "min"), all_ok=("_ok", "all")).reset_index()
-    points = points[points["all_ok"] & points["value"].notna()]
+    # ``records_frame`` sorted them by data set, model, point, repeat, fold: a group is a run of rows.
+    codes = [_sort_codes(df[c].iloc[rows]) for c in ("dataset", "model")] + \
+        [df[c].to_numpy()[rows] for c in ("order", "repeat", "fold")]
+    starts = np.zeros(len(rows), dtype=bool)
+    starts[:1] = True
+    for c in codes:
+        starts[1:] |= c[1:] != c[:-1]
+    group = np.cumsum(starts) - 1
+    firsts = rows[starts]
+    value = pd.Series(_numeric(df, metric)[rows] if metric in df else np.full(len(rows), np.nan))
+    not_ok = (df["status"].to_numpy()[rows] != "ok").astype(np.int64)
+    points = df.iloc[firsts][keys + ["point", "order"]].reset_index(drop=True)
+    points["value"] = value.groupby(group).mean().to_numpy()  # pandas' group mean, as over the named keys
+    points = points[(np.bincount(group, weights=not_ok, minlength=len(firsts)) == 0) & points["value"].notna()]
     # The best value first, ties to the earliest point in canonical order. Means
     # that differ only in round-off are ties: the inner folds of two points are
     # summed in the order their records arrived, so equal fold values can give

@@ -101,7 +101,7 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
             for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
                 pieces.setdefault(kind, []).append(rows)
         del these, kinds
-        pa.default_memory_pool().release_unused()  # Arrow's pool keeps what reading the segments took, else
+        pa.default_memory_pool().release_unused()  # what Arrow took to read this folder, before the next
         for info in read_runs(d):
             runs.append(info)
             configs[info["config"]["name"]] = info.get("config_file")

@@ -265,7 +265,7 @@ class ResultStore:
             return _empty_frame(wanted or KEY_COLUMNS)
         df = concat_frames(frames)
         del frames
-        for c in df.columns[(df.dtypes == object).to_numpy()]:
+        for c in [c for c in df.columns if df[c].dtype == np.dtype(object)]:
             # A segment without the column (or with it all null) gave NaN where Arrow's union gives None.
             df[c] = df[c].where(df[c].notna(), None)
         for c in KEY_COLUMNS:
