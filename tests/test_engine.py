@@ -96,6 +96,43 @@ def test_metrics_equal_sklearn_and_closed_forms_multiclass():
     assert get_metric("error").greater_is_better is False
 
 
+@pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+def test_score_all_reads_the_prediction_metrics_off_one_confusion_matrix_bit_for_bit(n_classes):
+    # score_all computes the confusion matrix once per fit; each metric's value must be exactly what its own
+    # sklearn.metrics call gives (equality, not approx: stored records of old and new runs must not differ).
+    # Cases: odd sizes, rare classes, predicted labels y_true lacks, true classes never predicted.
+    rng = np.random.RandomState(n_classes)
+    labels = np.array([-1, 1]) if n_classes == 2 else np.arange(n_classes) * 3 + 1
+    seen = 0
+    for _trial in range(300):
+        n = rng.randint(3, 60)
+        weights = rng.dirichlet(np.full(n_classes, 0.5))
+        y = rng.choice(labels, size=n, p=weights)
+        p = np.where(rng.rand(n) < rng.rand(), y, rng.choice(labels, size=n))
+        got = score_all(y, p, None, labels)
+        for name in ("gmean", "bac", "error"):
+            expected = get_metric(name).func(y, p, labels)
+            assert got[name] == float(expected), (name, y, p)
+        seen += len(np.setdiff1d(p, y)) > 0
+    assert seen > 20  # predictions outside y_true's classes were among the cases
+
+
+def test_binary_auc_is_roc_auc_score_bit_for_bit():
+    # The binary AUC calls roc_auc_score's own steps (roc_curve, auc) directly: equal to it exactly, ties
+    # and all, whatever the two labels are.
+    rng = np.random.RandomState(7)
+    for trial in range(300):
+        n = rng.randint(2, 80)
+        labels = [(-1, 1), (0, 1), (1, 2), (3, 10)][trial % 4]
+        y = rng.choice(labels, size=n)
+        if len(np.unique(y)) < 2:
+            continue
+        score = np.round(rng.randn(n) + (y == labels[1]), rng.randint(0, 3))  # rounding makes ties
+        assert get_metric("auc")(y, score) == roc_auc_score(y, score), (y, score)
+        assert score_all(y, y, score, np.array(labels))["auc"] == roc_auc_score(y, score)
+
+
 def test_auc_binary_and_multiclass_against_sklearn():
     rng = np.random.RandomState(0)
     y2 = np.array([-1] * 20 + [1] * 10)
