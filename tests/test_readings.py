@@ -425,3 +425,21 @@ readings:
         f"eem_rbf_beats_welm: {verdict['primary']} -> {verdict['eem-grid']}")
     # The same cells as the primary reading's (its own run of the same config): no verdict moves.
     assert table.loc["same-seed", "verdicts"] == "none" and pd.isna(table.loc["primary", "verdicts"])
+
+
+@pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="the readings are judged in workers on 2+ cores")
+def test_judging_readings_in_workers_leaves_a_later_run_in_the_same_process_working():
+    # The readings were judged on loky's process-wide reusable executor; joblib, asked next for a run's workers
+    # (same size, as on a 2-core machine), got that executor without the state it gives its own and failed with
+    # AttributeError '_temp_folder_manager' (seen when a test of tables preceded a test of a run).
+    import os
+
+    from joblib import Parallel, delayed, parallel_config
+
+    from eemrepro.experiments._watchdog import exit_with_parent
+    from eemrepro.reports._readings import _submit
+
+    collect = _submit(abs, [(-1,), (-2,)])
+    assert collect() == [1, 2]
+    with parallel_config(backend="loky", n_jobs=2, initializer=exit_with_parent, initargs=(os.getpid(),)):
+        assert list(Parallel(return_as="generator")(delayed(abs)(x) for x in (-3, -4))) == [3, 4]

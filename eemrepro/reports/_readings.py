@@ -295,11 +295,20 @@ def _submit(function, calls):
     jobs = min(len(calls), os.cpu_count() or 1)
     if jobs <= 1:
         return lambda: [function(*call) for call in calls]
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky import ProcessPoolExecutor
 
-    executor = get_reusable_executor(max_workers=jobs)
+    # An executor of its own, shut down once collected: loky's process-wide reusable one is joblib's too, and a
+    # later joblib run (``run`` in the same process) found it without the state joblib gives its own.
+    executor = ProcessPoolExecutor(max_workers=jobs)
     futures = [executor.submit(function, *call) for call in calls]
-    return lambda: [f.result() for f in futures]
+
+    def collect():
+        try:
+            return [f.result() for f in futures]
+        finally:
+            executor.shutdown(wait=False)
+
+    return collect
 
 
 COLUMNS = [("reading", "reading", None), ("changes", "what it changes", None), ("size", "size", None),
