@@ -120,3 +120,81 @@ def test_resume_finds_the_done_units_as_the_per_key_rule_does(store):
         assert got is not None and got.tolist() == expected
         assert 0 < sum(expected) or frame is not df  # the test can tell done from not done
     assert not all(done_units(units, holes, np.ones(len(holes), dtype=bool), shas))
+
+
+# -- the readers' own group-bys, held to pandas' ------------------------------------------------------------
+
+
+def _random_store_frame(rng, n, object_inner=False):
+    datasets = pd.Categorical(rng.choice(["heart", "sonar", "abalone7", "yeast6"], n))
+    points = pd.Categorical(rng.choice(['{"C": 1}', '{"C": 10}', '{"C": 0.1}'], n))
+    inner = np.where(rng.random(n) < 0.5, np.nan, rng.integers(0, 3, n)).astype(float)
+    return pd.DataFrame({
+        "dataset": datasets, "model": pd.Categorical(rng.choice(["EEM", "SVM"], n)), "point": points,
+        "repeat": rng.integers(0, 3, n), "fold": rng.integers(-1, 4, n),  # a negative value too
+        "inner": inner.astype(object) if object_inner else inner,
+        "status": pd.Categorical(rng.choice(["ok", "failed"], n)), "gmean": rng.random(n)})
+
+
+@pytest.mark.parametrize("object_inner", [False, True])  # True: no integer key; pandas' own group-by then
+def test_the_latest_record_of_each_key_is_pandas_duplicated_and_first_appearance(object_inner):
+    from eemrepro.store._store import KEY_COLUMNS, _latest
+
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 40, 400):
+        df = _random_store_frame(rng, n, object_inner)
+        # The rule as pandas states it: the last row of each key, ordered by where the key first appears.
+        stale = df.duplicated(KEY_COLUMNS, keep="last").to_numpy()
+        first = df.groupby(KEY_COLUMNS, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+        keep = np.flatnonzero(~stale)
+        expected = df.iloc[keep[np.argsort(first[keep], kind="stable")]].reset_index(drop=True)
+        got = _latest(df)
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), expected)
+        assert (n == 400) <= (len(got) < n)  # duplicates were among the cases
+
+
+def test_distinct_combinations_are_pandas_drop_duplicates():
+    from eemrepro.store._store import distinct
+
+    rng = np.random.default_rng(4)
+    df = _random_store_frame(rng, 500)
+    df.loc[rng.random(500) < 0.1, "dataset"] = np.nan
+    got = distinct(df, ["dataset", "model", "repeat", "inner", "absent"])
+    reference = df[["dataset", "model", "repeat", "inner"]].astype(object).drop_duplicates()
+    expected = {tuple(None if pd.isna(v) else v for v in row) + (None,)
+                for row in reference.itertuples(index=False, name=None)}
+    assert len(got) == len(set(got)) == len(expected)
+    assert {tuple(None if v is None or pd.isna(v) else v for v in row) for row in got} == expected
+
+
+@pytest.mark.parametrize("mode, store", [("best-of-grid", "results/uci"), ("nested", "results/esmm_table4"),
+                                         ("best-per-fold", "results/uci")])
+def test_selecting_a_few_data_sets_at_a_time_is_selecting_all_at_once(monkeypatch, mode, store):
+    # Large stores are selected in chunks of data sets; the rows and every figure must be what one pass gives,
+    # also with the data sets restricted (a paper's table).
+    from eemrepro.experiments import _selection
+    from eemrepro.reports._render import load_results
+
+    records, _ = load_results([ROOT / store])
+    metric = "auc" if "esmm" in store else "gmean"
+    whole = _selection.select(records, mode, metric=metric)
+    some = sorted(set(records["dataset"]))[1::2]
+    whole_some = _selection.select(records[records["dataset"].isin(some)], mode, metric=metric)
+    monkeypatch.setattr(_selection, "CHUNK_RECORDS", len(records) // 5)
+    chunked = _selection.select(records, mode, metric=metric)
+    assert len(_selection._dataset_chunks(records["dataset"], len(records) // 5)) >= 5
+    pd.testing.assert_frame_equal(chunked, whole)
+    pd.testing.assert_frame_equal(_selection.select(records, mode, metric=metric, datasets=some), whole_some)
+
+
+def test_group_codes_of_rows_out_of_order_fall_back_to_pandas_numbering():
+    from eemrepro.experiments._selection import _group_codes
+
+    rng = np.random.default_rng(5)
+    df = _random_store_frame(rng, 300)
+    for frame in (df, df.sort_values(["dataset", "model", "point"], kind="stable")):  # scattered, then runs
+        codes, firsts = _group_codes(frame, ["dataset", "model", "point"])
+        expected = frame.groupby(["dataset", "model", "point"], sort=False, dropna=False,
+                                 observed=True).ngroup().to_numpy()
+        assert (codes == expected).all()
+        assert (firsts == np.unique(expected, return_index=True)[1]).all()

@@ -37,18 +37,19 @@ def _metric_columns(df):
     return [m for m in metric_names() if m in df]
 
 
-def records_frame(records):
+def records_frame(records, columns=None):
     """Records (a list of mappings, or a store frame) as the frame selection works on.
 
     One column per metric and criterion, ``point`` the grid point as canonical
     JSON and ``order`` its rank in the canonical grid order (parameters by
     name, values ascending), sorted by data set, model, point, repeat, fold.
+    ``columns``: the columns to keep (None: all), in the records' order.
     """
     from ..store._segments import as_frame
 
     df = as_frame(records)
     if df.empty:
-        return df
+        return df if columns is None else df[[c for c in df.columns if c in set(columns)]]
     if "inner" not in df:
         df = df.assign(inner=np.nan)
     codes, uniques = pd.factorize(df["point"], sort=False)
@@ -60,9 +61,12 @@ def records_frame(records):
     inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy()
     perm = np.lexsort([inner, _sort_codes(df["fold"]), _sort_codes(df["repeat"]), order,
                        _sort_codes(df["model"]), _sort_codes(df["dataset"])])
-    out = df.take(perm).reset_index(drop=True)
-    out["order"] = order[perm]
-    return out
+    keep = list(df.columns) if columns is None else [c for c in df.columns if c in set(columns) or c == "inner"]
+    # Column by column into a frame that shares them (no copy of the records beside the sorted copy).
+    data = {c: df[c].array.take(perm) if isinstance(df[c].dtype, pd.api.extensions.ExtensionDtype)
+            else df[c].to_numpy()[perm] for c in keep}
+    data["order"] = order[perm]
+    return pd.DataFrame(data, copy=False)
 
 
 def _sort_codes(column):
@@ -89,10 +93,15 @@ def group_mean_std(codes, values, n_groups, ddof=1):
     tables do not depend on how they were computed.
     """
     values = np.asarray(values, dtype=float)
+    codes = np.asarray(codes)
     keep = ~np.isnan(values)
-    codes, values = np.asarray(codes)[keep], values[keep]
-    order = np.argsort(codes, kind="stable")
-    codes, values = codes[order], values[order]
+    if not keep.all():
+        codes, values = codes[keep], values[keep]
+    del keep
+    if not (codes[1:] >= codes[:-1]).all():  # the selection's frames come grouped: no sort, no copies then
+        order = np.argsort(codes, kind="stable")
+        codes, values = codes[order], values[order]
+        del order
     sizes = np.bincount(codes, minlength=n_groups)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     mean = np.full(n_groups, np.nan)
@@ -108,7 +117,7 @@ def group_mean_std(codes, values, n_groups, ddof=1):
 
 def grid_summary(df, ddof=1):
     """Per (data set, model, grid point): outer-fold counts by status and metric means/stds."""
-    outer = df[df["inner"].isna()]
+    outer = _outer(df)
     if outer.empty:
         return pd.DataFrame()
     codes, firsts = _group_codes(outer, ["dataset", "model", "point"])
@@ -116,11 +125,12 @@ def grid_summary(df, ddof=1):
     out = outer.iloc[firsts][["dataset", "model", "point"]].reset_index(drop=True)
     out["order"] = pd.Series(outer["order"].to_numpy()).groupby(codes).min().to_numpy()
     out["n_folds"] = np.bincount(codes, minlength=n)
-    status = outer["status"].to_numpy()
-    ok = status == "ok"
+    # Compared as a column (a categorical by its codes): ``to_numpy`` would make a string object per record.
+    status = outer["status"]
+    ok = (status == "ok").to_numpy()
     out["n_ok"] = np.bincount(codes[ok], minlength=n)
     for name in ("timed-out", "failed", "skipped-after-timeout"):
-        out["n_" + name.replace("-", "_")] = np.bincount(codes[status == name], minlength=n)
+        out["n_" + name.replace("-", "_")] = np.bincount(codes[(status == name).to_numpy()], minlength=n)
     for m in _metric_columns(df):
         values = pd.to_numeric(outer[m], errors="coerce").to_numpy(dtype=float)
         out[m + "_mean"], out[m + "_std"] = group_mean_std(codes[ok], values[ok], n, ddof)
@@ -131,6 +141,12 @@ def grid_summary(df, ddof=1):
     return out
 
 
+def _outer(df):
+    """The outer-fold rows: the frame itself where it has no inner-fold rows (no copy of every record)."""
+    mask = df["inner"].isna().to_numpy()
+    return df if mask.all() else df[mask]
+
+
 def _numeric(df, column):
     if column not in df:
         return np.full(len(df), np.nan)
@@ -138,8 +154,24 @@ def _numeric(df, column):
 
 
 def _group_codes(df, keys):
-    """Group number of each row (groups numbered by first appearance) and each group's first row."""
-    codes = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    """Group number of each row (groups numbered by first appearance) and each group's first row.
+
+    The frames selection works on are sorted so that each group's rows are adjacent: the groups are then
+    the runs of equal keys, found in one pass (a group-by over millions of rows costs a gigabyte).
+    """
+    columns = [_sort_codes(df[k]) for k in keys]
+    starts = np.zeros(len(df), dtype=bool)
+    starts[:1] = True
+    for c in columns:
+        starts[1:] |= c[1:] != c[:-1]
+    firsts = np.flatnonzero(starts)
+    radix = [int(c.max(initial=0)) + 1 for c in columns]
+    key = np.zeros(len(firsts), dtype=np.int64)
+    for c, r in zip(columns, radix, strict=True):
+        key = key * r + c[firsts]
+    if len(np.unique(key)) == len(firsts) and np.prod(radix, dtype=float) < 2.0 ** 62:  # each group one run
+        return np.cumsum(starts) - 1, firsts
+    codes = df.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     _, firsts = np.unique(codes, return_index=True)
     return codes, firsts
 
@@ -164,7 +196,7 @@ def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     summary = grid_summary(df, ddof=ddof)
     if summary.empty:
         return pd.DataFrame()
-    outer = df[df["inner"].isna()]
+    outer = _outer(df)
     n_splits = outer.drop_duplicates(["dataset", "model", "repeat", "fold"]).groupby(
         ["dataset", "model"], observed=True).size()
     cell, firsts = _group_codes(summary, ["dataset", "model"])
@@ -220,7 +252,7 @@ def _per_fold_choice(df, chosen, ddof):
     row per outer fold (a fold where nothing can be chosen has none).
     """
     keys = ["dataset", "model", "repeat", "fold"]
-    outer = df[df["inner"].isna()]
+    outer = _outer(df)
     metrics = _metric_columns(df)
     picked = outer.merge(chosen[keys + ["point"]], on=keys + ["point"], how="inner", sort=False)
     picked = picked[picked["status"] == "ok"].sort_values(keys, kind="stable")
@@ -278,7 +310,7 @@ def select_nested(df, ddof=1, metric="gmean"):
     group = np.cumsum(starts) - 1
     firsts = rows[starts]
     value = pd.Series(_numeric(df, metric)[rows] if metric in df else np.full(len(rows), np.nan))
-    not_ok = (df["status"].to_numpy()[rows] != "ok").astype(np.int64)
+    not_ok = (df["status"] != "ok").to_numpy()[rows].astype(np.int64)
     points = df.iloc[firsts][keys + ["point", "order"]].reset_index(drop=True)
     points["value"] = value.groupby(group).mean().to_numpy()  # pandas' group mean, as over the named keys
     points = points[(np.bincount(group, weights=not_ok, minlength=len(firsts)) == 0) & points["value"].notna()]
@@ -325,24 +357,63 @@ def select_best_per_fold(df, ddof=1, metric="gmean"):
     return _per_fold_choice(df, chosen, ddof)
 
 
-def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=()):
+def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=(), datasets=None):
     """Selected point and metrics per (data set, model) under ``mode``.
 
     ``mode``: ``best-of-grid``, ``nested`` or ``best-per-fold`` (by ``metric``),
-    or a criterion name (``dcs-gaussian`` or ``dcs_gaussian``).
+    or a criterion name (``dcs-gaussian`` or ``dcs_gaussian``). ``datasets``:
+    select the cells of these data sets only (None: all).
     """
     from ..store._segments import as_frame
 
     records = as_frame(records)
+    rows = None if datasets is None or records.empty else \
+        np.flatnonzero(records["dataset"].isin(set(datasets)).to_numpy())
+    # Each cell is chosen from its own records alone: a store larger than CHUNK_RECORDS is selected a few data
+    # sets at a time (the same rows, in the same order), so that its sorted copy is a chunk's, not the whole.
+    if (len(records) if rows is None else len(rows)) > CHUNK_RECORDS and \
+            mode in ("best-of-grid", "nested", "best-per-fold"):
+        parts = [_select(records.iloc[chunk], mode, ddof, metric, unfinished)
+                 for chunk in _dataset_chunks(records["dataset"], CHUNK_RECORDS, rows)]
+        parts = [p for p in parts if len(p)]
+        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else pd.DataFrame()
+    if rows is not None and len(rows) < len(records):
+        records = records.iloc[rows]
+    return _select(records, mode, ddof, metric, unfinished)
+
+
+#: The records selection sorts at once (a store frame larger than this is selected data sets at a time).
+CHUNK_RECORDS = 2_000_000
+
+
+def _dataset_chunks(datasets, budget, rows=None):
+    """Row positions (of ``rows`` only, if given) of consecutive groups of data sets (in sorted order), each
+    group of at most ``budget`` records where a data set alone is not larger; rows in their order."""
+    codes = _sort_codes(datasets)
+    if rows is None:
+        rows = np.arange(len(codes))
+    else:
+        codes = codes[rows]
+    counts = np.bincount(codes)
+    order = rows[np.argsort(codes, kind="stable")]
+    chunks, start, size = [], 0, 0
+    for count in counts[counts > 0]:
+        if size and size + count > budget:
+            chunks.append(np.sort(order[start:start + size]))
+            start, size = start + size, 0
+        size += count
+    chunks.append(np.sort(order[start:start + size]))
+    return chunks
+
+
+def _select(records, mode, ddof, metric, unfinished):
     # Selection reads the keys, the status, the metrics and criteria and two timings: the other columns (the
     # projections' embeddings, D_CS pairs) would only be copied by every filter and sort below.
     from ._criteria import criterion_names
 
     wanted = ["dataset", "model", "point", "repeat", "fold", "inner", "status", "fit_seconds", "path_size",
               *metric_names(), *criterion_names()]
-    if len(records.columns) > len(wanted):
-        records = records[[c for c in records.columns if c in set(wanted)]]
-    df = records_frame(records)
+    df = records_frame(records, columns=wanted if len(records.columns) > len(wanted) else None)
     if df.empty:
         return df
     if mode == "best-of-grid":

@@ -153,7 +153,7 @@ def _codes(column, values):
     """(codes of ``column``'s rows, codes of ``values``) in one shared numbering (-1: a value the rows lack)."""
     col = as_category(column)
     categories = col.cat.categories
-    return col.cat.codes.to_numpy(np.int64), categories.get_indexer(pd.Index(values, dtype=object))
+    return col.cat.codes.to_numpy(np.int64, copy=True), categories.get_indexer(pd.Index(values, dtype=object))
 
 
 def scope_rows(scope, df):
@@ -172,14 +172,25 @@ def scope_rows(scope, df):
     m_rows, m_cells = _codes(df["model"], [c[1] for c in cells])
     p_rows, _ = _codes(df["point"], [])
     n_m, n_p = int(m_rows.max(initial=0)) + 2, int(p_rows.max(initial=0)) + 2
-    cell_rows = (d_rows + 1) * n_m + (m_rows + 1)  # -1 (a value no row has) shifted to 0
+    # Row arrays are built in place, one at a time (ten million rows: 80 MB each).
+    cell_rows = d_rows
+    cell_rows += 1  # -1 (a value no row has) shifted to 0
+    cell_rows *= n_m
+    cell_rows += m_rows
+    cell_rows += 1
+    del d_rows, m_rows
     cell_ids = (d_cells + 1) * n_m + (m_cells + 1)
     present = (d_cells >= 0) & (m_cells >= 0)
     # (cell, point) pairs the scope has, as integers in the rows' numbering.
     p_categories = as_category(df["point"]).cat.categories
     want_points = [cid * n_p + code + 1 for cid, ok, (ids, _) in zip(cell_ids, present, scope.values(), strict=True)
                    if ok for code in p_categories.get_indexer(pd.Index(ids, dtype=object)) if code >= 0]
-    point_ok = np.isin(cell_rows * n_p + p_rows + 1, np.asarray(want_points, dtype=np.int64))
+    point_rows = cell_rows * n_p
+    point_rows += p_rows
+    point_rows += 1
+    del p_rows
+    point_ok = np.isin(point_rows, np.asarray(want_points, dtype=np.int64))
+    del point_rows
     repeat = df["repeat"].to_numpy(np.int64)
     fold = df["fold"].to_numpy(np.int64)
     inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy(np.int64)
@@ -187,11 +198,20 @@ def scope_rows(scope, df):
     n_f = int(max(fold.max(initial=0), max((f for _, s in scope.values() for _, f, _ in s), default=0))) + 1
     n_i = int(max(inner.max(initial=0), max((-1 if i is None else i for _, s in scope.values() for _, _, i in s),
                                             default=0))) + 2
-    position_rows = ((cell_rows * n_r + repeat) * n_f + fold) * n_i + inner + 1
+    position_rows = cell_rows * n_r
+    position_rows += repeat
+    position_rows *= n_f
+    position_rows += fold
+    position_rows *= n_i
+    position_rows += inner
+    position_rows += 1
+    del fold, inner
     want_positions = [((cid * n_r + r) * n_f + f) * n_i + (0 if i is None else i + 1)
                       for cid, ok, (_, s) in zip(cell_ids, present, scope.values(), strict=True) if ok
                       for r, f, i in s]
-    keep = point_ok & np.isin(position_rows, np.asarray(want_positions, dtype=np.int64))
+    keep = np.isin(position_rows, np.asarray(want_positions, dtype=np.int64))
+    keep &= point_ok
+    del position_rows, point_ok
     # Unfinished: a (cell, repeat) of the kept records with fewer distinct (point, fold, inner) than the scope has.
     # A store frame holds one row per record key (the latest): the kept rows of a (cell, repeat) are its
     # distinct keys, counted in one pass.

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from ..store import ResultStore, read_runs
 from ..store._files import stores_inside
-from ..store._store import concat_frames
+from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory
 
 #: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
 REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "predict_seconds", "path_size",
@@ -71,10 +70,8 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
             # Two folders with the same model on the same data set (say results/uci
             # and the h sweep of results/stability) would silently merge their grids
             # into one best-of-grid cell. Records of different kinds never share a table.
-            kinds = these["kind"] if "kind" in these else pd.Series(None, index=these.index, dtype=object)
-            cells = pd.DataFrame({"d": these["dataset"], "m": these["model"], "k": kinds}).drop_duplicates()
-            cells = cells.astype(object).fillna("")
-            for key in sorted(cells.itertuples(index=False, name=None)):
+            cells = {tuple("" if v is None else v for v in c) for c in distinct(these, ["dataset", "model", "kind"])}
+            for key in sorted(cells):
                 if key in owner and owner[key] != d:
                     raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
                                      "merged into one cell: pass them to separate commands")
@@ -87,7 +84,8 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
                     hosts.add(fact["host"])
         # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
         # SVM) reads "1 to 5", not its largest count.
-        per_cell = these.groupby(["dataset", "model"], observed=True)["repeat"].nunique() if len(these) else None
+        per_cell = pd.Series([(d, m) for d, m, _ in distinct(these, ["dataset", "model", "repeat"])]).value_counts() \
+            if len(these) else None
         label = "0" if per_cell is None or per_cell.empty else (
             str(per_cell.min()) if per_cell.min() == per_cell.max() else f"{per_cell.min()} to {per_cell.max()}")
         per_dir_repeats.setdefault(label, []).append(Path(d).name)
@@ -100,13 +98,17 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
         else:
             for kind, rows in these.groupby(kinds, sort=False, dropna=False, observed=True):
                 pieces.setdefault(kind, []).append(rows)
+        large = len(these) >= LARGE_FRAME
         del these, kinds
-        pa.default_memory_pool().release_unused()  # what Arrow took to read this folder, before the next
+        if large:
+            release_memory()  # what reading this folder took, before the next
         for info in read_runs(d):
             runs.append(info)
             configs[info["config"]["name"]] = info.get("config_file")
     records = concat_frames([rows for group in pieces.values() for rows in group])
     pieces.clear()
+    if len(records) >= LARGE_FRAME:
+        release_memory()  # the folders' frames, before the tables
     if require and not len(records):
         raise NoRecordsError(no_records_message(dirs))
     commits = sorted({r.get("commit") for r in runs if r.get("commit")})
@@ -185,8 +187,7 @@ def _protocol_facts(folder, frame, repeats):
     protocol = protocol_of(config) if config is not None else {}
     protocol.pop("kind", None)
     protocol["repeats run"] = repeats
-    kinds = frame["kind"].astype(object).fillna("") if "kind" in frame else pd.Series("", index=frame.index)
-    cells = set(zip(kinds, frame["dataset"].astype(object), strict=True))
+    cells = {("" if k is None else k, d) for k, d in distinct(frame, ["kind", "dataset"])}
     return protocol, cells
 
 

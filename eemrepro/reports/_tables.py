@@ -16,6 +16,7 @@ from scipy import stats
 
 from ..experiments import get_metric, select
 from ..store._segments import as_frame
+from ..store._store import distinct
 from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
@@ -207,10 +208,10 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     # paper's, loaded from the same results folders) are not its rows, and are left out before
     # selecting (each cell is selected on its own records alone: the same cells, a fraction of the work).
     datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
-    if datasets is not None and len(grid):
-        grid = grid[grid["dataset"].isin(datasets).to_numpy()]
-    sel = select(grid, selection, metric=m, unfinished=unfinished) if len(grid) else pd.DataFrame()
-    repeats = grid.groupby(["dataset", "model"], observed=True)["repeat"].nunique().to_dict() if len(grid) else {}
+    sel = select(grid, selection, metric=m, unfinished=unfinished, datasets=datasets) if len(grid) else \
+        pd.DataFrame()
+    repeats = pd.Series([(d, mo) for d, mo, _ in distinct(grid, ["dataset", "model", "repeat"])]).value_counts() \
+        .to_dict() if len(grid) else {}
     rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:
@@ -268,7 +269,10 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
         else pd.DataFrame()
     cells = cell_solvers(frame)
     # The finished outer-fold rows of each (data set, model, point), in store order.
-    done = frame[frame["inner"].isna() & (frame["status"] == "ok")] if len(frame) else frame
+    columns = [c for c in ("dataset", "model", "point", "standalone_fit_seconds", "path_size", "fit_seconds")
+               if c in frame]
+    done = frame.loc[(frame["inner"].isna() & (frame["status"] == "ok")).to_numpy(), columns] if len(frame) \
+        else frame
     by_point = done.groupby(["dataset", "model", "point"], sort=False, observed=True).indices if len(done) else {}
     rows = {}
     for _, s in sel.iterrows():
@@ -370,15 +374,16 @@ def table_applies(spec, records):
     its metric, its criterion if it needs one."""
     mine = _of_kind(as_frame(records), spec.kind)
     pub = spec.published_frame()
+    rows = np.ones(len(mine), dtype=bool)  # a mask, not a copy of the rows
     if len(mine) and pub is not None and spec.builder in ("metric", "time"):
-        mine = mine[mine["dataset"].isin(set(pub["dataset"]))]
-    if not len(mine):
+        rows = mine["dataset"].isin(set(pub["dataset"])).to_numpy()
+    if not rows.any():
         return False
-    if spec.requires_criterion:
-        return spec.requires_criterion in mine and bool(mine[spec.requires_criterion].notna().any())
-    if spec.builder in ("metric", "time"):  # a time table selects its point by the metric
-        return spec.metric in mine and bool(mine[spec.metric].notna().any())
-    return True
+    column = spec.requires_criterion or (spec.metric if spec.builder in ("metric", "time") else None)
+    if column is None:
+        return True
+    # A time table selects its point by the metric.
+    return column in mine and bool((mine[column].notna().to_numpy() & rows).any())
 
 
 # -- comparisons between methods -------------------------------------------------

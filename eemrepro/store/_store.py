@@ -6,6 +6,7 @@ need no lock, since a sealed segment is written to a temporary file and
 renamed into place, and a write-ahead segment's torn last line is skipped.
 """
 
+import gc
 import gzip
 import itertools
 import json
@@ -258,13 +259,16 @@ class ResultStore:
         params = None if columns is None else [c.removeprefix("param_") for c in columns if c.startswith("param_")]
         disk = None if wanted is None else [c for c in wanted if not c.startswith("param_")]
         # Each segment becomes a frame as it is read, and its Arrow memory is handed back: the peak is the
-        # frame's pieces and their union, not every segment in Arrow beside the whole frame.
+        # frame's pieces and their union, not every segment in Arrow beside the whole frame (ten million
+        # records: 2.4 GB against 3.2 GB for one Arrow table converted whole).
         frames, facts = self._snapshot(disk, each=to_pandas)
-        pa.default_memory_pool().release_unused()
         if not frames:
             return _empty_frame(wanted or KEY_COLUMNS)
         df = concat_frames(frames)
+        large = len(df) >= LARGE_FRAME
         del frames
+        if large:
+            release_memory()  # the pieces, before the work on the frame allocates more
         for c in [c for c in df.columns if df[c].dtype == np.dtype(object)]:
             # A segment without the column (or with it all null) gave NaN where Arrow's union gives None.
             df[c] = df[c].where(df[c].notna(), None)
@@ -571,6 +575,33 @@ class ResultStore:
                                                                      sort_keys=True))
 
 
+#: Rows from which a frame's read hands its freed memory back (``release_memory``) before going on.
+LARGE_FRAME = 1_000_000
+
+
+def release_memory():
+    """Hand back to the system what a large read freed: the pieces sit in reference cycles (pandas'), and the
+    C heap keeps freed blocks (glibc's ``malloc_trim`` returns them): else the next large arrays come on top."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc():
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except (OSError, TypeError):
+        return None
+
+
+_LIBC = _libc()
+
+
 def _unreadable(data):
     """Why a sealed segment's bytes do not read whole as a record segment (footer, pages, page checksums),
     or None."""
@@ -616,12 +647,101 @@ def _empty_frame(columns):
 
 def _latest(df):
     """The latest row of each key, at the place of the key's first row (a retried unit's record wins)."""
-    stale = df.duplicated(KEY_COLUMNS, keep="last").to_numpy()
-    if not stale.any():
+    if len(df) < 2:
         return df
-    first = df.groupby(KEY_COLUMNS, sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    keep = np.flatnonzero(~stale)
-    return df.iloc[keep[np.argsort(first[keep], kind="stable")]].reset_index(drop=True)
+    key = _key_number(df)
+    if key is None:
+        stale = df.duplicated(KEY_COLUMNS, keep="last").to_numpy()
+        if not stale.any():
+            return df
+        first = df.groupby(KEY_COLUMNS, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+        keep = np.flatnonzero(~stale)
+        return df.iloc[keep[np.argsort(first[keep], kind="stable")]].reset_index(drop=True)
+    # One integer per key, sorted stably: a key's rows are a run, in store order (a hash table over the six
+    # columns took a gigabyte per ten million records; this takes two arrays of the rows).
+    order = np.argsort(key, kind="stable")
+    repeated = key[order]
+    repeated = repeated[1:] == repeated[:-1]  # sorted position i holds the same key as i + 1
+    if not repeated.any():
+        return df
+    starts = np.r_[True, ~repeated]
+    first_row = order[starts][np.cumsum(starts) - 1]  # per sorted position, its key's first row
+    last = np.flatnonzero(np.r_[~repeated, True])  # the latest row of each key, at the end of its run
+    rows = order[last][np.argsort(first_row[last], kind="stable")]  # at the place of the key's first row
+    return df.iloc[rows].reset_index(drop=True)
+
+
+def _key_number(df):
+    """One int64 per row, equal exactly where the rows' key columns are (missing equal to missing); None
+    where the columns' ranges do not fit one int64 or a column is neither categorical nor whole numbers."""
+    number = np.zeros(len(df), dtype=np.int64)
+    span = 1.0
+    for name in KEY_COLUMNS:
+        column = df[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            codes = column.cat.codes.to_numpy().astype(np.int64) + 1  # missing (-1) is 0
+            size = len(column.cat.categories) + 1
+        elif pd.api.types.is_integer_dtype(column.dtype):
+            values = column.to_numpy()
+            low, high = int(values.min()), int(values.max())
+            codes = values - (low - 1)
+            size = high - low + 2
+        elif pd.api.types.is_float_dtype(column.dtype):
+            values = column.to_numpy()
+            if np.isnan(values).all():
+                codes, size = 0, 1
+            else:
+                low, high = np.nanmin(values), np.nanmax(values)
+                if not (np.isnan(values) | (np.fmod(values, 1.0) == 0)).all():
+                    return None  # not whole numbers
+                codes = values - (low - 1)
+                np.nan_to_num(codes, copy=False, nan=0.0)  # missing is 0
+                codes = codes.astype(np.int64)
+                size = int(high - low) + 2
+        else:
+            return None
+        span *= size
+        if span >= 2.0 ** 62:
+            return None
+        number *= size
+        number += codes
+        del codes
+    return number
+
+
+def distinct(frame, columns):
+    """The distinct combinations of ``columns``' values in ``frame``, as tuples (missing values and absent
+    columns None), found on integer codes: no Python object per row (a store of ten million records)."""
+    codes, values = [], []
+    for c in columns:
+        if c not in frame:
+            codes.append(np.zeros(len(frame), dtype=np.int64))
+            values.append([None])
+            continue
+        column = frame[c]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            k, u = column.cat.codes.to_numpy().astype(np.int64), list(column.cat.categories)
+        else:
+            k, u = pd.factorize(column, use_na_sentinel=True)
+            k, u = k.astype(np.int64), list(u)
+        codes.append(k + 1)  # missing (-1) is 0
+        values.append([None, *u])
+    if np.prod([float(len(u)) for u in values]) >= 2.0 ** 62:  # the combinations do not fit one int64
+        rows = pd.DataFrame({i: k for i, k in enumerate(codes)}).drop_duplicates().to_numpy()
+        return [tuple(u[i] for u, i in zip(values, row, strict=True)) for row in rows]
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for k, u in zip(codes, values, strict=True):
+        combined *= len(u)
+        combined += k
+    found = np.unique(combined)
+    out = []
+    for number in found.tolist():
+        combo = []
+        for u in reversed(values):
+            number, i = divmod(number, len(u))
+            combo.append(u[i])
+        out.append(tuple(reversed(combo)))
+    return out
 
 
 def concat_frames(frames):
