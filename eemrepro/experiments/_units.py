@@ -336,6 +336,11 @@ def done_units(units, df, ok, shas):
     pos_values = np.fromiter(position_group.values(), dtype=np.int64, count=len(position_group))
 
     def lookup(keys, table_keys, table_values):
+        size = int(table_keys.max(initial=-1)) + 1
+        if size <= max(4 * len(keys), 1 << 20):  # a dense table: one index per row, no binary search
+            dense = np.full(size + 1, -1, dtype=np.int64)  # the last slot: every key outside the table
+            dense[table_keys[table_keys >= 0]] = table_values[table_keys >= 0]
+            return dense[np.where((keys >= 0) & (keys < size), keys, size)]
         order = np.argsort(table_keys)
         sorted_keys = table_keys[order]
         at = np.searchsorted(sorted_keys, keys)
