@@ -97,10 +97,16 @@ def test_frame_reads_columns_params_and_metrics(tmp_path):
     assert full["host"].unique().tolist() == ["h"] and json.loads(full["versions"].iloc[0]) == {"numpy": "2"}
 
 
-def test_a_frame_read_segment_by_segment_is_the_union_of_its_segments(tmp_path):
-    # The frame is built one segment at a time (to bound memory); it must read as the union of the segments
-    # did: a field one segment lacks is None in an object column (never NaN), NaN in a float one; categories
-    # united; a later segment's record wins its key.
+@pytest.mark.parametrize("each_alone", [False, True])
+def test_a_frame_read_segment_by_segment_is_the_union_of_its_segments(tmp_path, monkeypatch, each_alone):
+    # Large segments become frames one at a time (to bound memory; ``each_alone`` makes these two large), small
+    # ones are converted together; either way the frame must read as the union of the segments: a field one
+    # segment lacks is None in an object column (never NaN), NaN in a float one; categories united; a later
+    # segment's record wins its key.
+    from eemrepro.store import _store
+
+    if each_alone:
+        monkeypatch.setattr(_store, "LARGE_SEGMENT", 1)
     store = ResultStore(tmp_path / "s")
     store.append([_record(i) for i in range(3)])  # no ``converged``, no ``note``
     store.close()

@@ -258,20 +258,34 @@ class ResultStore:
         wanted = None if columns is None else list(dict.fromkeys([*KEY_COLUMNS, *columns]))
         params = None if columns is None else [c.removeprefix("param_") for c in columns if c.startswith("param_")]
         disk = None if wanted is None else [c for c in wanted if not c.startswith("param_")]
-        # Each segment becomes a frame as it is read, and its Arrow memory is handed back: the peak is the
+        # A large segment becomes a frame as it is read, and its Arrow memory is handed back: the peak is the
         # frame's pieces and their union, not every segment in Arrow beside the whole frame (ten million
-        # records: 2.4 GB against 3.2 GB for one Arrow table converted whole).
-        frames, facts = self._snapshot(disk, each=to_pandas)
-        if not frames:
+        # records: 2.4 GB against 3.2 GB for one Arrow table converted whole). Runs of small segments are
+        # converted together (one conversion, not one per segment: a store of many small runs).
+        items, facts = self._snapshot(disk, each=_frame_if_large)
+        if not items:
             return _empty_frame(wanted or KEY_COLUMNS)
-        df = concat_frames(frames)
-        large = len(df) >= LARGE_FRAME
+        frames, run = [], []
+        for item in items + [None]:
+            if isinstance(item, pa.Table):
+                run.append(item)
+                continue
+            if run:
+                frames.append(to_pandas(pa.concat_tables(run, promote_options="permissive")))
+                run = []
+            if item is not None:
+                frames.append(item)
+        del items, run
+        if len(frames) == 1:
+            (df,) = frames
+        else:
+            df = concat_frames(frames)
+            for c in [c for c in df.columns if df[c].dtype == np.dtype(object)]:
+                # A piece without the column (or with it all null) gave NaN where Arrow's union gives None.
+                df[c] = df[c].where(df[c].notna(), None)
         del frames
-        if large:
+        if len(df) >= LARGE_FRAME:
             release_memory()  # the pieces, before the work on the frame allocates more
-        for c in [c for c in df.columns if df[c].dtype == np.dtype(object)]:
-            # A segment without the column (or with it all null) gave NaN where Arrow's union gives None.
-            df[c] = df[c].where(df[c].notna(), None)
         for c in KEY_COLUMNS:
             if c not in df:
                 df[c] = None
@@ -577,6 +591,12 @@ class ResultStore:
 
 #: Rows from which a frame's read hands its freed memory back (``release_memory``) before going on.
 LARGE_FRAME = 1_000_000
+#: Rows from which a segment is converted to a frame on its own as it is read.
+LARGE_SEGMENT = 200_000
+
+
+def _frame_if_large(table):
+    return to_pandas(table) if table.num_rows >= LARGE_SEGMENT else table
 
 
 def release_memory():
