@@ -160,10 +160,7 @@ def _group_codes(df, keys):
     the runs of equal keys, found in one pass (a group-by over millions of rows costs a gigabyte).
     """
     columns = [_sort_codes(df[k]) for k in keys]
-    starts = np.zeros(len(df), dtype=bool)
-    starts[:1] = True
-    for c in columns:
-        starts[1:] |= c[1:] != c[:-1]
+    starts = _run_starts(columns)
     firsts = np.flatnonzero(starts)
     radix = [int(c.max(initial=0)) + 1 for c in columns]
     key = np.zeros(len(firsts), dtype=np.int64)
@@ -174,6 +171,15 @@ def _group_codes(df, keys):
     codes = df.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     _, firsts = np.unique(codes, return_index=True)
     return codes, firsts
+
+
+def _run_starts(columns):
+    """Where each run of rows with equal keys begins (``columns``: one integer array per key, same length)."""
+    starts = np.zeros(len(columns[0]), dtype=bool)
+    starts[:1] = True
+    for c in columns:
+        starts[1:] |= c[1:] != c[:-1]
+    return starts
 
 
 def _cell_status(g):
@@ -301,12 +307,8 @@ def select_nested(df, ddof=1, metric="gmean"):
     # in the store's size): per outer fold and point, whether every inner fold
     # finished, the mean metric over them, and the point's canonical order.
     # ``records_frame`` sorted them by data set, model, point, repeat, fold: a group is a run of rows.
-    codes = [_sort_codes(df[c].iloc[rows]) for c in ("dataset", "model")] + \
-        [df[c].to_numpy()[rows] for c in ("order", "repeat", "fold")]
-    starts = np.zeros(len(rows), dtype=bool)
-    starts[:1] = True
-    for c in codes:
-        starts[1:] |= c[1:] != c[:-1]
+    starts = _run_starts([_sort_codes(df[c].iloc[rows]) for c in ("dataset", "model")] +
+                         [df[c].to_numpy()[rows] for c in ("order", "repeat", "fold")])
     group = np.cumsum(starts) - 1
     firsts = rows[starts]
     value = pd.Series(_numeric(df, metric)[rows] if metric in df else np.full(len(rows), np.nan))
