@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..store import ResultStore, read_runs
 from ..store._files import stores_inside
-from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory
+from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory, repeats_per_cell
 
 #: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
 REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "predict_seconds", "path_size",
@@ -84,12 +84,11 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
                     hosts.add(fact["host"])
         # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
         # SVM) reads "1 to 5", not its largest count.
-        per_cell = pd.Series([(d, m) for d, m, _ in distinct(these, ["dataset", "model", "repeat"])]).value_counts() \
-            if len(these) else None
-        label = "0" if per_cell is None or per_cell.empty else (
-            str(per_cell.min()) if per_cell.min() == per_cell.max() else f"{per_cell.min()} to {per_cell.max()}")
+        per_cell = list(repeats_per_cell(these).values()) if len(these) else []
+        label = "0" if not per_cell else (
+            str(min(per_cell)) if min(per_cell) == max(per_cell) else f"{min(per_cell)} to {max(per_cell)}")
         per_dir_repeats.setdefault(label, []).append(Path(d).name)
-        if per_cell is not None and not per_cell.empty:
+        if per_cell:
             protocols[str(d)] = _protocol_facts(d, these, label)
         # Rows of one kind end up in one block: each table reads its kind as a slice, not a copy.
         kinds = these["kind"] if "kind" in these else pd.Series(np.nan, index=these.index)

@@ -16,7 +16,7 @@ from scipy import stats
 
 from ..experiments import get_metric, select
 from ..store._segments import as_frame
-from ..store._store import distinct
+from ..store._store import repeats_per_cell
 from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
@@ -210,8 +210,7 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
     sel = select(grid, selection, metric=m, unfinished=unfinished, datasets=datasets) if len(grid) else \
         pd.DataFrame()
-    repeats = pd.Series([(d, mo) for d, mo, _ in distinct(grid, ["dataset", "model", "repeat"])]).value_counts() \
-        .to_dict() if len(grid) else {}
+    repeats = repeats_per_cell(grid) if len(grid) else {}
     rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:

@@ -6,6 +6,7 @@ need no lock, since a sealed segment is written to a temporary file and
 renamed into place, and a write-ahead segment's torn last line is skipped.
 """
 
+import functools
 import gc
 import gzip
 import itertools
@@ -604,22 +605,21 @@ def release_memory():
     C heap keeps freed blocks (glibc's ``malloc_trim`` returns them): else the next large arrays come on top."""
     gc.collect()
     pa.default_memory_pool().release_unused()
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
-def _libc():
+@functools.lru_cache(maxsize=1)
+def _malloc_trim():
+    """glibc's ``malloc_trim`` from the running process's own symbols (None elsewhere); looked up on first use,
+    not when the store is imported (every command and worker imports it)."""
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
     except (OSError, TypeError):
         return None
-
-
-_LIBC = _libc()
 
 
 def _unreadable(data):
@@ -762,6 +762,14 @@ def distinct(frame, columns):
             combo.append(u[i])
         out.append(tuple(reversed(combo)))
     return out
+
+
+def repeats_per_cell(frame):
+    """{(data set, model): how many distinct repeats its records hold}, on integer codes (``distinct``)."""
+    counts = {}
+    for dataset, model, _ in distinct(frame, ["dataset", "model", "repeat"]):
+        counts[(dataset, model)] = counts.get((dataset, model), 0) + 1
+    return counts
 
 
 def concat_frames(frames):
