@@ -58,6 +58,20 @@ def test_a_missing_method_is_not_measured():
     assert verdict("wins", method="A", other="Z")[0] == "not measured"
 
 
+def test_each_table_is_judged_on_its_own_values_not_a_pivot_kept_from_another():
+    # The pivot of a table is kept while the table lives: a new table (often at the address of one just freed)
+    # is pivoted afresh. B moved 10 points up on every data set wins on all four against A; 10 down, loses all
+    # four (a pivot kept from the table before would give the other verdict).
+    assert verdict("wins", method="A", other="B")[1] == "2 wins, 1 draws, 1 losses on 4 data sets"
+    claim = Claim(id="x", table="t", wording="w", source="s", test="wins", method="B", other="A")
+    expected = {10.0: ("confirmed", "4 wins, 0 draws, 0 losses on 4 data sets"),
+                -10.0: ("not confirmed", "0 wins, 0 draws, 4 losses on 4 data sets")}
+    for shift in (10.0, -10.0) * 3:
+        moved = TABLE.assign(auc=TABLE["auc"] + shift * (TABLE["method"] == "B"))
+        assert _evaluate(claim, moved, SPEC, True) == expected[shift]
+        del moved
+
+
 def test_check_fails_when_a_pinned_claim_verdict_changes(tmp_path):
     from pathlib import Path
 
