@@ -95,7 +95,8 @@ def _parse_entry(dataset_id, raw, source):
 @cache
 def _registry():
     source = resources.files("eemrepro.datasets") / "registry.yaml"
-    raw = yaml.safe_load(source.read_text(encoding="utf-8"))
+    # libyaml's safe loader where PyYAML has one (the registry is read by every command that names a data set).
+    raw = yaml.load(source.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return {key: _parse_entry(key, value, "registry.yaml") for key, value in raw.items()}
 
 
