@@ -264,14 +264,20 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     """
     pub = spec.published_frame()
     frame = _of_kind(as_frame(records), spec.kind)
-    sel = select(frame, spec.selection or selection, metric=spec.metric, unfinished=unfinished) if len(frame) \
-        else pd.DataFrame()
-    cells = cell_solvers(frame)
+    # A paper's table holds its own data sets (as in ``metric_table``): the other data sets' records (another
+    # paper's, from the same results folders) are neither selected nor read; each cell is selected on its own.
+    datasets = set(pub["dataset"]) if pub is not None else None
+    mine = frame["dataset"].isin(datasets).to_numpy() if datasets is not None and len(frame) else \
+        np.ones(len(frame), dtype=bool)
+    sel = select(frame, spec.selection or selection, metric=spec.metric, unfinished=unfinished,
+                 datasets=datasets) if len(frame) else pd.DataFrame()
+    solver_columns = [c for c in ("dataset", "model", "estimator", "fixed_params", "point") if c in frame]
+    cells = cell_solvers(frame.loc[mine, solver_columns] if len(frame) else frame)
     # The finished outer-fold rows of each (data set, model, point), in store order.
     columns = [c for c in ("dataset", "model", "point", "standalone_fit_seconds", "path_size", "fit_seconds")
                if c in frame]
-    done = frame.loc[(frame["inner"].isna() & (frame["status"] == "ok")).to_numpy(), columns] if len(frame) \
-        else frame
+    done = frame.loc[(frame["inner"].isna() & (frame["status"] == "ok")).to_numpy() & mine, columns] \
+        if len(frame) else frame
     by_point = done.groupby(["dataset", "model", "point"], sort=False, observed=True).indices if len(done) else {}
     rows = {}
     for _, s in sel.iterrows():
