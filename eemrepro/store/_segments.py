@@ -247,6 +247,11 @@ def to_pandas(table):
     with nulls as floats, list columns holding one numpy array per row."""
     import pandas as pd
 
+    # A column null throughout (a field no record of the segment has) is read as floats at once: as Arrow's
+    # nulls it would become a Python None per row first (ten million of them for a large segment).
+    nulls = [i for i, f in enumerate(table.schema) if pa.types.is_null(f.type)]
+    for i in nulls:
+        table = table.set_column(i, table.schema.field(i).name, pa.nulls(len(table), pa.float64()))
     df = table.to_pandas(split_blocks=True, strings_to_categorical=True)
     for name in df.columns:
         column = df[name]
@@ -254,8 +259,6 @@ def to_pandas(table):
             cats = column.cat.categories
             if not cats.is_monotonic_increasing:
                 df[name] = column.cat.set_categories(sorted(cats))
-        elif pa.types.is_null(table.schema.field(name).type):
-            df[name] = column.astype(float)
     return df
 
 
