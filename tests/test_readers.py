@@ -198,3 +198,40 @@ def test_group_codes_of_rows_out_of_order_fall_back_to_pandas_numbering():
                                  observed=True).ngroup().to_numpy()
         assert (codes == expected).all()
         assert (firsts == np.unique(expected, return_index=True)[1]).all()
+
+
+def test_frames_concatenated_column_by_column_are_pandas_concat_of_the_whole_frames():
+    # Reference: pandas' concat of the whole frames, once their categorical columns share the united categories
+    # (what the store's pieces were joined with before). Pieces with other row labels, a column only some
+    # pieces have (ints there: floats with NaN after; text: NaN), categories that differ, a list column.
+    from eemrepro.store._store import concat_frames
+
+    def pieces():
+        a = pd.DataFrame({"dataset": pd.Categorical(["b", "a", "b"]), "n": [1, 2, 3], "x": [0.5, np.nan, 2.0],
+                          "arr": pd.Series([np.arange(2), np.arange(0), np.arange(1)], dtype=object).to_numpy()},
+                         index=[10, 3, 7])
+        b = pd.DataFrame({"x": [1.5, 2.5], "dataset": pd.Categorical(["c", "a"]), "note": ["u", None],
+                          "status": pd.Categorical(["ok", "failed"])}, index=[0, 1])
+        c = pd.DataFrame({"dataset": pd.Categorical(["a"] * 4), "n": [4, 0, 8, 6],
+                          "x": [0.25, 0.75, 0.125, 1.0], "status": pd.Categorical(["ok"] * 4)}, index=[5, 4, 9, 8])
+        return [a, b, c]
+
+    frames = pieces()
+    united = {}
+    for col in ("dataset", "status"):
+        cats = sorted({v for f in frames if col in f for v in f[col].cat.categories})
+        united[col] = pd.CategoricalDtype(cats)
+    reference = []
+    for f in frames:
+        f = f.copy()
+        for col, dtype in united.items():
+            f[col] = f[col].cat.set_categories(dtype.categories) if col in f else \
+                pd.Categorical.from_codes(np.full(len(f), -1), dtype=dtype)
+        reference.append(f)
+    expected = pd.concat(reference, ignore_index=True)
+    mine = pieces()
+    got = concat_frames(mine)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got["n"].dtype == np.float64 and np.isnan(got["n"][3])  # ints of two pieces, missing in one
+    assert list(got["dataset"].cat.categories) == ["a", "b", "c"]
+    assert all(len(f.columns) == 0 for f in mine)  # the pieces were consumed, column by column

@@ -605,6 +605,10 @@ def release_memory():
     C heap keeps freed blocks (glibc's ``malloc_trim`` returns them): else the next large arrays come on top."""
     gc.collect()
     pa.default_memory_pool().release_unused()
+    _trim_heap()
+
+
+def _trim_heap():
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
@@ -773,7 +777,13 @@ def repeats_per_cell(frame):
 
 
 def concat_frames(frames):
-    """Concatenate store frames, keeping their categorical columns categorical (categories united)."""
+    """Concatenate store frames, keeping their categorical columns categorical (categories united).
+
+    Column by column, each piece's column dropped from it once copied: the peak is the pieces and one
+    column of the result beside them, not the pieces and the whole result (ten million records: a gigabyte
+    less). The pieces are consumed (left without columns); each column follows pandas' own rules for
+    frames concatenated whole (a piece without the column counts as missing values there).
+    """
     frames = [f for f in frames if len(f)]
     if len(frames) <= 1:
         return frames[0] if frames else pd.DataFrame()
@@ -785,18 +795,36 @@ def concat_frames(frames):
             if c in f:
                 cats |= set(f[c].cat.categories if isinstance(f[c].dtype, pd.CategoricalDtype) else f[c].dropna())
         united[c] = pd.CategoricalDtype(sorted(cats))
-    out = []
-    for f in frames:
-        f = f.copy(deep=False)
-        for c, dtype in united.items():
-            if c not in f:
-                f[c] = pd.Categorical.from_codes(np.full(len(f), -1), dtype=dtype)
-            elif isinstance(f[c].dtype, pd.CategoricalDtype):
-                f[c] = f[c].cat.set_categories(dtype.categories)
+    # The columns in the order pandas gives frames concatenated whole (each piece's own, then the categorical
+    # ones it lacks).
+    names = list(dict.fromkeys(c for f in frames for c in [*f.columns, *(u for u in united if u not in f)]))
+    large = sum(len(f) for f in frames) >= LARGE_FRAME
+    columns = {}
+    for c in names:
+        parts = []
+        for f in frames:
+            if c in united:
+                dtype = united[c]
+                if c not in f:
+                    part = pd.Categorical.from_codes(np.full(len(f), -1), dtype=dtype)
+                elif isinstance(f[c].dtype, pd.CategoricalDtype):
+                    part = f[c].cat.set_categories(dtype.categories).array
+                else:
+                    part = f[c].astype(dtype).array
+                parts.append(pd.DataFrame({c: part}, index=pd.RangeIndex(len(f)), copy=False))
             else:
-                f[c] = f[c].astype(dtype)
-        out.append(f)
-    return pd.concat(out, ignore_index=True)
+                parts.append(f[[c]] if c in f else pd.DataFrame(index=pd.RangeIndex(len(f))))
+        columns[c] = pd.concat(parts, ignore_index=True)[c]
+        del parts
+        for f in frames:
+            if c in f:
+                del f[c]
+        if large:
+            # The pieces' columns just freed: Arrow's pool (which allocated the converted columns) and the C
+            # heap keep freed memory unless asked to give it back.
+            pa.default_memory_pool().release_unused()
+            _trim_heap()
+    return pd.DataFrame(columns, copy=False)
 
 
 def add_param_columns(df, names=None):
