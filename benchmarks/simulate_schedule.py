@@ -11,6 +11,9 @@ they free up, as joblib's do. Printed per order: the makespan, the ideal
 fit time alone over makespan x N (how issue 53 measured the runner on 16 cores), and
 the efficiency with each unit's work outside its stored timings counted as work
 (``--unit-overhead``: splitting, scoring, building records), which no order saves.
+``--collector``: the main process's own seconds per unit (receiving a result,
+storing its records, the progress line), done one unit at a time: with many
+workers and short units it bounds the run however the units are ordered.
 
 Orders:
   today      the config's order, one task per unit (the runner before the scheduler);
@@ -38,19 +41,34 @@ from eemrepro.store import ResultStore  # noqa: E402
 COLUMNS = ["fit_seconds", "predict_seconds", "path_size", "standalone_fit_seconds", "identity_sha", "status"]
 
 
-def makespan(durations, batches, workers, unit_overhead, task_overhead):
-    """List scheduling: each batch, in order, to the worker that frees up first."""
+def collected(finished, collector):
+    """When the main process has taken in every finished unit: ``finished`` holds (end time, units) of each
+    task; the main process handles the units one at a time, ``collector`` seconds each, in the order they
+    finish (receiving, storing, the progress line). The workers do not wait for it: joblib dispatches the
+    next task from its callback thread as a task ends, and the pre-dispatched tasks are queued."""
+    done = 0.0
+    for end, units in sorted(finished):
+        done = max(done, end) + collector * units
+    return done
+
+
+def makespan(durations, batches, workers, unit_overhead, task_overhead, collector=0.0):
+    """List scheduling: each batch, in order, to the worker that frees up first; the run ends when the
+    workers are done and the main process has taken in every unit (``collected``)."""
     free = [0.0] * workers
+    finished = []
     for batch in batches:
         start = heapq.heappop(free)
-        heapq.heappush(free, start + task_overhead + sum(durations[i] + unit_overhead for i in batch))
-    return max(free)
+        end = start + task_overhead + sum(durations[i] + unit_overhead for i in batch)
+        heapq.heappush(free, end)
+        finished.append((end, len(batch)))
+    return max(max(free), collected(finished, collector))
 
 
-def online_makespan(durations, scheduler, workers, unit_overhead, task_overhead):
+def online_makespan(durations, scheduler, workers, unit_overhead, task_overhead, collector=0.0):
     """The runner's scheduler replayed: a freed worker takes ``scheduler.next_batch()``, and each finished
     batch's units are observed (their stored durations) before the next is taken. Returns (makespan, tasks)."""
-    running, tasks = [], 0
+    running, tasks, finished = [], 0, []
 
     def dispatch(now, worker):
         nonlocal tasks
@@ -65,13 +83,15 @@ def online_makespan(durations, scheduler, workers, unit_overhead, task_overhead)
     end = 0.0
     while running:
         end, worker, batch = heapq.heappop(running)
+        finished.append((end, len(batch)))
         for i in batch:
             scheduler.observe(i, durations[i])
         dispatch(end, worker)
-    return end, tasks
+    return max(end, collected(finished, collector)), tasks
 
 
-def replay(config_path, store_path, workers, unit_overhead, task_overhead, datasets=None, repeats=None):
+def replay(config_path, store_path, workers, unit_overhead, task_overhead, datasets=None, repeats=None,
+           collector=0.0):
     config = load_config(config_path, import_estimators=False)
     if datasets:
         config = replace(config, datasets=tuple(d for d in config.datasets if d in datasets))
@@ -108,10 +128,11 @@ def replay(config_path, store_path, workers, unit_overhead, task_overhead, datas
     rows = []
     for n in workers:
         ideal = actual.sum() / n
-        span = makespan(actual, [[i] for i in range(len(units))], n, unit_overhead, task_overhead)
+        span = makespan(actual, [[i] for i in range(len(units))], n, unit_overhead, task_overhead, collector)
         rows.append((n, "today", len(units), span, ideal, ideal / span, fit.sum() / (span * n)))
         for name, (costs, known) in orders.items():
-            span, tasks = online_makespan(actual, Scheduler(costs, known, cells), n, unit_overhead, task_overhead)
+            span, tasks = online_makespan(actual, Scheduler(costs, known, cells), n, unit_overhead, task_overhead,
+                                          collector)
             rows.append((n, name, tasks, span, ideal, ideal / span, fit.sum() / (span * n)))
     # The same rows' work including each unit's own share of it outside the stored timings (splitting,
     # scoring, records): what no order can save, against which an order's makespan is judged too.
@@ -126,13 +147,15 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, nargs="+", default=[2, 16, 64])
     parser.add_argument("--unit-overhead", type=float, default=0.013, help="seconds per unit (the fit child)")
     parser.add_argument("--task-overhead", type=float, default=0.013, help="seconds per dispatched task")
+    parser.add_argument("--collector", type=float, default=0.0,
+                        help="seconds of the main process's own work per unit (serial: receiving, storing)")
     parser.add_argument("--datasets", nargs="+", help="only these data sets of the config")
     parser.add_argument("--repeats", type=int, help="only the first N repeats")
     args = parser.parse_args(argv)
     n, total, rows = replay(args.config, args.store, args.workers, args.unit_overhead, args.task_overhead,
-                            args.datasets, args.repeats)
+                            args.datasets, args.repeats, args.collector)
     print(f"{args.config} over {args.store}: {n} units, {total:.0f} s of stored unit time; overheads "
-          f"{args.unit_overhead} s/unit, {args.task_overhead} s/task")
+          f"{args.unit_overhead} s/unit, {args.task_overhead} s/task, main process {args.collector} s/unit")
     print(f"{'workers':>7} {'order':>10} {'tasks':>7} {'makespan s':>11} {'ideal s':>9} {'efficiency':>10} "
           f"{'fit / (makespan x N)':>20} {'incl. unit work':>15}")
     for w, name, tasks, span, ideal, eff, fit_eff, work_eff in rows:

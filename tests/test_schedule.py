@@ -73,6 +73,20 @@ def test_the_simulator_tells_a_long_last_unit_from_a_long_first_one():
     assert tasks == 2 and span == pytest.approx(0.5 + 4 * 1.1)
 
 
+def test_the_simulator_waits_for_the_main_process_to_take_in_every_unit():
+    # Four workers, eight 1 s units: the workers are done at 2 s. The main process takes 0.5 s per unit, one at
+    # a time in the order they finish: the four ending at 1 s are in at 3 s, the four ending at 2 s start then
+    # and are in at 5 s. (Its summed work alone, 4 s, or its work beside the workers', would say less.)
+    durations = np.ones(8)
+    assert makespan(durations, [[i] for i in range(8)], 4, 0.0, 0.0) == pytest.approx(2.0)
+    assert makespan(durations, [[i] for i in range(8)], 4, 0.0, 0.0, collector=0.5) == pytest.approx(5.0)
+    span, _ = online_makespan(durations, Scheduler(durations, [True] * 8, [("d", "m")] * 8, batch_seconds=0),
+                              4, 0.0, 0.0, collector=0.5)
+    assert span == pytest.approx(5.0)
+    # A main process fast enough keeps up: only the last units' own 4 x 0.01 s come after the workers'.
+    assert makespan(durations, [[i] for i in range(8)], 4, 0.0, 0.0, collector=0.01) == pytest.approx(2.04)
+
+
 def test_a_units_seconds_by_the_same_rule_from_records_and_from_a_frame():
     records = [  # a path of two points (fit shared, a standalone timing fit each) and a point fitted alone
         {"fit_seconds": 2.0, "path_size": 2, "predict_seconds": 0.1, "standalone_fit_seconds": 0.7},
