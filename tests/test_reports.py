@@ -648,3 +648,22 @@ def test_a_reference_check_compares_every_papers_plain_metric_table():
     tables = {c.table for c in check(eem + wine, reference=eem + wine)}
     assert {"eem_table4", "lssvm_ensemble_table41"} <= tables
     assert not tables & {"eem_table6_gaussian", "eem_table6_kde"}
+
+
+def test_a_facet_moves_its_value_from_the_point_into_the_model_name():
+    # Worked by hand: MELM's points name a classifier, SVM's do not (its rows keep their name and point). Each
+    # model becomes one model per classifier; an unfinished MELM cell becomes one cell per classifier it ran.
+    from eemrepro.reports._tables import _facet
+
+    rows = [("d1", "MELM", '{"classifier": "svm", "k": 2}'), ("d1", "MELM", '{"classifier": "knn", "k": 2}'),
+            ("d1", "MELM", '{"classifier": "svm", "k": 1}'), ("d2", "SVM", '{"C": 1.0}'),
+            ("d2", "GEM", '{"classifier": "knn"}')]
+    df = pd.DataFrame(rows, columns=["dataset", "model", "point"]).astype({"model": "category", "point": "category"})
+    df["fold"] = range(len(df))
+    out, cells = _facet(df, "classifier", {("d1", "MELM"), ("d2", "SVM")})
+    assert list(out["model"].astype(object)) == ["MELM + svm", "MELM + knn", "MELM + svm", "SVM", "GEM + knn"]
+    assert list(out["point"].astype(object)) == ['{"k": 2}', '{"k": 2}', '{"k": 1}', '{"C": 1.0}', "{}"]
+    assert list(out["fold"]) == [0, 1, 2, 3, 4]
+    # Sorted as the names sort, as the rows are ordered by model when a cell is selected.
+    assert list(out["model"].cat.categories) == sorted({"MELM + svm", "MELM + knn", "SVM", "GEM + knn"})
+    assert cells == {("d1", "MELM + svm"), ("d1", "MELM + knn"), ("d2", "SVM")}

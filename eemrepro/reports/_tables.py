@@ -74,15 +74,31 @@ def _facet(df, key, unfinished):
         points.append(json.dumps(params, sort_keys=True))
     has, values, points = np.array(has), np.array(values, dtype=object), np.array(points, dtype=object)
     hit = has[codes]
-    model = df["model"].to_numpy(dtype=object)
-    out = df.assign(model=np.where(hit, model + FACET_SEP + values[codes], model),
-                    point=np.where(hit, points[codes], df["point"].to_numpy(dtype=object)))
+    # The new names and points are made once per distinct (model, point) and given to the rows as category
+    # codes (categories in sorted order, as the strings sort): not a Python string per record.
+    model_codes, models = pd.factorize(df["model"])
+    pair_codes, pairs = pd.factorize(model_codes.astype(np.int64) * len(uniques) + codes)
+    pair_model, pair_point = np.divmod(pairs, len(uniques))
+    names = np.where(has[pair_point], np.asarray(models, dtype=object)[pair_model] + FACET_SEP +
+                     values[pair_point], np.asarray(models, dtype=object)[pair_model])
+    new_points = np.where(has[pair_point], points[pair_point], np.asarray(uniques, dtype=object)[pair_point])
+    out = df.assign(model=_as_sorted_categorical(names, pair_codes), point=_as_sorted_categorical(new_points,
+                                                                                                  pair_codes))
+    model = np.asarray(models, dtype=object)[model_codes]
     by_model = pd.Series(values[codes][hit]).groupby(model[hit]).unique() if hit.any() else {}
     cells = set()
     for dataset, name in unfinished:
         facets = by_model.get(name, ()) if len(by_model) else ()
         cells |= {(dataset, f"{name}{FACET_SEP}{v}") for v in facets} or {(dataset, name)}
     return out, cells
+
+
+def _as_sorted_categorical(labels, codes):
+    """``labels[codes]`` as a categorical whose categories are the distinct labels in sorted order."""
+    categories = sorted(set(labels))
+    position = {c: i for i, c in enumerate(categories)}
+    recode = np.array([position[label] for label in labels], dtype=np.int64)
+    return pd.Categorical.from_codes(recode[codes], categories=categories)
 
 
 def _combine(rows, how, m, greater_is_better):
