@@ -203,3 +203,19 @@ def test_yaml11_exponents_without_a_dot_are_still_numbers(tmp_path):
     path = tmp_path / "e.yaml"
     path.write_text("name: e\ndatasets: [heart]\nmodels:\n  S: {estimator: SVM, grid: {C: [1e-3, 1E2], gamma: [1]}}\n")
     assert load_config(path).models[0].grid["C"] == [0.001, 100.0]
+
+
+def test_a_document_read_twice_is_parsed_once_and_each_reader_gets_its_own_copy(monkeypatch):
+    # A report reads each folder's config.yaml several times: the second read is not parsed again, and a reader
+    # that changes what it got (the config parser fills defaults in) changes nothing for the next one.
+    from eemrepro import _yaml
+
+    text = "name: t\nmodels:\n  E: {estimator: EEM, grid: {h: [10, 20]}}\n"
+    _yaml._parse.cache_clear()
+    first, lines = _yaml.load_yaml(text, "c.yaml")
+    first["models"]["E"]["grid"]["h"].append(30)
+    lines[("name",)] = 99
+    second, again = _yaml.load_yaml(text, "c.yaml")
+    assert second == {"name": "t", "models": {"E": {"estimator": "EEM", "grid": {"h": [10, 20]}}}}
+    assert again[("name",)] == 1 and again[("models", "E", "grid", "h", 1)] == 3
+    assert _yaml._parse.cache_info().hits == 1 and _yaml._parse.cache_info().misses == 1
