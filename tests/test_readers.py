@@ -167,6 +167,23 @@ def test_distinct_combinations_are_pandas_drop_duplicates():
     assert {tuple(None if v is None or pd.isna(v) else v for v in row) for row in got} == expected
 
 
+def test_distinct_combinations_too_many_for_one_key_are_pandas_drop_duplicates_too(monkeypatch):
+    from eemrepro.store import _store
+
+    rng = np.random.default_rng(5)
+    df = _random_store_frame(rng, 400)
+    df.loc[rng.random(400) < 0.1, "model"] = np.nan
+    columns = ["dataset", "model", "repeat", "inner", "absent"]
+    fast = _store.distinct(df, columns)
+    monkeypatch.setattr(_store, "_KEY_LIMIT", 4.0)  # any two columns' combinations overflow it
+    rows = _store.distinct(df, columns)
+    reference = df[["dataset", "model", "repeat", "inner"]].astype(object).drop_duplicates()
+    expected = [tuple(None if pd.isna(v) else v for v in row) + (None,)
+                for row in reference.itertuples(index=False, name=None)]
+    assert [tuple(None if v is None or pd.isna(v) else v for v in row) for row in rows] == expected  # in order
+    assert sorted(map(repr, rows)) == sorted(map(repr, fast))
+
+
 @pytest.mark.parametrize("mode, store", [("best-of-grid", "results/uci"), ("nested", "results/esmm_table4"),
                                          ("best-per-fold", "results/uci")])
 def test_selecting_a_few_data_sets_at_a_time_is_selecting_all_at_once(monkeypatch, mode, store):

@@ -226,7 +226,10 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
     sel = select(grid, selection, metric=m, unfinished=unfinished, datasets=datasets) if len(grid) else \
         pd.DataFrame()
-    repeats = repeats_per_cell(grid) if len(grid) else {}
+    if len(grid) and datasets is not None:  # the table's own cells (the rows below are those alone)
+        repeats = repeats_per_cell(grid.loc[grid["dataset"].isin(datasets).to_numpy(), ["dataset", "model", "repeat"]])
+    else:
+        repeats = repeats_per_cell(grid) if len(grid) else {}
     rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:

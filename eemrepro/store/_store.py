@@ -733,31 +733,38 @@ def _key_number(df):
     return number
 
 
+#: The most combinations ``distinct`` numbers with one int64 key.
+_KEY_LIMIT = 2.0 ** 62
+
+
 def distinct(frame, columns):
     """The distinct combinations of ``columns``' values in ``frame``, as tuples (missing values and absent
-    columns None), found on integer codes: no Python object per row (a store of ten million records)."""
-    codes, values = [], []
+    columns None), found on integer codes: no Python object per row (a store of ten million records).
+
+    Each column's codes are folded into one integer per row as they are made (one row array beside the key,
+    not one per column), and the distinct keys are found by hashing (no sorted copy of the rows' keys).
+    """
+    combined = np.zeros(len(frame), dtype=np.int64)
+    values, size = [], 1.0
     for c in columns:
         if c not in frame:
-            codes.append(np.zeros(len(frame), dtype=np.int64))
             values.append([None])
             continue
         column = frame[c]
         if isinstance(column.dtype, pd.CategoricalDtype):
-            k, u = column.cat.codes.to_numpy().astype(np.int64), list(column.cat.categories)
+            k, u = column.cat.codes.to_numpy(), list(column.cat.categories)
         else:
             k, u = pd.factorize(column, use_na_sentinel=True)
-            k, u = k.astype(np.int64), list(u)
-        codes.append(k + 1)  # missing (-1) is 0
+            u = list(u)
         values.append([None, *u])
-    if np.prod([float(len(u)) for u in values]) >= 2.0 ** 62:  # the combinations do not fit one int64
-        rows = pd.DataFrame({i: k for i, k in enumerate(codes)}).drop_duplicates().to_numpy()
-        return [tuple(u[i] for u, i in zip(values, row, strict=True)) for row in rows]
-    combined = np.zeros(len(frame), dtype=np.int64)
-    for k, u in zip(codes, values, strict=True):
-        combined *= len(u)
+        size *= len(values[-1])
+        if size >= _KEY_LIMIT:  # the combinations do not fit one int64
+            return _distinct_rows(frame, columns)
+        combined *= len(values[-1])
         combined += k
-    found = np.unique(combined)
+        combined += 1  # missing (-1) is 0
+        del k
+    found = np.sort(pd.unique(combined))
     out = []
     for number in found.tolist():
         combo = []
@@ -766,6 +773,23 @@ def distinct(frame, columns):
             combo.append(u[i])
         out.append(tuple(reversed(combo)))
     return out
+
+
+def _distinct_rows(frame, columns):
+    """``distinct`` by pandas' row de-duplication (combinations too many for one integer key), in the order
+    they first appear."""
+    codes, values = {}, []
+    for i, c in enumerate(columns):
+        if c not in frame:
+            codes[i], u = np.zeros(len(frame), dtype=np.int64), []
+        elif isinstance(frame[c].dtype, pd.CategoricalDtype):
+            codes[i], u = frame[c].cat.codes.to_numpy().astype(np.int64) + 1, list(frame[c].cat.categories)
+        else:
+            k, u = pd.factorize(frame[c], use_na_sentinel=True)
+            codes[i], u = k.astype(np.int64) + 1, list(u)
+        values.append([None, *u])
+    rows = pd.DataFrame(codes).drop_duplicates().to_numpy()
+    return [tuple(u[i] for u, i in zip(values, row, strict=True)) for row in rows]
 
 
 def repeats_per_cell(frame):
