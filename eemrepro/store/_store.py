@@ -7,7 +7,6 @@ renamed into place, and a write-ahead segment's torn last line is skipped.
 """
 
 import functools
-import gc
 import gzip
 import itertools
 import json
@@ -601,9 +600,9 @@ def _frame_if_large(table):
 
 
 def release_memory():
-    """Hand back to the system what a large read freed: the pieces sit in reference cycles (pandas'), and the
-    C heap keeps freed blocks (glibc's ``malloc_trim`` returns them): else the next large arrays come on top."""
-    gc.collect()
+    """Hand back to the system what a large read freed: Arrow's pool and the C heap keep freed blocks (glibc's
+    ``malloc_trim`` returns them): else the next large arrays come on top. (A full garbage collection here
+    freed nothing more once the pieces were joined column by column, and cost 0.15 s a call: measured.)"""
     pa.default_memory_pool().release_unused()
     _trim_heap()
 
