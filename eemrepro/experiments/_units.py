@@ -291,25 +291,30 @@ def done_units(units, df, ok, shas):
     n_m = int(max(m_rows.max(initial=0), m_units.max(initial=0))) + 2
     # Cells numbered by the units' own (data set, model); a row's cell found through its category codes.
     cell_ids, cell_codes = {}, {}
-    for k, u in enumerate(units):
+    for u, d, m in zip(units, d_units.tolist(), m_units.tolist(), strict=True):
         cid = cell_ids.setdefault((u.dataset, u.model), len(cell_ids))
-        if d_units[k] >= 0 and m_units[k] >= 0:
-            cell_codes[int((d_units[k] + 1) * n_m + (m_units[k] + 1))] = cid
+        if d >= 0 and m >= 0:
+            cell_codes[(d + 1) * n_m + (m + 1)] = cid
     # Per cell: point -> its group, position -> its group, (group, group) -> unit.
-    point_group, position_group, unit_of, need = {}, {}, {}, np.zeros(len(units), dtype=np.int64)
+    point_group, position_group, unit_of, need = {}, {}, {}, []
     groups_of = {}
+    # A kind's units of one cell share their points' tuple (one per group of points): its group is looked up by
+    # the tuple's identity first, by its value (a hash of every point) only when the tuple is new.
+    seen_points = {}
     for k, u in enumerate(units):
         cell = cell_ids[(u.dataset, u.model)]
         g_by_points, h_by_positions = groups_of.setdefault(cell, ({}, {}))
-        new_g = u.points not in g_by_points
-        g = g_by_points.setdefault(u.points, len(g_by_points))
+        g = seen_points.get((cell, id(u.points)))
+        new_g = g is None and u.points not in g_by_points
+        if g is None:
+            g = seen_points[(cell, id(u.points))] = g_by_points.setdefault(u.points, len(g_by_points))
         positions = tuple(unit_positions(u))
         new_h = positions not in h_by_positions
         h = h_by_positions.setdefault(positions, len(h_by_positions))
         if (cell, g, h) in unit_of:
             return None
         unit_of[(cell, g, h)] = k
-        need[k] = len(u.points) * len(positions)
+        need.append(len(u.points) * len(positions))
         # A group's points (positions) are checked when the group first appears: a cell's units share them.
         for p in point_ids(u.points) if new_g else ():
             if point_group.setdefault((cell, p), g) != g:
@@ -370,4 +375,4 @@ def done_units(units, df, ok, shas):
     unit_index = np.fromiter(unit_of.values(), dtype=np.int64, count=len(unit_of))
     row_units = lookup((cell_rows[good] * n_g + g_rows[good]) * n_h + h_rows[good], unit_keys, unit_index)
     counts = np.bincount(row_units[row_units >= 0], minlength=len(units))
-    return counts >= need
+    return counts >= np.array(need, dtype=np.int64)
