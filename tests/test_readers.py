@@ -42,6 +42,11 @@ def test_the_vectorised_scope_is_the_per_key_rule_on_committed_stores_and_damage
     config = load_config(folder / "config.yaml", import_estimators=False)
     kind = get_kind(config.kind)
     units = kind.units(config)
+    # A kind that says its scope from the config says what its units make (each cell's points and positions).
+    def as_sets(scope):
+        return {cell: (set(points), set(positions)) for cell, (points, positions) in scope.items()}
+
+    assert as_sets(kind.scope(config)) == as_sets(scope_of_units(units))
     df = ResultStore(folder).frame(["status"])
     rng = np.random.default_rng(0)
     # The store as it is; a copy with a random tenth of its records gone (unfinished cells); a copy with rows
