@@ -301,16 +301,25 @@ def done_units(units, df, ok, shas):
     # A kind's units of one cell share their points' tuple (one per group of points): its group is looked up by
     # the tuple's identity first, by its value (a hash of every point) only when the tuple is new.
     seen_points = {}
+    last = None
     for k, u in enumerate(units):
-        cell = cell_ids[(u.dataset, u.model)]
-        g_by_points, h_by_positions = groups_of.setdefault(cell, ({}, {}))
+        if (u.dataset, u.model) != last:  # a kind's units come cell by cell: the cell's tables looked up once
+            last = (u.dataset, u.model)
+            cell = cell_ids[last]
+            if cell not in groups_of:
+                groups_of[cell] = ({}, {})
+            g_by_points, h_by_positions = groups_of[cell]
         g = seen_points.get((cell, id(u.points)))
         new_g = g is None and u.points not in g_by_points
         if g is None:
             g = seen_points[(cell, id(u.points))] = g_by_points.setdefault(u.points, len(g_by_points))
-        positions = tuple(unit_positions(u))
-        new_h = positions not in h_by_positions
-        h = h_by_positions.setdefault(positions, len(h_by_positions))
+        # A unit of one split position (most): its position without the list ``unit_positions`` makes.
+        positions = ((u.repeat, u.fold, u.inner),) if getattr(u, "n_folds", None) is None else \
+            tuple(unit_positions(u))
+        h = h_by_positions.get(positions)
+        new_h = h is None
+        if new_h:
+            h = h_by_positions[positions] = len(h_by_positions)
         if (cell, g, h) in unit_of:
             return None
         unit_of[(cell, g, h)] = k
