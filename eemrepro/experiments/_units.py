@@ -111,10 +111,12 @@ def config_scope(units, df, keys=None):
 
 
 def unit_positions(unit):
-    """Every (repeat, fold, inner) whose records ``unit`` makes (a unit that spans folds says so in ``n_folds``)."""
+    """Every (repeat, fold, inner) whose records ``unit`` makes, as a tuple (a unit that spans folds says so in
+    ``n_folds``; most make one position)."""
     n_folds = getattr(unit, "n_folds", None)
-    folds = range(n_folds) if n_folds is not None else (unit.fold,)
-    return [(unit.repeat, f, unit.inner) for f in folds]
+    if n_folds is None:
+        return ((unit.repeat, unit.fold, unit.inner),)
+    return tuple((unit.repeat, f, unit.inner) for f in range(n_folds))
 
 
 def scope_of_units(units):
@@ -313,9 +315,7 @@ def done_units(units, df, ok, shas):
         new_g = g is None and u.points not in g_by_points
         if g is None:
             g = seen_points[(cell, id(u.points))] = g_by_points.setdefault(u.points, len(g_by_points))
-        # A unit of one split position (most): its position without the list ``unit_positions`` makes.
-        positions = ((u.repeat, u.fold, u.inner),) if getattr(u, "n_folds", None) is None else \
-            tuple(unit_positions(u))
+        positions = unit_positions(u)
         h = h_by_positions.get(positions)
         new_h = h is None
         if new_h:
