@@ -604,10 +604,6 @@ def release_memory():
     ``malloc_trim`` returns them): else the next large arrays come on top. (A full garbage collection here
     freed nothing more once the pieces were joined column by column, and cost 0.15 s a call: measured.)"""
     pa.default_memory_pool().release_unused()
-    _trim_heap()
-
-
-def _trim_heap():
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
@@ -746,20 +742,12 @@ def distinct(frame, columns):
     combined = np.zeros(len(frame), dtype=np.int64)
     values, size = [], 1.0
     for c in columns:
-        if c not in frame:
-            values.append([None])
-            continue
-        column = frame[c]
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            k, u = column.cat.codes.to_numpy(), list(column.cat.categories)
-        else:
-            k, u = pd.factorize(column, use_na_sentinel=True)
-            u = list(u)
-        values.append([None, *u])
-        size *= len(values[-1])
+        k, u = _column_codes(frame, c)
+        values.append(u)
+        size *= len(u)
         if size >= _KEY_LIMIT:  # the combinations do not fit one int64
             return _distinct_rows(frame, columns)
-        combined *= len(values[-1])
+        combined *= len(u)
         combined += k
         combined += 1  # missing (-1) is 0
         del k
@@ -779,16 +767,23 @@ def _distinct_rows(frame, columns):
     they first appear."""
     codes, values = {}, []
     for i, c in enumerate(columns):
-        if c not in frame:
-            codes[i], u = np.zeros(len(frame), dtype=np.int64), []
-        elif isinstance(frame[c].dtype, pd.CategoricalDtype):
-            codes[i], u = frame[c].cat.codes.to_numpy().astype(np.int64) + 1, list(frame[c].cat.categories)
-        else:
-            k, u = pd.factorize(frame[c], use_na_sentinel=True)
-            codes[i], u = k.astype(np.int64) + 1, list(u)
-        values.append([None, *u])
+        k, u = _column_codes(frame, c)
+        codes[i] = k.astype(np.int64) + 1  # missing (-1) is 0
+        values.append(u)
     rows = pd.DataFrame(codes).drop_duplicates().to_numpy()
     return [tuple(u[i] for u, i in zip(values, row, strict=True)) for row in rows]
+
+
+def _column_codes(frame, name):
+    """(each row's code, -1 where missing; [None, *the values the codes number]) of a column (an absent one:
+    every row missing)."""
+    if name not in frame:
+        return np.full(len(frame), -1, dtype=np.int8), [None]
+    column = frame[name]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), [None, *column.cat.categories]
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    return codes, [None, *uniques]
 
 
 def repeats_per_cell(frame):
@@ -843,10 +838,7 @@ def concat_frames(frames):
             if c in f:
                 del f[c]
         if large:
-            # The pieces' columns just freed: Arrow's pool (which allocated the converted columns) and the C
-            # heap keep freed memory unless asked to give it back.
-            pa.default_memory_pool().release_unused()
-            _trim_heap()
+            release_memory()  # the pieces' columns just freed (Arrow's pool allocated the converted ones)
     return pd.DataFrame(columns, copy=False)
 
 
