@@ -73,23 +73,23 @@ def _facet(df, key, unfinished):
         values.append(str(params.pop(key)) if key in params else "")
         points.append(json.dumps(params, sort_keys=True))
     has, values, points = np.array(has), np.array(values, dtype=object), np.array(points, dtype=object)
-    hit = has[codes]
     # The new names and points are made once per distinct (model, point) and given to the rows as category
     # codes (categories in sorted order, as the strings sort): not a Python string per record.
     model_codes, models = pd.factorize(df["model"])
+    models = np.asarray(models, dtype=object)
     pair_codes, pairs = pd.factorize(model_codes.astype(np.int64) * len(uniques) + codes)
     pair_model, pair_point = np.divmod(pairs, len(uniques))
-    names = np.where(has[pair_point], np.asarray(models, dtype=object)[pair_model] + FACET_SEP +
-                     values[pair_point], np.asarray(models, dtype=object)[pair_model])
-    new_points = np.where(has[pair_point], points[pair_point], np.asarray(uniques, dtype=object)[pair_point])
-    out = df.assign(model=_as_sorted_categorical(names, pair_codes), point=_as_sorted_categorical(new_points,
-                                                                                                  pair_codes))
-    model = np.asarray(models, dtype=object)[model_codes]
-    by_model = pd.Series(values[codes][hit]).groupby(model[hit]).unique() if hit.any() else {}
+    faceted = has[pair_point]
+    names = np.where(faceted, models[pair_model] + FACET_SEP + values[pair_point], models[pair_model])
+    new_points = np.where(faceted, points[pair_point], np.asarray(uniques, dtype=object)[pair_point])
+    out = df.assign(model=_as_sorted_categorical(names, pair_codes),
+                    point=_as_sorted_categorical(new_points, pair_codes))
+    by_model = {}  # each model's facet values, from its distinct points
+    for m, v in zip(models[pair_model[faceted]], values[pair_point[faceted]], strict=True):
+        by_model.setdefault(m, set()).add(v)
     cells = set()
     for dataset, name in unfinished:
-        facets = by_model.get(name, ()) if len(by_model) else ()
-        cells |= {(dataset, f"{name}{FACET_SEP}{v}") for v in facets} or {(dataset, name)}
+        cells |= {(dataset, f"{name}{FACET_SEP}{v}") for v in by_model.get(name, ())} or {(dataset, name)}
     return out, cells
 
 
@@ -226,10 +226,10 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
     sel = select(grid, selection, metric=m, unfinished=unfinished, datasets=datasets) if len(grid) else \
         pd.DataFrame()
-    if len(grid) and datasets is not None:  # the table's own cells (the rows below are those alone)
-        repeats = repeats_per_cell(grid.loc[grid["dataset"].isin(datasets).to_numpy(), ["dataset", "model", "repeat"]])
-    else:
-        repeats = repeats_per_cell(grid) if len(grid) else {}
+    # The repeats of the table's own cells (the rows below are those alone).
+    mine = grid if datasets is None or not len(grid) else \
+        grid.loc[grid["dataset"].isin(datasets).to_numpy(), ["dataset", "model", "repeat"]]
+    repeats = repeats_per_cell(mine) if len(mine) else {}
     rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:
