@@ -14,8 +14,9 @@ import functools
 
 import yaml
 
-# libyaml's parser builds the same nodes (with their lines) as the pure-Python one, several times faster.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: YAML's safe loader, libyaml's build where PyYAML has one: it builds the same nodes (with their lines) as the
+#: pure-Python one, several times faster.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: The largest document read (bytes).
 MAX_BYTES = 1_000_000
@@ -97,7 +98,7 @@ def load_yaml(text, source="<document>"):
 def _parse(text, source):
     loader = None
     try:
-        loader = _Loader(text)  # its reader refuses control characters at once
+        loader = SAFE_LOADER(text)  # its reader refuses control characters at once
         node = loader.get_single_node()
         if node is None:
             return None, {}

@@ -7,6 +7,7 @@ from importlib import resources
 
 import yaml
 
+from .._yaml import SAFE_LOADER
 from ._errors import RegistryError, UnknownDatasetError
 
 FORMATS = ("libsvm", "csv", "keel", "npz", "kdd-bio", "ctg-xls", "covtype", "sklearn-wine", "local")
@@ -96,7 +97,7 @@ def _parse_entry(dataset_id, raw, source):
 def _registry():
     source = resources.files("eemrepro.datasets") / "registry.yaml"
     # libyaml's safe loader where PyYAML has one (the registry is read by every command that names a data set).
-    raw = yaml.load(source.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = yaml.load(source.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     return {key: _parse_entry(key, value, "registry.yaml") for key, value in raw.items()}
 
 
