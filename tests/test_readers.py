@@ -257,3 +257,16 @@ def test_frames_concatenated_column_by_column_are_pandas_concat_of_the_whole_fra
     assert got["n"].dtype == np.float64 and np.isnan(got["n"][3])  # ints of two pieces, missing in one
     assert list(got["dataset"].cat.categories) == ["a", "b", "c"]
     assert all(len(f.columns) == 0 for f in mine)  # the pieces were consumed, column by column
+
+
+def test_a_resume_reuses_the_units_at_hand_only_where_the_kind_derives_its_scope_from_them():
+    # The projection kind's scope is its units' (the default): the units given are what it is made of (half of
+    # them, half the scope). Grid search says its scope from the config: the units given change nothing.
+    projection = load_config(ROOT / "results" / "melm_table2" / "config.yaml", import_estimators=False)
+    kind = get_kind(projection.kind)
+    units = kind.units(projection)
+    half = units[: len(units) // 2]
+    assert kind.scope_with(projection, half) == scope_of_units(half) != kind.scope(projection)
+    assert kind.scope_with(projection) == kind.scope(projection)
+    grid = load_config(ROOT / ".ci" / "quick-baseline" / "config.yaml", import_estimators=False)
+    assert get_kind(grid.kind).scope_with(grid, []) == get_kind(grid.kind).scope(grid)

@@ -45,6 +45,15 @@ class ExperimentKind:
 
         return scope_of_units(self.units(config))
 
+    def scope_with(self, config, units=None):
+        """``scope(config)``, from ``units`` (the config's own, already made) where this kind derives its scope
+        from its units (the default); a kind that says it from the config alone (grid search) is asked."""
+        if units is None or type(self).scope is not ExperimentKind.scope:
+            return self.scope(config)
+        from ._units import scope_of_units
+
+        return scope_of_units(units)
+
     def identity(self, config, unit):
         raise NotImplementedError
 

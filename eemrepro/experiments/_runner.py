@@ -25,7 +25,7 @@ import yaml
 
 from ..store import ResultStore, StoreWarning
 from ..store._files import atomic_write
-from ._kinds import ExperimentKind, get_kind
+from ._kinds import get_kind
 from ._units import (
     as_category,
     changed_identities,
@@ -33,7 +33,6 @@ from ._units import (
     frame_keys,
     identity_sha,
     point_id,
-    scope_of_units,
     scope_rows,
 )
 from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
@@ -355,11 +354,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
             superseded = superseded or where
             stored = store.frame(_STORED_COLUMNS)
         # Stored records the config no longer names (a grid shrunk since) stay, but count for nothing.
-        # A kind that says its scope from the config alone (grid search: no unit built) is asked; otherwise the
-        # units at hand are reused where the stored config is this one.
-        says_scope = type(kind).scope is not ExperimentKind.scope
-        scope = scope_of_units(every_unit) if stored_config is config and not says_scope else \
-            kind.scope(stored_config)
+        scope = kind.scope_with(stored_config, every_unit if stored_config is config else None)
         left_out = scope_rows(scope, stored).left_out
         # What resume skips: units whose every record is stored, made with this data under the cell's identity
         # (matched as integer codes; a kind whose units are not groups of points x positions, key by key).
