@@ -270,3 +270,27 @@ def test_a_resume_reuses_the_units_at_hand_only_where_the_kind_derives_its_scope
     assert kind.scope_with(projection) == kind.scope(projection)
     grid = load_config(ROOT / ".ci" / "quick-baseline" / "config.yaml", import_estimators=False)
     assert get_kind(grid.kind).scope_with(grid, []) == get_kind(grid.kind).scope(grid)
+
+
+def test_small_segments_become_frames_in_runs_of_at_least_large_segment_rows(monkeypatch):
+    # Five segments of 2 rows with runs of 3: converted after the 2nd and the 4th, the last alone at the end
+    # (all at the end would be one frame, one per segment five); the frames in order make the whole.
+    import pyarrow as pa
+
+    from eemrepro.store import _store
+
+    monkeypatch.setattr(_store, "LARGE_SEGMENT", 3)
+    pieces = _store._FramePieces()
+    tables = [pa.table({"dataset": pa.array([f"d{i}", f"d{i}"]).dictionary_encode(), "x": [i, 10 * i]})
+              for i in range(5)]
+    sizes = []
+    for t in tables:
+        pieces.append(t)
+        sizes.append(len(pieces._run))  # segments still held in Arrow
+    assert sizes == [1, 0, 1, 0, 1]
+    frames = pieces.frames()
+    assert [len(f) for f in frames] == [4, 4, 2]
+    whole = pd.concat(frames, ignore_index=True)
+    assert whole["x"].tolist() == [0, 0, 1, 10, 2, 20, 3, 30, 4, 40]
+    assert whole["dataset"].astype(str).tolist() == [f"d{i}" for i in range(5) for _ in (0, 1)]
+
