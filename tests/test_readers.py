@@ -272,6 +272,21 @@ def test_a_resume_reuses_the_units_at_hand_only_where_the_kind_derives_its_scope
     assert get_kind(grid.kind).scope_with(grid, []) == get_kind(grid.kind).scope(grid)
 
 
+def test_records_frame_of_some_rows_is_records_frame_of_those_rows_taken_first():
+    # ``rows`` (the selection's chunks) are taken with the sort; reference: the rows taken by pandas first.
+    # Rows out of order and a repeated-looking subset, so a take of the wrong positions (or unsorted) shows.
+    from eemrepro.experiments._selection import records_frame
+
+    rng = np.random.default_rng(11)
+    df = _random_store_frame(rng, 200)
+    rows = np.sort(rng.choice(200, 77, replace=False))[::-1].copy()
+    for wanted in (None, ["dataset", "model", "point", "repeat", "fold", "gmean"]):
+        got = records_frame(df, columns=wanted, rows=rows)
+        pd.testing.assert_frame_equal(got, records_frame(df.iloc[rows], columns=wanted))
+    assert records_frame(df, rows=np.arange(0)).empty
+    pd.testing.assert_frame_equal(records_frame(df, rows=np.arange(200)), records_frame(df))
+
+
 def test_small_segments_become_frames_in_runs_of_at_least_large_segment_rows(monkeypatch):
     # Five segments of 2 rows with runs of 3: converted after the 2nd and the 4th, the last alone at the end
     # (all at the end would be one frame, one per segment five); the frames in order make the whole.

@@ -37,34 +37,47 @@ def _metric_columns(df):
     return [m for m in metric_names() if m in df]
 
 
-def records_frame(records, columns=None):
+def records_frame(records, columns=None, rows=None):
     """Records (a list of mappings, or a store frame) as the frame selection works on.
 
     One column per metric and criterion, ``point`` the grid point as canonical
     JSON and ``order`` its rank in the canonical grid order (parameters by
     name, values ascending), sorted by data set, model, point, repeat, fold.
     ``columns``: the columns to keep (None: all), in the records' order.
+    ``rows``: of a store frame, only the records at these positions (taken
+    with the sort: the kept columns of those rows are copied once).
     """
     from ..store._segments import as_frame
 
     df = as_frame(records)
+    if rows is not None and len(rows) == len(df):
+        rows = None
+    if rows is not None and not len(rows):
+        df = df.iloc[:0]
     if df.empty:
         return df if columns is None else df[[c for c in df.columns if c in set(columns)]]
     if "inner" not in df:
         df = df.assign(inner=np.nan)
-    codes, uniques = pd.factorize(df["point"], sort=False)
+
+    def column(name):  # one key column of the rows taken (a copy of that column alone)
+        return df[name] if rows is None else df[name].iloc[rows]
+
+    codes, uniques = pd.factorize(column("point"), sort=False)
     ranks = np.empty(len(uniques), dtype=np.int64)
     ranks[sorted(range(len(uniques)), key=lambda i: _point_sort_key(uniques[i]))] = np.arange(len(uniques))
     order = ranks[codes]
+    del codes
     # One stable sort by data set, model, order, repeat, fold, inner (outer first) as one permutation, taken
     # once: the frame is copied once, not once per step.
-    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy()
-    perm = np.lexsort([inner, _sort_codes(df["fold"]), _sort_codes(df["repeat"]), order,
-                       _sort_codes(df["model"]), _sort_codes(df["dataset"])])
+    inner = pd.to_numeric(column("inner"), errors="coerce").fillna(-1).to_numpy()
+    perm = np.lexsort([inner, _sort_codes(column("fold")), _sort_codes(column("repeat")), order,
+                       _sort_codes(column("model")), _sort_codes(column("dataset"))])
+    del inner
+    take = perm if rows is None else np.asarray(rows)[perm]
     keep = list(df.columns) if columns is None else [c for c in df.columns if c in set(columns) or c == "inner"]
     # Column by column into a frame that shares them (no copy of the records beside the sorted copy).
-    data = {c: df[c].array.take(perm) if isinstance(df[c].dtype, pd.api.extensions.ExtensionDtype)
-            else df[c].to_numpy()[perm] for c in keep}
+    data = {c: df[c].array.take(take) if isinstance(df[c].dtype, pd.api.extensions.ExtensionDtype)
+            else df[c].to_numpy()[take] for c in keep}
     data["order"] = order[perm]
     return pd.DataFrame(data, copy=False)
 
@@ -375,13 +388,11 @@ def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=(), 
     # sets at a time (the same rows, in the same order), so that its sorted copy is a chunk's, not the whole.
     if (len(records) if rows is None else len(rows)) > CHUNK_RECORDS and \
             mode in ("best-of-grid", "nested", "best-per-fold"):
-        parts = [_select(records.iloc[chunk], mode, ddof, metric, unfinished)
+        parts = [_select(records, mode, ddof, metric, unfinished, rows=chunk)
                  for chunk in _dataset_chunks(records["dataset"], CHUNK_RECORDS, rows)]
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else pd.DataFrame()
-    if rows is not None and len(rows) < len(records):
-        records = records.iloc[rows]
-    return _select(records, mode, ddof, metric, unfinished)
+    return _select(records, mode, ddof, metric, unfinished, rows=rows)
 
 
 #: The records selection sorts at once (a store frame larger than this is selected data sets at a time). Measured
@@ -410,14 +421,15 @@ def _dataset_chunks(datasets, budget, rows=None):
     return chunks
 
 
-def _select(records, mode, ddof, metric, unfinished):
+def _select(records, mode, ddof, metric, unfinished, rows=None):
     # Selection reads the keys, the status, the metrics and criteria and two timings: the other columns (the
-    # projections' embeddings, D_CS pairs) would only be copied by every filter and sort below.
+    # projections' embeddings, D_CS pairs) would only be copied by every filter and sort below. ``rows``: the
+    # positions of the records to select from (None: all), taken with the sort.
     from ._criteria import criterion_names
 
     wanted = ["dataset", "model", "point", "repeat", "fold", "inner", "status", "fit_seconds", "path_size",
               *metric_names(), *criterion_names()]
-    df = records_frame(records, columns=wanted if len(records.columns) > len(wanted) else None)
+    df = records_frame(records, columns=wanted if len(records.columns) > len(wanted) else None, rows=rows)
     if df.empty:
         return df
     if mode == "best-of-grid":
