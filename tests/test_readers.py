@@ -309,3 +309,28 @@ def test_small_segments_become_frames_in_runs_of_at_least_large_segment_rows(mon
     assert whole["x"].tolist() == [0, 0, 1, 10, 2, 20, 3, 30, 4, 40]
     assert whole["dataset"].astype(str).tolist() == [f"d{i}" for i in range(5) for _ in (0, 1)]
 
+
+def test_the_report_frame_carries_no_provenance_only_column_and_the_provenance_spans_every_folder(tmp_path):
+    # Finish times are read per folder and dropped: the range must still be the earliest of all folders to the
+    # latest of all (folder a: days 3 and 9, folder b: days 1 and 5: a first-folder or last-folder rule fails).
+    from eemrepro.reports._render import load_results
+
+    day = 86400.0
+    base = 1.7e9
+    for name, model, stamps in (("a", "EEM", (3, 9)), ("b", "SVM", (1, 5))):
+        store = ResultStore(tmp_path / name)
+        store.append([{"kind": "grid-search", "dataset": "heart", "model": model, "params": {"C": 1.0},
+                       "repeat": 0, "fold": f, "inner": None, "status": "ok", "metrics": {"gmean": 0.5},
+                       "criteria": {}, "fit_seconds": 0.1, "predict_seconds": 0.01,
+                       "identity": {"kind": "grid-search"}, "identity_sha": "abc", "versions": {"numpy": "2"},
+                       "host": f"host-{name}", "finished_at": base + s * day} for f, s in enumerate(stamps)])
+        store.close()
+    records, prov = load_results([tmp_path / "a", tmp_path / "b"])
+    assert not {"finished_at", "run_id", "predict_seconds"} & set(records.columns)
+    assert records["repeat"].dtype == np.int32 and records["fold"].dtype == np.int32
+    assert sorted(records["fold"].tolist()) == [0, 0, 1, 1]
+    import datetime as dt
+
+    first, last = (dt.datetime.fromtimestamp(base + s * day, dt.timezone.utc).strftime("%Y-%m-%d") for s in (1, 9))
+    assert first in prov["records_finished"] and last in prov["records_finished"]
+    assert prov["hosts"] == ["host-a", "host-b"]

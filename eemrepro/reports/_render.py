@@ -15,10 +15,16 @@ from ..store import ResultStore, read_runs
 from ..store._files import stores_inside
 from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory, repeats_per_cell
 
-#: The columns the tables and figures read (``ResultStore.frame`` reads nothing else).
-REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "predict_seconds", "path_size",
+#: The columns the tables, the checks and the figures read (``ResultStore.frame`` reads nothing else).
+REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_size",
                   "standalone_fit_seconds", "finished_at", "run_id", "estimator", "fixed_params", "dcs", "ratio",
                   "values", "embedding", "labels")
+#: What the HTML report shows besides: each fold's prediction time (a drill-down the tables do not have).
+SITE_COLUMNS = (*REPORT_COLUMNS, "predict_seconds")
+
+
+#: Of ``REPORT_COLUMNS``, those read for the provenance alone (``load_results`` does not return them).
+_PROVENANCE_ONLY = ("finished_at", "run_id")
 
 
 class NoRecordsError(ValueError):
@@ -51,6 +57,7 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
 
     dirs, named = with_baselines(dirs)
     pieces, runs, configs, owner, unfinished, per_dir_repeats, left_out = {}, [], {}, {}, set(), {}, {}
+    finished = []  # each folder's first and last finish time
     versions, hosts, protocols = set(), set(), {}
     for d in dirs:
         d = Path(d)
@@ -82,6 +89,16 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
                     versions.add(json.dumps(fact["versions"], sort_keys=True))
                 if fact.get("host"):
                     hosts.add(fact["host"])
+            if "finished_at" in these:
+                stamps = pd.to_numeric(these["finished_at"], errors="coerce")
+                stamps = stamps[stamps.notna() & (stamps != 0)]
+                finished += stamps.agg(["min", "max"]).tolist() if len(stamps) else []
+                del stamps
+        # The run ids and finish times give the provenance above and nothing else: not carried in the frame
+        # every table reads (a column of floats per record).
+        for c in [c for c in _PROVENANCE_ONLY if c in these]:
+            del these[c]  # in place: the frame is this function's own
+        _narrow_counters(these)
         # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
         # SVM) reads "1 to 5", not its largest count.
         per_cell = list(repeats_per_cell(these).values()) if len(these) else []
@@ -111,11 +128,6 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
     if require and not len(records):
         raise NoRecordsError(no_records_message(dirs))
     commits = sorted({r.get("commit") for r in runs if r.get("commit")})
-    finished = []
-    if "finished_at" in records:
-        stamps = pd.to_numeric(records["finished_at"], errors="coerce")
-        finished = stamps[stamps.notna() & (stamps != 0)].agg(["min", "max"]).tolist() if stamps.notna().any() \
-            else []
     # One count when every folder has the same; else each count with its folders.
     repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
         f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items(), key=_repeats_order))
@@ -211,6 +223,15 @@ def protocol_differences(protocols):
 def _repeats_order(item):
     """Sort key of a (repeats label, folders) pair: by the label's numbers ("1 to 5" after "1")."""
     return [int(n) for n in item[0].split(" to ")]
+
+
+def _narrow_counters(frame):
+    """The repeat and fold numbers as 32-bit integers where they are 64-bit ones (half the memory per record;
+    every value a store can hold fits: they count splits)."""
+    for c in ("repeat", "fold"):
+        if c in frame and frame[c].dtype == np.int64 and len(frame) and \
+                frame[c].min() >= np.iinfo(np.int32).min and frame[c].max() <= np.iinfo(np.int32).max:
+            frame[c] = frame[c].astype(np.int32)
 
 
 def _date_range(stamps):

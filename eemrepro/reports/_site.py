@@ -316,13 +316,13 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     from ..papers import registered_papers
     from ._check import Tolerance, check, load_tolerance
     from ._readings import COLUMNS, readings_frames, start_readings
-    from ._render import load_results, provenance_lines
+    from ._render import SITE_COLUMNS, load_results, provenance_lines
     from ._tables import build_table, split_by_kind, table_applies, table_title, timeout_limit
 
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
-    records, prov = load_results(dirs)
+    records, prov = load_results(dirs, columns=SITE_COLUMNS)
     unfinished = {tuple(c) for c in prov["unfinished"]}
     parts = split_by_kind(records)
     # Every table once (the full layout); the checks and the claims judge these same tables. Where a
