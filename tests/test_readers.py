@@ -37,7 +37,13 @@ def _per_key_reference(units, df):
 @pytest.mark.parametrize("store", [".ci/quick-baseline", "results/melm_table2", "results/melm_table3",
                                    "results/dcs_correlation",
                                    "results/lssvm_ensemble"])
-def test_the_vectorised_scope_is_the_per_key_rule_on_committed_stores_and_damaged_copies(store):
+@pytest.mark.parametrize("block", [None, 997])  # rows matched a block at a time: a prime, so blocks cut cells
+def test_the_vectorised_scope_is_the_per_key_rule_on_committed_stores_and_damaged_copies(store, block,
+                                                                                         monkeypatch):
+    from eemrepro.experiments import _units
+
+    if block:
+        monkeypatch.setattr(_units, "SCOPE_BLOCK", block)
     folder = ROOT / store
     config = load_config(folder / "config.yaml", import_estimators=False)
     kind = get_kind(config.kind)

@@ -165,59 +165,66 @@ def scope_rows(scope, df):
     Vectorised: each row's (data set, model, point) and (data set, model,
     repeat, fold, inner) are matched as integer codes against the scope's, and
     a cell is unfinished where one of the repeats its records have lacks one
-    of its points x positions; no per-record Python.
+    of its points x positions; no per-record Python. The rows are matched
+    ``SCOPE_BLOCK`` at a time: the integer keys of ten million rows (80 MB
+    each, six of them and the sorts of two membership tests) are never made
+    at once.
     """
     if df.empty:
         return Scope(np.ones(0, dtype=bool), set(), {})
     cells = list(scope)
-    d_rows, d_cells = _codes(df["dataset"], [c[0] for c in cells])
-    m_rows, m_cells = _codes(df["model"], [c[1] for c in cells])
-    p_rows, _ = _codes(df["point"], [])
-    n_m, n_p = int(m_rows.max(initial=0)) + 2, int(p_rows.max(initial=0)) + 2
-    # Row arrays are built in place, one at a time (ten million rows: 80 MB each).
-    cell_rows = d_rows
-    cell_rows += 1  # -1 (a value no row has) shifted to 0
-    cell_rows *= n_m
-    cell_rows += m_rows
-    cell_rows += 1
-    del d_rows, m_rows
+    columns = {c: as_category(df[c]) for c in ("dataset", "model", "point")}
+    d_cells = columns["dataset"].cat.categories.get_indexer(pd.Index([c[0] for c in cells], dtype=object))
+    m_cells = columns["model"].cat.categories.get_indexer(pd.Index([c[1] for c in cells], dtype=object))
+    d_rows, m_rows, p_rows = (columns[c].cat.codes.to_numpy() for c in ("dataset", "model", "point"))
+    # Radixes: a code plus one (missing, -1, is 0) is below them.
+    n_m, n_p = len(columns["model"].cat.categories) + 1, len(columns["point"].cat.categories) + 1
     cell_ids = (d_cells + 1) * n_m + (m_cells + 1)
     present = (d_cells >= 0) & (m_cells >= 0)
     # (cell, point) pairs the scope has, as integers in the rows' numbering.
-    p_categories = as_category(df["point"]).cat.categories
-    want_points = [cid * n_p + code + 1 for cid, ok, (ids, _) in zip(cell_ids, present, scope.values(), strict=True)
-                   if ok for code in p_categories.get_indexer(pd.Index(ids, dtype=object)) if code >= 0]
-    point_rows = cell_rows * n_p
-    point_rows += p_rows
-    point_rows += 1
-    del p_rows
-    point_ok = np.isin(point_rows, np.asarray(want_points, dtype=np.int64))
-    del point_rows
-    repeat = df["repeat"].to_numpy(np.int64)
-    fold = df["fold"].to_numpy(np.int64)
-    inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy(np.int64)
+    p_categories = columns["point"].cat.categories
+    want_points = pd.Index(np.unique(np.asarray(
+        [cid * n_p + code + 1 for cid, ok, (ids, _) in zip(cell_ids, present, scope.values(), strict=True)
+         if ok for code in p_categories.get_indexer(pd.Index(ids, dtype=object)) if code >= 0], dtype=np.int64)))
+    repeat, fold = df["repeat"].to_numpy(), df["fold"].to_numpy()
+    inner = pd.to_numeric(df["inner"], errors="coerce").to_numpy(dtype=float)
     n_r = int(max(repeat.max(initial=0), max((r for _, s in scope.values() for r, _, _ in s), default=0))) + 1
     n_f = int(max(fold.max(initial=0), max((f for _, s in scope.values() for _, f, _ in s), default=0))) + 1
-    n_i = int(max(inner.max(initial=0), max((-1 if i is None else i for _, s in scope.values() for _, _, i in s),
-                                            default=0))) + 2
-    position_rows = cell_rows * n_r
-    position_rows += repeat
-    position_rows *= n_f
-    position_rows += fold
-    position_rows *= n_i
-    position_rows += inner
-    position_rows += 1
-    del fold, inner
-    want_positions = [((cid * n_r + r) * n_f + f) * n_i + (0 if i is None else i + 1)
-                      for cid, ok, (_, s) in zip(cell_ids, present, scope.values(), strict=True) if ok
-                      for r, f, i in s]
-    keep = np.isin(position_rows, np.asarray(want_positions, dtype=np.int64))
-    keep &= point_ok
-    del position_rows, point_ok
+    n_i = int(max(np.nanmax(inner, initial=-1),
+                  max((-1 if i is None else i for _, s in scope.values() for _, _, i in s), default=0))) + 2
+    want_positions = pd.Index(np.unique(np.asarray(
+        [((cid * n_r + r) * n_f + f) * n_i + (0 if i is None else i + 1)
+         for cid, ok, (_, s) in zip(cell_ids, present, scope.values(), strict=True) if ok for r, f, i in s],
+        dtype=np.int64)))
+    keep = np.empty(len(df), dtype=bool)
     # Unfinished: a (cell, repeat) of the kept records with fewer distinct (point, fold, inner) than the scope has.
     # A store frame holds one row per record key (the latest): the kept rows of a (cell, repeat) are its
-    # distinct keys, counted in one pass.
-    counts = np.bincount(cell_rows[keep] * n_r + repeat[keep])
+    # distinct keys, counted as the blocks pass.
+    counts = np.zeros((len(columns["dataset"].cat.categories) + 1) * n_m * n_r, dtype=np.int64)
+    for a in range(0, len(df), SCOPE_BLOCK):
+        b = min(a + SCOPE_BLOCK, len(df))
+        cell_rows = d_rows[a:b].astype(np.int64)
+        cell_rows += 1  # -1 (a value no row has) shifted to 0
+        cell_rows *= n_m
+        cell_rows += m_rows[a:b]
+        cell_rows += 1
+        point_rows = cell_rows * n_p
+        point_rows += p_rows[a:b]
+        point_rows += 1
+        point_ok = want_points.get_indexer(point_rows) >= 0
+        del point_rows
+        position_rows = cell_rows * n_r
+        position_rows += repeat[a:b]
+        position_rows *= n_f
+        position_rows += fold[a:b]
+        position_rows *= n_i
+        position_rows += np.nan_to_num(inner[a:b], nan=-1.0).astype(np.int64)
+        position_rows += 1
+        block = want_positions.get_indexer(position_rows) >= 0
+        del position_rows
+        block &= point_ok
+        keep[a:b] = block
+        counts += np.bincount(cell_rows[block] * n_r + repeat[a:b][block], minlength=len(counts))
     have = {(int(cr // n_r), int(cr % n_r)): int(counts[cr]) for cr in np.flatnonzero(counts)}
     expected = {}
     for cid, ok, cell, (ids, s) in zip(cell_ids, present, cells, scope.values(), strict=True):
@@ -229,6 +236,10 @@ def scope_rows(scope, df):
                 expected[(int(cid), r)] = (cell, len(ids) * n)
     unfinished = {expected[key][0] for key, n in have.items() if key in expected and n < expected[key][1]}
     return Scope(keep, unfinished, _left_out(scope, df[~keep]) if not keep.all() else {})
+
+
+#: Rows ``scope_rows`` matches at a time.
+SCOPE_BLOCK = 1_000_000
 
 
 def _left_out(scope, rows):
