@@ -340,3 +340,35 @@ def test_the_report_frame_carries_no_provenance_only_column_and_the_provenance_s
     first, last = (dt.datetime.fromtimestamp(base + s * day, dt.timezone.utc).strftime("%Y-%m-%d") for s in (1, 9))
     assert first in prov["records_finished"] and last in prov["records_finished"]
     assert prov["hosts"] == ["host-a", "host-b"]
+
+
+@pytest.mark.parametrize("n_categories", [3, 127, 128, 300])  # int8, its edge, int16
+def test_sort_codes_in_narrow_integers_sort_as_pandas_sorts_with_missing_last(n_categories):
+    # Reference: pandas' sort_values (categories by their order, NaN last), as the codes must sort.
+    from eemrepro.experiments._selection import _sort_codes
+
+    rng = np.random.default_rng(n_categories)
+    cats = [f"d{i:03d}" for i in range(n_categories)]
+    values = rng.choice(cats, 500).astype(object)
+    values[rng.random(500) < 0.1] = None
+    values[:3] = cats[-1]  # the last category, whose code a too-narrow type wraps
+    column = pd.Series(pd.Categorical(values, categories=cats))
+    codes = _sort_codes(column)
+    expected = column.sort_values(kind="stable", na_position="last").index.to_numpy()
+    np.testing.assert_array_equal(np.argsort(codes, kind="stable"), expected)
+    assert codes.itemsize <= 2
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+def test_a_frame_split_by_kind_is_pandas_group_by_kind_without_the_rows_of_no_kind(categorical):
+    # Reference: pandas' group-by (missing kinds dropped). Kinds in blocks (sliced) and scattered (grouped).
+    from eemrepro.reports._tables import split_by_kind
+
+    blocks = ["grid-search"] * 4 + [None] * 2 + ["dcs-correlation"] * 3
+    scattered = ["grid-search", "dcs-correlation", None, "grid-search", "dcs-correlation"]
+    for kinds in (blocks, scattered):
+        df = pd.DataFrame({"kind": pd.Categorical(kinds) if categorical else pd.Series(kinds, dtype=object),
+                           "x": np.arange(len(kinds))})
+        parts = split_by_kind(df)
+        expected = {k: g["x"].tolist() for k, g in df.groupby("kind", observed=True, dropna=True)}
+        assert {k: g["x"].tolist() for k, g in parts.items()} == expected

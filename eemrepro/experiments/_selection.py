@@ -85,8 +85,12 @@ def records_frame(records, columns=None, rows=None):
 def _sort_codes(column):
     """Integers that sort as ``column`` sorts (categories by their order, NaN last, as ``sort_values``)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        codes = column.cat.codes.to_numpy().astype(np.int64)
-        return np.where(codes < 0, len(column.cat.categories), codes)
+        # In the narrowest integers that hold them (a store frame's columns have a handful of values: two bytes
+        # a row, not eight, over every record of a kind).
+        missing = len(column.cat.categories)
+        codes = column.cat.codes.to_numpy().astype(np.min_scalar_type(-missing - 1))
+        codes[codes < 0] = missing
+        return codes
     codes, _ = pd.factorize(column, sort=True)
     return np.where(codes < 0, codes.max(initial=0) + 1, codes)
 
@@ -397,8 +401,10 @@ def select(records, mode="best-of-grid", ddof=1, metric="gmean", unfinished=(), 
 
 #: The records selection sorts at once (a store frame larger than this is selected data sets at a time). Measured
 #: over TABLE_RESULTS (peak of ``tables``): 2 million 927 MB, 1 million 894 MB, 500 thousand 794 MB, 250 thousand
-#: 789 MB, the time the same; ten million records: 17.3 s at 2 million, 20.3 s at 500 thousand.
-CHUNK_RECORDS = 500_000
+#: 789 MB, the time the same; ten million records: 17.3 s at 2 million, 20.3 s at 500 thousand. Once a chunk's rows
+#: were taken with the sort: 500 thousand 605-619 MB, 250 thousand 588-603 MB; ten million records 11.1 s and
+#: 11.5 s, both 1.47 GB.
+CHUNK_RECORDS = 250_000
 
 
 def _dataset_chunks(datasets, budget, rows=None):

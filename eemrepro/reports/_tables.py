@@ -49,7 +49,10 @@ def split_by_kind(records):
     df = as_frame(records)
     if not len(df) or "kind" not in df:
         return {}
-    codes = pd.factorize(df["kind"], use_na_sentinel=True)[0]
+    kinds = df["kind"]
+    # A store frame's kinds are categorical: their codes as they are (one byte a row), not factorized afresh.
+    codes = kinds.cat.codes.to_numpy() if isinstance(kinds.dtype, pd.CategoricalDtype) else \
+        pd.factorize(kinds, use_na_sentinel=True)[0]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     if len(starts) == len(np.unique(codes)):
         ends = np.r_[starts[1:], len(df)]
