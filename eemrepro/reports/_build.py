@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from ..experiments import get_metric
+from ..store._store import LARGE_FRAME, release_memory
 from ._render import _fmt, _signed, load_results, metric_cell, write_table
 from ._spec import registered_tables
 from ._tables import (
@@ -122,11 +123,16 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
     limit = timeout_limit(records)
     parts = split_by_kind(records)
     built = {}
+    # What a table's selection allocated over a large frame is handed back before the next table's: else each
+    # table's arrays come on top of the heap the last left (tables over TABLE_RESULTS: 45 MB after the first).
+    large = len(records) >= LARGE_FRAME
     for spec in specs:
         mine = parts.get(spec.kind, records.iloc[:0])
         if not table_applies(spec, mine):
             continue
         df = built[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout=layout)
+        if large:
+            release_memory()
         if df.empty:
             continue
         if spec.builder == "time" and not df["seconds"].notna().any():
