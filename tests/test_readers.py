@@ -372,3 +372,45 @@ def test_a_frame_split_by_kind_is_pandas_group_by_kind_without_the_rows_of_no_ki
         parts = split_by_kind(df)
         expected = {k: g["x"].tolist() for k, g in df.groupby("kind", observed=True, dropna=True)}
         assert {k: g["x"].tolist() for k, g in parts.items()} == expected
+
+
+# -- reading a group of data sets at a time ------------------------------------------------------------------
+
+TABLE_RESULTS = ["results/uci", "results/unbalanced", "results/extreme", "results/dcs_correlation",
+                 "results/lssvm_ensemble", "results/melm_table2", "results/melm_table3", "results/esmm_table4"]
+
+
+def _frame_rows(df):
+    """A frame's rows as plain values (categorical or not), for comparing frames read differently."""
+    return [tuple(None if (v is None or (isinstance(v, float) and np.isnan(v))) else v for v in row)
+            for row in df.astype(object).itertuples(index=False, name=None)]
+
+
+def test_a_store_frame_of_some_data_sets_is_the_whole_frame_restricted_to_them(tmp_path):
+    # A retried unit in a later segment (the latest wins, at its first place), an empty segment, three data
+    # sets in scattered order: the frame of two of them is the whole frame's rows of those two, in order.
+    store = ResultStore(tmp_path / "s")
+    store.append([_store_record(i, d) for i, d in enumerate(["heart", "sonar", "heart", "wine", "sonar"])])
+    store.close()
+    store = ResultStore(tmp_path / "s")
+    store.append([_store_record(2, "heart", status="failed"), _store_record(9, "wine")])
+    store.close()
+    ResultStore(tmp_path / "s").close()  # a segment of no record, if any is written
+    store = ResultStore(tmp_path / "s")
+    whole = store.frame(["status", "metrics"])
+    some = store.frame(["status", "metrics"], datasets={"heart", "wine"})
+    expected = whole[whole["dataset"].isin(["heart", "wine"])].reset_index(drop=True)
+    assert list(some.columns) == list(expected.columns)
+    assert _frame_rows(some) == _frame_rows(expected)
+    assert some.loc[some["fold"] == 2, "status"].tolist() == ["failed"]  # the retry won
+    assert store.dataset_counts() == {"heart": 3, "sonar": 2, "wine": 2}  # as written: the retry counted
+
+
+def _store_record(fold, dataset, **extra):
+    r = {"kind": "grid-search", "dataset": dataset, "model": "M", "params": {"C": 1.0}, "repeat": 0,
+         "fold": fold, "inner": None, "status": "ok", "metrics": {"gmean": 0.5 + fold / 100}, "criteria": {},
+         "fit_seconds": 0.1, "identity": {"kind": "grid-search"}, "identity_sha": "abc",
+         "versions": {"numpy": "2"}, "host": "h", "finished_at": 1.7e9 + fold}
+    r.update(extra)
+    return r
+

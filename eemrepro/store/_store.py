@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._files import (
@@ -245,7 +246,7 @@ class ResultStore:
                 facts.update(table_meta(self._table(path, raw=True).schema)[0])
         return facts
 
-    def frame(self, columns=None):
+    def frame(self, columns=None, datasets=None):
         """The latest record of each key as a DataFrame, one column per field.
 
         ``columns``: the frame columns to read (the key columns always come;
@@ -253,7 +254,10 @@ class ResultStore:
         column. Names: ``point`` is the grid point as canonical JSON,
         ``param_<name>`` its parameters (with ``columns=None`` or when asked for),
         a metric or a criterion its bare name, ``error_message`` the error
-        text; ``identity`` and ``fixed_params`` are JSON text.
+        text; ``identity`` and ``fixed_params`` are JSON text. ``datasets``:
+        the records of these data sets only (None: all), each segment's others
+        left in Arrow as it is read: the frame of the rest is the same rows as
+        the whole frame's of those data sets, in the same order.
         """
         wanted = None if columns is None else list(dict.fromkeys([*KEY_COLUMNS, *columns]))
         params = None if columns is None else [c.removeprefix("param_") for c in columns if c.startswith("param_")]
@@ -261,7 +265,7 @@ class ResultStore:
         # Segments become frames as they are read, in runs of at least LARGE_SEGMENT records (``_FramePieces``),
         # and their Arrow memory is handed back: the peak is the frame's pieces and one run in Arrow, not every
         # segment in Arrow beside the whole frame.
-        pieces, facts = self._snapshot(disk, sink=_FramePieces)
+        pieces, facts = self._snapshot(disk, sink=_FramePieces, datasets=datasets)
         frames = pieces.frames()
         del pieces
         if not frames:
@@ -293,9 +297,15 @@ class ResultStore:
         df.attrs["run_facts"] = facts
         return df
 
-    def _snapshot(self, disk, sink=list):
-        """Every segment's table, appended in order to a fresh ``sink()`` (a list: the tables themselves), as
-        one consistent state of the folder.
+    def dataset_counts(self):
+        """{data set: records} over every segment, as written (a retried unit counted each time): what a
+        reader plans its passes by, from the data set column alone."""
+        counts, _ = self._snapshot(["dataset"], sink=_DatasetCounts)
+        return counts.counts
+
+    def _snapshot(self, disk, sink=list, datasets=None):
+        """Every segment's table (of the records of ``datasets`` only, unless None), appended in order to a
+        fresh ``sink()`` (a list: the tables themselves), as one consistent state of the folder.
 
         A writer may seal a write-ahead segment (or ``compact`` may) while this
         reads: a segment that vanished, or a write-ahead file whose sealed
@@ -312,6 +322,9 @@ class ResultStore:
                     table = self._table(path, disk, sums=sums)
                     facts.update(table_meta(table.schema)[0])
                     table = _dictionary_strings(frame_names(table).replace_schema_metadata(None))
+                    if datasets is not None and "dataset" in table.column_names:  # (an empty segment has none)
+                        table = table.filter(pc.is_in(table.column("dataset"),
+                                                      value_set=pa.array(sorted(datasets), pa.string())))
                     tables.append(table)
                     del table
             except (FileNotFoundError, StoreError):
@@ -584,6 +597,20 @@ class ResultStore:
 LARGE_FRAME = 1_000_000
 #: Rows from which a segment is converted to a frame on its own as it is read.
 LARGE_SEGMENT = 200_000
+
+
+class _DatasetCounts:
+    """A ``_snapshot`` sink counting each data set's records."""
+
+    def __init__(self):
+        self.counts = {}
+
+    def append(self, table):
+        if "dataset" not in table.column_names:  # an empty segment
+            return
+        for row in pc.value_counts(table.column("dataset").combine_chunks().cast(pa.string())).to_pylist():
+            if row["values"] is not None:
+                self.counts[row["values"]] = self.counts.get(row["values"], 0) + row["counts"]
 
 
 class _FramePieces:
