@@ -414,3 +414,34 @@ def _store_record(fold, dataset, **extra):
     r.update(extra)
     return r
 
+
+def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_provenance():
+    # Groups: consecutive in sorted data set order, each within the budget unless one data set alone is
+    # larger; their frames are load_results' frame cut to each group's data sets, their provenance its own.
+    from eemrepro.reports._render import ResultsByDatasets, load_results
+
+    dirs = [ROOT / d for d in ("results/uci", "results/esmm_table4", "results/melm_table3")]
+    whole, prov = load_results(dirs)
+    budget = 150_000
+    results = ResultsByDatasets(dirs, budget)
+    counts = {}
+    for d in dirs:
+        for dataset, n in ResultStore(d).dataset_counts().items():
+            counts[dataset] = counts.get(dataset, 0) + n
+    groups = results.groups
+    assert [d for g in groups for d in g] == sorted(counts) and len(groups) > 3
+    assert all(sum(counts[d] for d in g) <= budget or len(g) == 1 for g in groups)
+    # Each group as large as it can be: with the next one's first data set it would not fit.
+    assert all(sum(counts[d] for d in a + b[:1]) > budget for a, b in zip(groups, groups[1:], strict=False))
+    frames = list(results)
+    assert len(frames) == len(groups)
+    for group, frame in zip(groups, frames, strict=True):
+        expected = whole[whole["dataset"].isin(group)]
+        # A column no record of the group has may be absent from its frame (it reads as missing, as in the whole).
+        assert set(frame.columns) <= set(whole.columns)
+        assert all(expected[c].isna().all() for c in set(whole.columns) - set(frame.columns))
+        shared = [c for c in whole.columns if c in frame]
+        assert _frame_rows(frame[shared]) == _frame_rows(expected[shared])
+    assert results.provenance == prov
+    assert set(results.unfinished) == {tuple(c) for c in prov["unfinished"]}
+

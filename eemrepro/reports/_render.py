@@ -53,60 +53,169 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
     Raises :class:`NoRecordsError` when the folders hold no record at all
     (unless ``require`` is false): a report of nothing is never a pass.
     """
+    dirs, named = with_baselines(dirs)
+    facts = _Facts(dirs, named)
+    records = _read_folders(dirs, columns, facts)
+    if require and not len(records):
+        raise NoRecordsError(no_records_message(dirs))
+    return records, facts.provenance()
+
+
+class ResultsByDatasets:
+    """The records of results folders a group of data sets at a time, and their provenance once all are read.
+
+    Iterating gives one records frame per group (``load_results``' frame restricted to the group's data
+    sets: the same rows, in the same order); the groups are consecutive in sorted data set order, each of at
+    most ``budget`` stored records where a data set alone is not larger (one group when all fit).
+    ``provenance`` is ``load_results``' once the last group has been read. Each cell is one data set's, so
+    whatever is made cell by cell (the tables' rows, the checks) is made group by group in a fraction of the
+    memory of the whole frame. Each group is one consistent state of the folders (records a writer adds
+    meanwhile show in the groups read after them, as in a later read).
+    """
+
+    def __init__(self, dirs, budget, columns=REPORT_COLUMNS):
+        self.dirs, self.named = with_baselines(dirs)
+        self.columns = columns
+        counts = {}
+        for d in self.dirs:
+            if not Path(d).is_dir():
+                raise FileNotFoundError(f"{d} is not a results folder")
+            for dataset, n in ResultStore(d).dataset_counts().items():
+                counts[dataset] = counts.get(dataset, 0) + n
+        self.groups, group, size = [], [], 0
+        for dataset in sorted(counts):
+            if group and size + counts[dataset] > budget:
+                self.groups.append(group)
+                group, size = [], 0
+            group.append(dataset)
+            size += counts[dataset]
+        self.groups.append(group)
+        self.provenance = None
+        self._facts = _Facts(self.dirs, self.named)
+        #: The unfinished (data set, model) cells of the groups read so far (all once every group is).
+        self.unfinished = self._facts.unfinished
+
+    def __len__(self):
+        return len(self.groups)
+
+    def __iter__(self):
+        facts = self._facts
+        records = 0
+        for group in self.groups:
+            frame = _read_folders(self.dirs, self.columns, facts, datasets=None if len(self.groups) == 1 else group)
+            records += len(frame)
+            yield frame
+            del frame
+        if not records:
+            raise NoRecordsError(no_records_message(self.dirs))
+        self.provenance = facts.provenance(records)
+
+
+class _Facts:
+    """What the provenance says of results folders, gathered folder by folder (and group by group of data
+    sets: every fact here is a union or a sum over records), made into ``load_results``' provenance once."""
+
+    def __init__(self, dirs, named):
+        self.dirs, self.named = dirs, named
+        self.owner, self.unfinished, self.left_out = {}, set(), {}
+        self.finished, self.versions, self.hosts = [], set(), set()
+        self.per_cell = {}  # folder -> each of its cells' count of repeats
+        self.cells = {}  # folder -> its (kind, data set) pairs
+        self.records = 0
+
+    def add(self, d, these, facts, scope):
+        """A folder's frame (already cut to its config's scope) and its run facts."""
+        if scope is not None:
+            self.unfinished |= scope.unfinished
+            for why, n in scope.left_out.items():
+                counts = self.left_out.setdefault(str(d), {})
+                counts[why] = counts.get(why, 0) + n
+        self.records += len(these)
+        if not len(these):
+            return
+        # Two folders with the same model on the same data set (say results/uci
+        # and the h sweep of results/stability) would silently merge their grids
+        # into one best-of-grid cell. Records of different kinds never share a table.
+        cells = {tuple("" if v is None else v for v in c) for c in distinct(these, ["dataset", "model", "kind"])}
+        for key in sorted(cells):
+            if key in self.owner and self.owner[key] != d:
+                raise ValueError(f"{self.owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
+                                 "merged into one cell: pass them to separate commands")
+            self.owner[key] = d
+        for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
+            fact = facts.get(run_id) or {}
+            if fact.get("versions"):
+                self.versions.add(json.dumps(fact["versions"], sort_keys=True))
+            if fact.get("host"):
+                self.hosts.add(fact["host"])
+        if "finished_at" in these:
+            stamps = pd.to_numeric(these["finished_at"], errors="coerce")
+            stamps = stamps[stamps.notna() & (stamps != 0)]
+            self.finished += stamps.agg(["min", "max"]).tolist() if len(stamps) else []
+        self.per_cell.setdefault(str(d), []).extend(repeats_per_cell(these).values())
+        self.cells.setdefault(str(d), set()).update(
+            ("" if k is None else k, ds) for k, ds in distinct(these, ["kind", "dataset"]))
+
+    def provenance(self, records=None):
+        runs, configs, per_dir_repeats, protocols = [], {}, {}, {}
+        for d in self.dirs:
+            for info in read_runs(d):
+                runs.append(info)
+                configs[info["config"]["name"]] = info.get("config_file")
+            # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
+            # SVM) reads "1 to 5", not its largest count.
+            per_cell = self.per_cell.get(str(d), [])
+            label = "0" if not per_cell else (
+                str(min(per_cell)) if min(per_cell) == max(per_cell) else f"{min(per_cell)} to {max(per_cell)}")
+            per_dir_repeats.setdefault(label, []).append(Path(d).name)
+            if per_cell:
+                protocols[str(d)] = (_protocol_of(d, label), self.cells[str(d)])
+        commits = sorted({r.get("commit") for r in runs if r.get("commit")})
+        # One count when every folder has the same; else each count with its folders.
+        repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
+            f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items(), key=_repeats_order))
+        provenance = {
+            "results": [str(Path(d)) for d in self.dirs],
+            "configs": {k: v for k, v in sorted(configs.items())},
+            "commits": commits,
+            "package_versions": [json.loads(v) for v in sorted(self.versions)],
+            "records": self.records if records is None else records,
+            "repeats": repeats,
+            "records_finished": _date_range(self.finished),
+            "hosts": sorted(self.hosts),
+            "unfinished": sorted(self.unfinished),
+            "left_out": self.left_out,
+        }
+        if self.named:
+            provenance["baselines"] = self.named
+        differences = protocol_differences(protocols)
+        if differences:
+            provenance["protocol_differences"] = differences
+        return provenance
+
+
+def _read_folders(dirs, columns, facts, datasets=None):
+    """The records frame of ``dirs`` (of ``datasets`` only, unless None), each kind's rows in one block;
+    ``facts`` (``_Facts``) gathers what the provenance says of them."""
     from ..experiments._runner import config_scope_in
 
-    dirs, named = with_baselines(dirs)
-    pieces, runs, configs, owner, unfinished, per_dir_repeats, left_out = {}, [], {}, {}, set(), {}, {}
-    finished = []  # each folder's first and last finish time
-    versions, hosts, protocols = set(), set(), {}
+    pieces = {}
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
             raise FileNotFoundError(f"{d} is not a results folder")
-        store = ResultStore(d)
-        these = store.frame(list(columns))
-        facts = these.attrs.get("run_facts") or {}
+        these = ResultStore(d).frame(list(columns), datasets=datasets)
+        run_facts = these.attrs.get("run_facts") or {}
         these.attrs = {}  # pandas deep-copies ``attrs`` into every frame derived from this one: read once, dropped
         scope = config_scope_in(d, these) if len(these) else None
-        if scope is not None:
-            unfinished |= scope.unfinished
-            if scope.left_out:
-                left_out[str(d)] = scope.left_out
-                these = these[scope.keep].reset_index(drop=True)
-        if len(these):
-            # Two folders with the same model on the same data set (say results/uci
-            # and the h sweep of results/stability) would silently merge their grids
-            # into one best-of-grid cell. Records of different kinds never share a table.
-            cells = {tuple("" if v is None else v for v in c) for c in distinct(these, ["dataset", "model", "kind"])}
-            for key in sorted(cells):
-                if key in owner and owner[key] != d:
-                    raise ValueError(f"{owner[key]} and {d} both hold {key[1]} on {key[0]}; their grids would be "
-                                     "merged into one cell: pass them to separate commands")
-                owner[key] = d
-            for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
-                fact = facts.get(run_id) or {}
-                if fact.get("versions"):
-                    versions.add(json.dumps(fact["versions"], sort_keys=True))
-                if fact.get("host"):
-                    hosts.add(fact["host"])
-            if "finished_at" in these:
-                stamps = pd.to_numeric(these["finished_at"], errors="coerce")
-                stamps = stamps[stamps.notna() & (stamps != 0)]
-                finished += stamps.agg(["min", "max"]).tolist() if len(stamps) else []
-                del stamps
-        # The run ids and finish times give the provenance above and nothing else: not carried in the frame
+        if scope is not None and scope.left_out:
+            these = these[scope.keep].reset_index(drop=True)
+        facts.add(d, these, run_facts, scope)
+        # The run ids and finish times give the provenance and nothing else: not carried in the frame
         # every table reads (a column of floats per record).
         for c in [c for c in _PROVENANCE_ONLY if c in these]:
             del these[c]  # in place: the frame is this function's own
         _narrow_counters(these)
-        # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
-        # SVM) reads "1 to 5", not its largest count.
-        per_cell = list(repeats_per_cell(these).values()) if len(these) else []
-        label = "0" if not per_cell else (
-            str(min(per_cell)) if min(per_cell) == max(per_cell) else f"{min(per_cell)} to {max(per_cell)}")
-        per_dir_repeats.setdefault(label, []).append(Path(d).name)
-        if per_cell:
-            protocols[str(d)] = _protocol_facts(d, these, label)
         # Rows of one kind end up in one block: each table reads its kind as a slice, not a copy.
         kinds = these["kind"] if "kind" in these else pd.Series(np.nan, index=these.index)
         if len(these) and kinds.nunique(dropna=False) == 1:  # one kind (most folders): the frame itself, no copy
@@ -118,37 +227,11 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
         del these, kinds
         if large:
             release_memory()  # what reading this folder took, before the next
-        for info in read_runs(d):
-            runs.append(info)
-            configs[info["config"]["name"]] = info.get("config_file")
     records = concat_frames([rows for group in pieces.values() for rows in group])
     pieces.clear()
     if len(records) >= LARGE_FRAME:
         release_memory()  # the folders' frames, before the tables
-    if require and not len(records):
-        raise NoRecordsError(no_records_message(dirs))
-    commits = sorted({r.get("commit") for r in runs if r.get("commit")})
-    # One count when every folder has the same; else each count with its folders.
-    repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
-        f"{n} ({', '.join(names)})" for n, names in sorted(per_dir_repeats.items(), key=_repeats_order))
-    provenance = {
-        "results": [str(Path(d)) for d in dirs],
-        "configs": {k: v for k, v in sorted(configs.items())},
-        "commits": commits,
-        "package_versions": [json.loads(v) for v in sorted(versions)],
-        "records": len(records),
-        "repeats": repeats,
-        "records_finished": _date_range(finished),
-        "hosts": sorted(hosts),
-        "unfinished": sorted(unfinished),
-        "left_out": left_out,
-    }
-    if named:
-        provenance["baselines"] = named
-    differences = protocol_differences(protocols)
-    if differences:
-        provenance["protocol_differences"] = differences
-    return records, provenance
+    return records
 
 
 def with_baselines(dirs):
@@ -189,17 +272,17 @@ def with_baselines(dirs):
     return out, named
 
 
-def _protocol_facts(folder, frame, repeats):
+def _protocol_of(folder, repeats):
     """What two stores must share for their cells to meet in a table: their config's protocol
-    (``_baselines.protocol_of``), the repeats their records hold, and the (kind, data set) pairs they cover."""
+    (``_baselines.protocol_of``) and the repeats their records hold (with the (kind, data set) pairs they
+    cover, ``protocol_differences`` compares them)."""
     from ..experiments._baselines import protocol_of, stored_config
 
     config = stored_config(folder)
     protocol = protocol_of(config) if config is not None else {}
     protocol.pop("kind", None)
     protocol["repeats run"] = repeats
-    cells = {("" if k is None else k, d) for k, d in distinct(frame, ["kind", "dataset"])}
-    return protocol, cells
+    return protocol
 
 
 def protocol_differences(protocols):
