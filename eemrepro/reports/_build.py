@@ -4,10 +4,9 @@ from pathlib import Path
 
 from ..experiments import get_metric
 from ..store._store import LARGE_FRAME, release_memory
-from ._render import _fmt, _signed, load_results, metric_cell, write_table
+from ._render import _fmt, _signed, metric_cell, write_table
 from ._spec import registered_tables
 from ._tables import (
-    build_table,
     ranks_and_tests,
     split_by_kind,
     table_applies,
@@ -105,6 +104,11 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
         shutil.rmtree(staging, ignore_errors=True)
 
 
+#: The stored records ``tables`` reads at once: larger folders are read a group of data sets at a time
+#: (``ResultsByDatasets``), every table's cells made group by group.
+TABLE_CHUNK_RECORDS = 3_000_000
+
+
 def _build_tables(dirs, out, formats, selection, layout, tables):
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
@@ -113,26 +117,45 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
     from ._readings import start_readings
+    from ._render import ResultsByDatasets
+    from ._tables import TableRows
 
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     started = start_readings(dirs, specs)
-    records, prov = load_results(dirs)
-    unfinished = {tuple(c) for c in prov["unfinished"]}
+    results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS)
+    # Every table's cells, made from each group's records; the check.md tables are the default selection's.
+    rules = list(dict.fromkeys([selection, "best-of-grid"]))
+    made = {(spec.id, rule): TableRows(spec, rule, results.unfinished) for spec in specs for rule in rules}
+    applies, limits = set(), []
+    for records in results:
+        limit = timeout_limit(records, default=None)
+        if limit is not None:
+            limits.append(limit)
+        parts = split_by_kind(records)
+        for spec in specs:
+            mine = parts.get(spec.kind)
+            if mine is None or not table_applies(spec, mine, values=False):
+                continue
+            if table_applies(spec, mine):
+                applies.add(spec.id)
+            for rule in rules:
+                made[(spec.id, rule)].add(mine)
+            if len(records) >= LARGE_FRAME:
+                # What a table's selection allocated over a large frame is handed back before the next table's:
+                # else each table's arrays come on top of the heap the last left (TABLE_RESULTS: 45 MB a table).
+                release_memory()
+        del records, parts, mine
+    prov = results.provenance
+    limit = max(limits) if limits else timeout_limit(())
     out = Path(out)
     written = []
-    limit = timeout_limit(records)
-    parts = split_by_kind(records)
-    built = {}
-    # What a table's selection allocated over a large frame is handed back before the next table's: else each
-    # table's arrays come on top of the heap the last left (tables over TABLE_RESULTS: 45 MB after the first).
-    large = len(records) >= LARGE_FRAME
+    built, checked = {}, {}
     for spec in specs:
-        mine = parts.get(spec.kind, records.iloc[:0])
-        if not table_applies(spec, mine):
+        if spec.id not in applies:
             continue
-        df = built[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout=layout)
-        if large:
-            release_memory()
+        df = built[spec.id] = made[(spec.id, selection)].frame(layout)
+        checked[spec.id] = df if layout == "full" and selection == "best-of-grid" else \
+            made[(spec.id, "best-of-grid")].frame("full")
         if df.empty:
             continue
         if spec.builder == "time" and not df["seconds"].notna().any():
@@ -145,15 +168,14 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
         if spec.summary:
             written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
         written += _write_comparison(df, spec, out, formats, prov, spec.selection or selection)
-    if len(records):
+    if prov["records"]:
         from ._check import check
 
-        # check.md compares the full layout under the default selection: the tables just built are those then.
-        reuse = built if layout == "full" and selection == "best-of-grid" else None
-        cells = check(parts, unfinished=unfinished, tables=[s.id for s in specs], built=reuse)
+        # check.md compares the full layout under the default selection.
+        cells = check(None, unfinished=results.unfinished, tables=[s.id for s in specs], built=checked)
         written.append(_write_check(cells, out, prov, specs))
         written += _write_readings(dirs, out, prov, specs, cells, formats, built, started)
-        claims = _write_claims(parts, out, prov, unfinished, selection, built)
+        claims = _write_claims(None, out, prov, results.unfinished, selection, built)
         if claims is not None:
             written.append(claims)
     return written

@@ -179,7 +179,9 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None, b
     """Compare every published cell of the registered tables the records cover.
 
     ``records``: a store frame (``load_results``), a list of records, or a
-    {kind: frame} mapping (``split_by_kind``).
+    {kind: frame} mapping (``split_by_kind``); or None where ``built`` holds
+    every table that applies (``tables`` builds the tables a group of data sets
+    at a time, and keeps no frame of all the records).
 
     A table is checked when the records hold data for it (its experiment
     kind, and its criterion where it needs one); within it, every published
@@ -195,12 +197,19 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None, b
     """
     tol = tolerance or Tolerance()
     results = []
-    parts = split_by_kind(records)
+    parts = split_by_kind(records) if records is not None else None
     refs = split_by_kind(reference) if reference is not None else None
     for spec in _checked_specs().values():
-        mine = parts.get(spec.kind)
-        if (tables is not None and spec.id not in tables) or mine is None or not table_applies(spec, mine):
+        if tables is not None and spec.id not in tables:
             continue
+        if parts is None:
+            if spec.id not in built:
+                continue
+            mine = None
+        else:
+            mine = parts.get(spec.kind)
+            if mine is None or not table_applies(spec, mine):
+                continue
         if reference is not None and (spec.builder != "metric" or spec.selection is not None):
             continue
         ref = None if refs is None else refs.get(spec.kind, pd.DataFrame())

@@ -198,12 +198,13 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
     """Every registered claim whose table the records hold, with its verdict and numbers.
 
     ``built``: {table id: table} already built from these records with ``selection``
-    (either layout: only the cells with a value count).
+    (either layout: only the cells with a value count). ``records`` None: ``built``
+    holds every table that applies.
     """
     from ..papers import registered_papers
     from ._tables import build_table, split_by_kind, table_applies
 
-    parts = split_by_kind(records)
+    parts = split_by_kind(records) if records is not None else None  # None: ``built`` holds every table
     results = []
     for paper in papers or registered_papers():
         specs = {s.id: s for s in paper.tables}
@@ -212,9 +213,14 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
             spec = specs.get(claim.table)
             if spec is None:
                 raise ValueError(f"claim {claim.id}: {paper.id} has no table {claim.table!r}")
-            mine = parts.get(spec.kind)
-            if mine is None or not table_applies(spec, mine):
-                continue
+            if parts is None:
+                if spec.id not in tables:
+                    continue
+                mine = None
+            else:
+                mine = parts.get(spec.kind)
+                if mine is None or not table_applies(spec, mine):
+                    continue
             if spec.id not in tables:
                 tables[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
             verdict, numbers = judge(claim, tables[spec.id], spec)

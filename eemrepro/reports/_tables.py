@@ -205,17 +205,34 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     DataFrame with columns dataset, method, status, <metric>, <metric>_std,
     published, published_std, delta, point, n_folds, repeats.
     """
-    m = spec.metric
-    selection = spec.selection or selection
     if reference is not None:
-        ref = metric_table(reference, spec, selection, layout="run", all_datasets=True)
+        m = spec.metric
+        ref = metric_table(reference, spec, spec.selection or selection, layout="run", all_datasets=True)
         ref = ref[ref["status"] == "ok"]
         pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
                             spec.value_column: ref[m] / spec.scale, spec.std_column: ref[m + "_std"] / spec.scale})
-        pub_scale = spec.scale
-    else:
+        rows = metric_rows(records, spec, selection, unfinished, datasets=None, per_fold=per_fold)
+        return metric_frame(rows, spec, layout, pub=pub, pub_scale=spec.scale)
+    rows = metric_rows(records, spec, selection, unfinished, all_datasets=all_datasets, per_fold=per_fold)
+    return metric_frame(rows, spec, layout)
+
+
+def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_datasets=False, datasets=(),
+                per_fold=None):
+    """{(data set, method): row} of a metric table from ``records``, each cell from its own records alone
+    (``metric_frame`` makes the table of them; the rows of two frames of different data sets are the union).
+
+    ``datasets``: the data sets to select (None: all; default: the published table's, or all with
+    ``all_datasets``). ``per_fold``: filled as ``metric_table`` says.
+    """
+    m = spec.metric
+    selection = spec.selection or selection
+    if datasets == ():
         pub = spec.published_frame()
-        pub_scale = 1.0
+        # A paper's table holds its own data sets: records of other data sets (another paper's, loaded from
+        # the same results folders) are not its rows, and are left out before selecting (each cell is
+        # selected on its own records alone: the same cells, a fraction of the work).
+        datasets = None if all_datasets or pub is None else set(pub["dataset"])
     grid = _of_kind(as_frame(records), spec.kind)
     if spec.facet:
         grid, unfinished = _facet(grid, spec.facet, unfinished)
@@ -223,10 +240,6 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
         c = spec.requires_criterion
         with_values = set(grid.loc[grid[c].notna(), "dataset"]) if c in grid else set()
         grid = grid[grid["dataset"].isin(with_values)]
-    # A paper's table holds its own data sets: records of other data sets (another
-    # paper's, loaded from the same results folders) are not its rows, and are left out before
-    # selecting (each cell is selected on its own records alone: the same cells, a fraction of the work).
-    datasets = None if all_datasets or reference is not None or pub is None else set(pub["dataset"])
     sel = select(grid, selection, metric=m, unfinished=unfinished, datasets=datasets) if len(grid) else \
         pd.DataFrame()
     # The repeats of the table's own cells (the rows below are those alone).
@@ -238,15 +251,35 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
         if datasets is not None and s["dataset"] not in datasets:
             continue
         ok = s.get("status") == "ok"
-        spread = s[m + "_std"] / np.sqrt(s["n_folds"]) if spec.spread == "se" and ok else s[m + "_std"]
+        # A frame of records none of which has the metric has no column of its means: NaN, as its cells read
+        # in a frame where other records have it.
+        std = s.get(m + "_std", np.nan)
+        spread = std / np.sqrt(s["n_folds"]) if spec.spread == "se" and ok else std
         rows[(s["dataset"], s["model"])] = {
             "dataset": s["dataset"], "method": s["model"], "status": s["status"],
-            m: spec.scale * s[m + "_mean"] if ok else np.nan,
+            m: spec.scale * s.get(m + "_mean", np.nan) if ok else np.nan,
             m + "_std": spec.scale * spread if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": repeats.get((s["dataset"], s["model"]), 0),
         }
     if spec.combine:
         rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
+    # Where the rule chooses per fold (nested CV, a criterion): each cell's {(repeat, fold): point}, for the
+    # report's drill-down (which would otherwise run the selection again). Not in ``attrs``: pandas deep-copies
+    # those into every row the report iterates.
+    if per_fold is not None and "folds" in sel:
+        per_fold.update({(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"],
+                                                                        strict=True))
+                         for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
+    return rows
+
+
+def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
+    """A metric table (``metric_table``'s frame) of its cells' rows (``metric_rows``), beside the published
+    cells (``pub``, default the spec's published table, its values times ``pub_scale``)."""
+    m = spec.metric
+    if pub is None:
+        pub, pub_scale = spec.published_frame(), 1.0
+    rows = dict(rows)
     if pub is not None:
         for _, p in pub.iterrows():
             key = (p["dataset"], p["method"])
@@ -254,6 +287,7 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
                 continue
             row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing", m: np.nan,
                                         m + "_std": np.nan, "point": None, "n_folds": 0, "repeats": 0})
+            row = rows[key] = dict(row)  # the caller's rows stay as they were
             row["published"] = p[spec.value_column] * pub_scale
             row["published_std"] = p[spec.std_column] * pub_scale if spec.std_column in p else np.nan
     df = pd.DataFrame(list(rows.values()),
@@ -265,15 +299,7 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
              "published_std"]]
     df["delta"] = df[m] - df["published"]
-    df = _order(df, pub)
-    # Where the rule chooses per fold (nested CV, a criterion): each cell's {(repeat, fold): point}, for the
-    # report's drill-down (which would otherwise run the selection again). Not in ``attrs``: pandas deep-copies
-    # those into every row the report iterates.
-    if per_fold is not None and "folds" in sel:
-        per_fold.update({(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"],
-                                                                        strict=True))
-                         for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
-    return df
+    return _order(df, pub)
 
 
 def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="full"):
@@ -284,6 +310,12 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
     flagged in ``timing``). A cell whose every grid point timed out is +inf,
     and so is a published cell noted "more than" the budget.
     """
+    return time_frame(time_rows(records, spec, selection, unfinished), spec, layout)
+
+
+def time_rows(records, spec, selection="best-of-grid", unfinished=()):
+    """({(data set, method): row}, {(data set, model): solvers}) of a time table from ``records``, each cell
+    from its own records alone (``time_frame`` makes the table of them)."""
     pub = spec.published_frame()
     frame = _of_kind(as_frame(records), spec.kind)
     # A paper's table holds its own data sets (as in ``metric_table``): the other data sets' records (another
@@ -314,10 +346,19 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
             if len(standalone):
                 row["seconds"], row["timing"] = standalone.mean(), "standalone"
             else:
-                path = g["path_size"].max() if len(g) else 1
-                row["seconds"] = g["fit_seconds"].mean()
+                # (A frame whose records have no path size or fit time has no such column: as missing values.)
+                path = g["path_size"].max() if len(g) and "path_size" in g else 1
+                row["seconds"] = g["fit_seconds"].mean() if "fit_seconds" in g else np.nan
                 row["timing"] = "path (whole grid)" if path and path > 1 else "standalone"
         rows[key] = row
+    return rows, cells
+
+
+def time_frame(rows_and_solvers, spec, layout="full"):
+    """A time table (``time_table``'s frame) of its cells' rows and solvers (``time_rows``)."""
+    rows, cells = rows_and_solvers
+    rows = dict(rows)
+    pub = spec.published_frame()
     value = spec.published_value or "seconds"
     for _, p in pub.iterrows() if pub is not None else ():
         key = (p["dataset"], p["method"])
@@ -325,6 +366,7 @@ def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="f
             continue
         row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing",
                                     "seconds": np.nan, "timing": None, "point": None, "solver": None})
+        row = rows[key] = dict(row)  # the caller's rows stay as they were
         row["published"] = np.inf if "more than" in str(p.get("note", "")) else float(p[value])
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", "seconds", "timing", "point",
@@ -349,9 +391,11 @@ def correlation_table(records, spec, layout="full"):
     of D_CS that is not a function of the ratio (were it the same for every pair,
     rho would be exactly 1).
     """
-    pub = spec.published_frame()
-    if pub is not None:
-        pub = pub.rename(columns={spec.published_value or "spearman": "published"})
+    return correlation_frame(correlation_rows(records, spec), spec, layout)
+
+
+def correlation_rows(records, spec):
+    """{(data set, h): row} of a correlation table from ``records``, each from its own records alone."""
     rows = {}
     ok = _of_kind(as_frame(records), spec.kind)
     ok = ok[ok["status"] == "ok"] if len(ok) else ok
@@ -366,12 +410,21 @@ def correlation_table(records, spec, layout="full"):
             share = float(np.median((d[positive] - q[positive]) / d[positive])) if positive.any() else np.nan
             rows[(dataset, n_hidden)] = {"dataset": dataset, "h": n_hidden, "spearman": rho, "var_share": share,
                                          "pairs": int(finite.sum()), "layers": len(g)}
+    return rows
+
+
+def correlation_frame(rows, spec, layout="full"):
+    """A correlation table (``correlation_table``'s frame) of its rows (``correlation_rows``)."""
+    pub = spec.published_frame()
+    if pub is not None:
+        pub = pub.rename(columns={spec.published_value or "spearman": "published"})
+    rows = dict(rows)
     for _, p in pub.iterrows() if pub is not None else ():
         key = (p["dataset"], int(p["h"]))
         if layout == "run" and key not in rows:
             continue
-        rows.setdefault(key, {"dataset": key[0], "h": key[1], "spearman": np.nan, "var_share": np.nan,
-                              "pairs": 0, "layers": 0})
+        rows[key] = dict(rows.get(key) or {"dataset": key[0], "h": key[1], "spearman": np.nan, "var_share": np.nan,
+                                           "pairs": 0, "layers": 0})
         rows[key]["published"] = p["published"]
     df = pd.DataFrame(list(rows.values()))
     if df.empty:
@@ -396,9 +449,38 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
     return correlation_table(records, spec, layout=layout)
 
 
-def table_applies(spec, records):
+class TableRows:
+    """A table's cells made part by part (``add`` the records of some data sets at a time), then the table
+    (``frame``): what ``build_table`` makes of all the records at once, as every cell is made from its own
+    records alone (its data set's)."""
+
+    def __init__(self, spec, selection="best-of-grid", unfinished=()):
+        self.spec, self.selection, self.unfinished = spec, selection, unfinished
+        self.rows, self.solvers = {}, {}
+
+    def add(self, records):
+        spec = self.spec
+        if spec.builder == "metric":
+            self.rows.update(metric_rows(records, spec, self.selection, self.unfinished))
+        elif spec.builder == "time":
+            rows, solvers = time_rows(records, spec, self.selection, self.unfinished)
+            self.rows.update(rows)
+            self.solvers.update(solvers)
+        else:
+            self.rows.update(correlation_rows(records, spec))
+
+    def frame(self, layout="full"):
+        if self.spec.builder == "metric":
+            return metric_frame(self.rows, self.spec, layout)
+        if self.spec.builder == "time":
+            return time_frame((self.rows, self.solvers), self.spec, layout)
+        return correlation_frame(self.rows, self.spec, layout)
+
+
+def table_applies(spec, records, values=True):
     """Whether ``records`` hold data for ``spec``: its kind, one of its published data sets,
-    its metric, its criterion if it needs one."""
+    its metric, its criterion if it needs one (unless ``values`` is false: whether they hold cells the table
+    would show, were its metric found in other records)."""
     mine = _of_kind(as_frame(records), spec.kind)
     pub = spec.published_frame()
     rows = np.ones(len(mine), dtype=bool)  # a mask, not a copy of the rows
@@ -406,6 +488,8 @@ def table_applies(spec, records):
         rows = mine["dataset"].isin(set(pub["dataset"])).to_numpy()
     if not rows.any():
         return False
+    if not values:
+        return True
     column = spec.requires_criterion or (spec.metric if spec.builder in ("metric", "time") else None)
     if column is None:
         return True
