@@ -449,9 +449,9 @@ def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_
 def test_tables_built_a_group_of_data_sets_at_a_time_are_the_committed_tables_byte_for_byte(tmp_path, monkeypatch):
     # The committed tables were built from the whole frame (CI rebuilds them so and compares); here every
     # table, check, claim and reading is made from groups of at most 300 thousand stored records.
-    from eemrepro.reports import _build
+    from eemrepro.reports import _build, _tables
 
-    monkeypatch.setattr(_build, "TABLE_CHUNK_RECORDS", 300_000)
+    monkeypatch.setattr(_tables, "TABLE_CHUNK_RECORDS", 300_000)
     monkeypatch.chdir(ROOT)
     out = tmp_path / "tables"
     _build.build_tables(TABLE_RESULTS, out, formats=("md", "csv", "latex"), layout="full")
@@ -460,3 +460,25 @@ def test_tables_built_a_group_of_data_sets_at_a_time_are_the_committed_tables_by
     assert sorted(p.name for p in out.iterdir() if p.is_file()) == names
     for name in names:
         assert (out / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_the_check_and_the_claims_of_groups_of_data_sets_are_those_of_the_whole_frame():
+    # Reference: check and evaluate_claims over load_results' whole frame (building their tables themselves).
+    from eemrepro.reports import check, evaluate_claims, load_results, load_tolerance
+    from eemrepro.reports._check import build_checked
+
+    dirs = [ROOT / d for d in ("results/uci", "results/esmm_table4", "results/melm_table3",
+                               "results/dcs_correlation", "results/lssvm_ensemble")]
+    tol = load_tolerance(str(ROOT / ".ci" / "published-pins.yaml"))
+    records, prov = load_results(dirs)
+    unfinished = {tuple(c) for c in prov["unfinished"]}
+    built, results = build_checked(dirs, budget=200_000)
+    assert len(results.groups) > 3
+    whole = check(records, tol, unfinished=unfinished)
+    grouped = check(None, tol, unfinished=results.unfinished, built=built)
+    assert [repr(c) for c in grouped] == [repr(c) for c in whole]
+    assert len(whole) > 100
+    claims = [(r.claim.id, r.verdict, r.numbers) for r in evaluate_claims(records, unfinished=unfinished)]
+    assert [(r.claim.id, r.verdict, r.numbers)
+            for r in evaluate_claims(None, unfinished=results.unfinished, built=built)] == claims
+    assert len(claims) > 5

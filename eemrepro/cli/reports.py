@@ -100,20 +100,23 @@ def check_cmd(
 ):
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
     from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
+    from ..reports._check import build_checked
     from ._common import fail
 
     _check_folders(results)
     try:
         tol = load_tolerance(tolerance)
-        records, prov = load_results(results)
-        ref_records = load_results(reference)[0] if reference else None
+        if reference:
+            records, prov = load_results(results)
+            ref_records = load_results(reference)[0]
+            unfinished, built = {tuple(c) for c in prov["unfinished"]}, None
+        else:
+            # Every table built once, a group of data sets at a time: the check (with or without pins) and the
+            # claims judge the same tables.
+            built, read = build_checked(results)
+            records, ref_records, unfinished = None, None, read.unfinished
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
-    unfinished = {tuple(c) for c in prov["unfinished"]}
-    from ..reports._check import build_checked
-
-    # Every table built once: the check (with or without pins) and the claims judge the same tables.
-    built = build_checked(records, unfinished) if reference is None else None
     if pin is not None:
         import dataclasses
 

@@ -3,15 +3,12 @@
 from pathlib import Path
 
 from ..experiments import get_metric
-from ..store._store import LARGE_FRAME, release_memory
 from ._render import _fmt, _signed, metric_cell, write_table
 from ._spec import registered_tables
 from ._tables import (
     ranks_and_tests,
-    split_by_kind,
-    table_applies,
+    rows_by_datasets,
     table_title,
-    timeout_limit,
     wins_draws_losses,
 )
 
@@ -104,11 +101,6 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
         shutil.rmtree(staging, ignore_errors=True)
 
 
-#: The stored records ``tables`` reads at once: larger folders are read a group of data sets at a time
-#: (``ResultsByDatasets``), every table's cells made group by group.
-TABLE_CHUNK_RECORDS = 3_000_000
-
-
 def _build_tables(dirs, out, formats, selection, layout, tables):
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
@@ -117,36 +109,13 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
     from ._readings import start_readings
-    from ._render import ResultsByDatasets
-    from ._tables import TableRows
 
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     started = start_readings(dirs, specs)
-    results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS)
-    # Every table's cells, made from each group's records; the check.md tables are the default selection's.
+    # Every table's cells, made a group of data sets at a time; the check.md tables are the default selection's.
     rules = list(dict.fromkeys([selection, "best-of-grid"]))
-    made = {(spec.id, rule): TableRows(spec, rule, results.unfinished) for spec in specs for rule in rules}
-    applies, limits = set(), []
-    for records in results:
-        limit = timeout_limit(records, default=None)
-        if limit is not None:
-            limits.append(limit)
-        parts = split_by_kind(records)
-        for spec in specs:
-            mine = parts.get(spec.kind)
-            if mine is None or not table_applies(spec, mine, values=False):
-                continue
-            if table_applies(spec, mine):
-                applies.add(spec.id)
-            for rule in rules:
-                made[(spec.id, rule)].add(mine)
-            if len(records) >= LARGE_FRAME:
-                # What a table's selection allocated over a large frame is handed back before the next table's:
-                # else each table's arrays come on top of the heap the last left (TABLE_RESULTS: 45 MB a table).
-                release_memory()
-        del records, parts, mine
+    results, made, applies, limit = rows_by_datasets(dirs, specs, rules)
     prov = results.provenance
-    limit = max(limits) if limits else timeout_limit(())
     out = Path(out)
     written = []
     built, checked = {}, {}

@@ -33,7 +33,7 @@ import pandas as pd
 
 from .._yaml import YAMLDocumentError, load_yaml_file
 from ._spec import registered_tables
-from ._tables import build_table, split_by_kind, table_applies
+from ._tables import build_table, rows_by_datasets, split_by_kind, table_applies
 
 
 def _checked_specs():
@@ -163,16 +163,21 @@ def _compare(table, dataset, method, value, pub, pub_std, tol, h=None, run_here=
                       "pass" if abs(value - pub) <= limit + 1e-9 else "fail", reason)
 
 
-def build_checked(records, unfinished=()):
-    """{table id: table} of every checked table the records cover, built once in the full layout with the
-    default selection: what ``check`` compares and the claims judge (``built`` of both)."""
-    parts = split_by_kind(records)
-    out = {}
-    for spec in _checked_specs().values():
-        mine = parts.get(spec.kind)
-        if mine is not None and table_applies(spec, mine):
-            out[spec.id] = build_table(spec, mine, unfinished=unfinished, layout="full")
-    return out
+def build_checked(dirs, budget=None):
+    """(built, results): {table id: table} of every checked table the records of ``dirs`` cover, in the full
+    layout with the default selection, and of every table only a claim judges, in the run layout (as
+    ``evaluate_claims`` builds one): what ``check`` compares and the claims judge (``built`` of both), each
+    table built once, a group of data sets at a time (``rows_by_datasets``); ``results.provenance`` and
+    ``results.unfinished`` are ``load_results``'."""
+    from ..papers import registered_papers
+
+    checked = _checked_specs()
+    claimed = {c.table for paper in registered_papers() for c in paper.claims}
+    specs = [s for s in registered_tables() if s.id in checked or s.id in claimed]
+    results, made, applies, _ = rows_by_datasets(dirs, specs, budget=budget)
+    built = {s.id: made[(s.id, "best-of-grid")].frame("full" if s.id in checked else "run")
+             for s in specs if s.id in applies}
+    return built, results
 
 
 def check(records, tolerance=None, reference=None, unfinished=(), tables=None, built=None):

@@ -449,6 +449,47 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
     return correlation_table(records, spec, layout=layout)
 
 
+#: The stored records ``tables`` and ``check`` read at once: larger folders are read a group of data sets at a
+#: time (``ResultsByDatasets``), every table's cells made group by group.
+TABLE_CHUNK_RECORDS = 3_000_000
+
+
+def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
+    """Every table of ``specs`` under each selection of ``rules``, its cells made a group of data sets at a
+    time (``ResultsByDatasets``, groups of at most ``budget`` stored records, default ``TABLE_CHUNK_RECORDS``).
+
+    Returns (results, {(table id, rule): TableRows}, the ids of the tables that apply, the fit budget the
+    timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are ``load_results``'.
+    A group's cells are made wherever its records hold cells of the table (``table_applies`` without its
+    values): a group whose cells all timed out still shows them where the table applies in another.
+    """
+    from ..store._store import LARGE_FRAME, release_memory
+    from ._render import ResultsByDatasets
+
+    results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
+    made = {(spec.id, rule): TableRows(spec, rule, results.unfinished) for spec in specs for rule in rules}
+    applies, limits = set(), []
+    for records in results:
+        limit = timeout_limit(records, default=None)
+        if limit is not None:
+            limits.append(limit)
+        parts = split_by_kind(records)
+        for spec in specs:
+            mine = parts.get(spec.kind)
+            if mine is None or not table_applies(spec, mine, values=False):
+                continue
+            if table_applies(spec, mine):
+                applies.add(spec.id)
+            for rule in rules:
+                made[(spec.id, rule)].add(mine)
+            if len(records) >= LARGE_FRAME:
+                # What a table's selection allocated over a large frame is handed back before the next table's:
+                # else each table's arrays come on top of the heap the last left (TABLE_RESULTS: 45 MB a table).
+                release_memory()
+        del records, parts, mine
+    return results, made, applies, max(limits) if limits else timeout_limit(())
+
+
 class TableRows:
     """A table's cells made part by part (``add`` the records of some data sets at a time), then the table
     (``frame``): what ``build_table`` makes of all the records at once, as every cell is made from its own
