@@ -16,7 +16,8 @@ from scipy import stats
 
 from ..experiments import get_metric, select
 from ..store._segments import as_frame
-from ..store._store import repeats_per_cell
+from ..store._store import LARGE_FRAME, release_memory, repeats_per_cell
+from ._render import ResultsByDatasets
 from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
@@ -463,9 +464,6 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
     A group's cells are made wherever its records hold cells of the table (``table_applies`` without its
     values): a group whose cells all timed out still shows them where the table applies in another.
     """
-    from ..store._store import LARGE_FRAME, release_memory
-    from ._render import ResultsByDatasets
-
     results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
     made = {(spec.id, rule): TableRows(spec, rule, results.unfinished) for spec in specs for rule in rules}
     applies, limits = set(), []
