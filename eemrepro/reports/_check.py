@@ -33,7 +33,7 @@ import pandas as pd
 
 from .._yaml import YAMLDocumentError, load_yaml_file
 from ._spec import registered_tables
-from ._tables import build_table, rows_by_datasets, split_by_kind, table_applies
+from ._tables import applying_records, build_table, rows_by_datasets, split_by_kind
 
 
 def _checked_specs():
@@ -207,14 +207,9 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None, b
     for spec in _checked_specs().values():
         if tables is not None and spec.id not in tables:
             continue
-        if parts is None:
-            if spec.id not in built:
-                continue
-            mine = None
-        else:
-            mine = parts.get(spec.kind)
-            if mine is None or not table_applies(spec, mine):
-                continue
+        applies, mine = applying_records(spec, parts, built)
+        if not applies:
+            continue
         if reference is not None and (spec.builder != "metric" or spec.selection is not None):
             continue
         ref = None if refs is None else refs.get(spec.kind, pd.DataFrame())

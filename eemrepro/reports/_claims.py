@@ -202,7 +202,7 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
     holds every table that applies.
     """
     from ..papers import registered_papers
-    from ._tables import build_table, split_by_kind, table_applies
+    from ._tables import applying_records, build_table, split_by_kind
 
     parts = split_by_kind(records) if records is not None else None  # None: ``built`` holds every table
     results = []
@@ -213,14 +213,9 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
             spec = specs.get(claim.table)
             if spec is None:
                 raise ValueError(f"claim {claim.id}: {paper.id} has no table {claim.table!r}")
-            if parts is None:
-                if spec.id not in tables:
-                    continue
-                mine = None
-            else:
-                mine = parts.get(spec.kind)
-                if mine is None or not table_applies(spec, mine):
-                    continue
+            applies, mine = applying_records(spec, parts, tables)
+            if not applies:
+                continue
             if spec.id not in tables:
                 tables[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
             verdict, numbers = judge(claim, tables[spec.id], spec)

@@ -516,6 +516,16 @@ class TableRows:
         return correlation_frame(self.rows, self.spec, layout)
 
 
+def applying_records(spec, parts, built=None):
+    """(whether ``spec``'s table applies, the records it is built from) of ``parts`` ({kind: frame},
+    ``split_by_kind``); with ``parts`` None (the tables were built a group of data sets at a time, no frame of
+    every record is kept), the table applies where ``built`` ({table id: table}) holds it."""
+    if parts is None:
+        return spec.id in (built or {}), None
+    mine = parts.get(spec.kind)
+    return mine is not None and table_applies(spec, mine), mine
+
+
 def table_applies(spec, records, values=True):
     """Whether ``records`` hold data for ``spec``: its kind, one of its published data sets,
     its metric, its criterion if it needs one (unless ``values`` is false: whether they hold cells the table
