@@ -444,6 +444,8 @@ def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_
         assert _frame_rows(frame[shared]) == _frame_rows(expected[shared])
     assert results.provenance == prov
     assert set(results.unfinished) == {tuple(c) for c in prov["unfinished"]}
+    with pytest.raises(RuntimeError, match="read once"):  # a second pass would count every record twice
+        next(iter(results))
 
 
 def test_tables_built_a_group_of_data_sets_at_a_time_are_the_committed_tables_byte_for_byte(tmp_path, monkeypatch):

@@ -91,7 +91,7 @@ class ResultsByDatasets:
             size += counts[dataset]
         self.groups.append(group)
         self.provenance = None
-        self._facts = _Facts(self.dirs, self.named)
+        self._facts, self._started = _Facts(self.dirs, self.named), False
         #: The unfinished (data set, model) cells of the groups read so far (all once every group is).
         self.unfinished = self._facts.unfinished
 
@@ -99,6 +99,9 @@ class ResultsByDatasets:
         return len(self.groups)
 
     def __iter__(self):
+        if self._started:
+            raise RuntimeError("the groups of a ResultsByDatasets are read once (its provenance sums them)")
+        self._started = True
         facts = self._facts
         records = 0
         for group in self.groups:
