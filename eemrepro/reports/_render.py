@@ -111,7 +111,7 @@ class ResultsByDatasets:
             del frame
         if not records:
             raise NoRecordsError(no_records_message(self.dirs))
-        self.provenance = facts.provenance(records)
+        self.provenance = facts.provenance()
 
 
 class _Facts:
@@ -126,8 +126,8 @@ class _Facts:
         self.cells = {}  # folder -> its (kind, data set) pairs
         self.records = 0
 
-    def add(self, d, these, facts, scope):
-        """A folder's frame (already cut to its config's scope) and its run facts."""
+    def add(self, d, these, run_facts, scope):
+        """A folder's frame (already cut to its config's scope), its run facts ({run id: facts}) and scope."""
         if scope is not None:
             self.unfinished |= scope.unfinished
             for why, n in scope.left_out.items():
@@ -146,7 +146,7 @@ class _Facts:
                                  "merged into one cell: pass them to separate commands")
             self.owner[key] = d
         for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
-            fact = facts.get(run_id) or {}
+            fact = run_facts.get(run_id) or {}
             if fact.get("versions"):
                 self.versions.add(json.dumps(fact["versions"], sort_keys=True))
             if fact.get("host"):
@@ -159,7 +159,7 @@ class _Facts:
         self.cells.setdefault(str(d), set()).update(
             ("" if k is None else k, ds) for k, ds in distinct(these, ["kind", "dataset"]))
 
-    def provenance(self, records=None):
+    def provenance(self):
         runs, configs, per_dir_repeats, protocols = [], {}, {}, {}
         for d in self.dirs:
             for info in read_runs(d):
@@ -182,7 +182,7 @@ class _Facts:
             "configs": {k: v for k, v in sorted(configs.items())},
             "commits": commits,
             "package_versions": [json.loads(v) for v in sorted(self.versions)],
-            "records": self.records if records is None else records,
+            "records": self.records,
             "repeats": repeats,
             "records_finished": _date_range(self.finished),
             "hosts": sorted(self.hosts),
