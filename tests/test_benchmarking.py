@@ -212,7 +212,13 @@ def test_user_models_are_ranked_beside_the_baselines_in_run_tables_and_report(tm
     assert "<svg" in page and "Mine" in page and "comparison.html" in (site / "index.html").read_text()
 
 
-def test_stores_of_different_repeats_combined_are_flagged_in_the_output(tmp_path, baseline):
+@pytest.mark.parametrize("one_data_set_at_a_time", [False, True])  # the folders read a data set at a time
+def test_stores_of_different_repeats_combined_are_flagged_in_the_output(tmp_path, baseline, monkeypatch,
+                                                                       one_data_set_at_a_time):
+    from eemrepro.reports import _tables as tables_module
+
+    if one_data_set_at_a_time:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
     folder, module = _user_folder(tmp_path)
     cfg = _config(folder, "mine", f'  Mine: {{estimator: "{module}:Centroid"}}', datasets="heart", repeats=2)
     out = tmp_path / "two-repeats"
