@@ -465,7 +465,11 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
     values): a group whose cells all timed out still shows them where the table applies in another.
     """
     results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
-    made = {(spec.id, rule): TableRows(spec, rule, results.unfinished) for spec in specs for rule in rules}
+    made, makers = {}, {}  # a table whose spec names its own selection is made once for every rule
+    for spec in specs:
+        for rule in rules:
+            key = (spec.id, spec.selection or rule)
+            made[(spec.id, rule)] = makers.setdefault(key, TableRows(spec, rule, results.unfinished))
     applies, limits = set(), []
     for records in results:
         limit = timeout_limit(records, default=None)
@@ -478,8 +482,8 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
                 continue
             if table_applies(spec, mine):
                 applies.add(spec.id)
-            for rule in rules:
-                made[(spec.id, rule)].add(mine)
+            for rule in dict.fromkeys(spec.selection or rule for rule in rules):
+                makers[(spec.id, rule)].add(mine)
             if len(records) >= LARGE_FRAME:
                 # What a table's selection allocated over a large frame is handed back before the next table's:
                 # else each table's arrays come on top of the heap the last left (TABLE_RESULTS: 45 MB a table).
