@@ -484,3 +484,20 @@ def test_the_check_and_the_claims_of_groups_of_data_sets_are_those_of_the_whole_
     assert [(r.claim.id, r.verdict, r.numbers)
             for r in evaluate_claims(None, unfinished=results.unfinished, built=built)] == claims
     assert len(claims) > 5
+
+
+def test_a_table_that_names_its_own_selection_is_made_once_for_every_rule():
+    # MELM Table 2 selects by nested CV whatever the command's rule: one maker for both rules; Hwang's Table
+    # 4.1 follows the rule: one each.
+    from eemrepro.reports._spec import registered_tables
+    from eemrepro.reports._tables import rows_by_datasets
+
+    specs = {s.id: s for s in registered_tables() if s.id in ("melm_table2", "lssvm_ensemble_table41")}
+    own, follows = specs["melm_table2"], specs["lssvm_ensemble_table41"]
+    assert own.selection and not follows.selection
+    dirs = [ROOT / "results" / "melm_table2", ROOT / "results" / "lssvm_ensemble"]
+    _, made, applies, _ = rows_by_datasets(dirs, list(specs.values()), ["nested", "best-of-grid"])
+    assert set(specs) <= applies
+    assert made[(own.id, "nested")] is made[(own.id, "best-of-grid")]
+    assert made[(follows.id, "nested")] is not made[(follows.id, "best-of-grid")]
+    assert made[(follows.id, "nested")].rows and made[(follows.id, "best-of-grid")].rows  # each rule's cells
