@@ -409,22 +409,31 @@ CHUNK_RECORDS = 250_000
 
 def _dataset_chunks(datasets, budget, rows=None):
     """Row positions (of ``rows`` only, if given) of consecutive groups of data sets (in sorted order), each
-    group of at most ``budget`` records where a data set alone is not larger; rows in their order."""
+    group of at most ``budget`` records where a data set alone is not larger (``budget_groups``); rows in
+    their order."""
     codes = _sort_codes(datasets)
     if rows is None:
         rows = np.arange(len(codes))
     else:
         codes = codes[rows]
     counts = np.bincount(codes)
+    sizes = counts[counts > 0]
+    ends = np.cumsum(sizes)
     order = rows[np.argsort(codes, kind="stable")]
-    chunks, start, size = [], 0, 0
-    for count in counts[counts > 0]:
-        if size and size + count > budget:
-            chunks.append(np.sort(order[start:start + size]))
-            start, size = start + size, 0
-        size += count
-    chunks.append(np.sort(order[start:start + size]))
-    return chunks
+    return [np.sort(order[ends[g[0]] - sizes[g[0]]:ends[g[-1]]]) for g in budget_groups(sizes.tolist(), budget)]
+
+
+def budget_groups(sizes, budget):
+    """The positions of ``sizes`` in consecutive groups, each of at most ``budget`` in total where one item
+    alone is not larger (then a group of its own); no group for no item."""
+    groups, group, total = [], [], 0
+    for i, size in enumerate(sizes):
+        if group and total + size > budget:
+            groups.append(group)
+            group, total = [], 0
+        group.append(i)
+        total += size
+    return groups + [group] if group else groups
 
 
 def _select(records, mode, ddof, metric, unfinished, rows=None):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..experiments._selection import budget_groups
 from ..store import ResultStore, read_runs
 from ..store._files import stores_inside
 from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory, repeats_per_cell
@@ -82,14 +83,8 @@ class ResultsByDatasets:
                 raise FileNotFoundError(f"{d} is not a results folder")
             for dataset, n in ResultStore(d).dataset_counts().items():
                 counts[dataset] = counts.get(dataset, 0) + n
-        self.groups, group, size = [], [], 0
-        for dataset in sorted(counts):
-            if group and size + counts[dataset] > budget:
-                self.groups.append(group)
-                group, size = [], 0
-            group.append(dataset)
-            size += counts[dataset]
-        self.groups.append(group)
+        names = sorted(counts)
+        self.groups = [[names[i] for i in g] for g in budget_groups([counts[n] for n in names], budget)] or [[]]
         self.provenance = None
         self._facts, self._started = _Facts(self.dirs, self.named), False
         #: The unfinished (data set, model) cells of the groups read so far (all once every group is).
