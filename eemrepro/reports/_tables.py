@@ -206,34 +206,32 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     DataFrame with columns dataset, method, status, <metric>, <metric>_std,
     published, published_std, delta, point, n_folds, repeats.
     """
-    if reference is not None:
-        m = spec.metric
-        ref = metric_table(reference, spec, spec.selection or selection, layout="run", all_datasets=True)
-        ref = ref[ref["status"] == "ok"]
-        pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
-                            spec.value_column: ref[m] / spec.scale, spec.std_column: ref[m + "_std"] / spec.scale})
-        rows = metric_rows(records, spec, selection, unfinished, datasets=None, per_fold=per_fold)
-        return metric_frame(rows, spec, layout, pub=pub, pub_scale=spec.scale)
-    rows = metric_rows(records, spec, selection, unfinished, all_datasets=all_datasets, per_fold=per_fold)
-    return metric_frame(rows, spec, layout)
+    rows = metric_rows(records, spec, selection, unfinished, all_datasets=all_datasets or reference is not None,
+                       per_fold=per_fold)
+    if reference is None:
+        return metric_frame(rows, spec, layout)
+    m = spec.metric
+    ref = metric_table(reference, spec, spec.selection or selection, layout="run", all_datasets=True)
+    ref = ref[ref["status"] == "ok"]
+    pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
+                        spec.value_column: ref[m] / spec.scale, spec.std_column: ref[m + "_std"] / spec.scale})
+    return metric_frame(rows, spec, layout, pub=pub, pub_scale=spec.scale)
 
 
-def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_datasets=False, datasets=(),
-                per_fold=None):
+def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_datasets=False, per_fold=None):
     """{(data set, method): row} of a metric table from ``records``, each cell from its own records alone
     (``metric_frame`` makes the table of them; the rows of two frames of different data sets are the union).
 
-    ``datasets``: the data sets to select (None: all; default: the published table's, or all with
-    ``all_datasets``). ``per_fold``: filled as ``metric_table`` says.
+    The published table's data sets only, unless ``all_datasets``. ``per_fold``: filled as ``metric_table``
+    says.
     """
     m = spec.metric
     selection = spec.selection or selection
-    if datasets == ():
-        pub = spec.published_frame()
-        # A paper's table holds its own data sets: records of other data sets (another paper's, loaded from
-        # the same results folders) are not its rows, and are left out before selecting (each cell is
-        # selected on its own records alone: the same cells, a fraction of the work).
-        datasets = None if all_datasets or pub is None else set(pub["dataset"])
+    pub = spec.published_frame()
+    # A paper's table holds its own data sets: records of other data sets (another paper's, loaded from the same
+    # results folders) are not its rows, and are left out before selecting (each cell is selected on its own
+    # records alone: the same cells, a fraction of the work).
+    datasets = None if all_datasets or pub is None else set(pub["dataset"])
     grid = _of_kind(as_frame(records), spec.kind)
     if spec.facet:
         grid, unfinished = _facet(grid, spec.facet, unfinished)
