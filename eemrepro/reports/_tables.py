@@ -459,8 +459,8 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
 
     Returns (results, {(table id, rule): TableRows}, the ids of the tables that apply, the fit budget the
     timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are ``load_results``'.
-    A group's cells are made wherever its records hold cells of the table (``table_applies`` without its
-    values): a group whose cells all timed out still shows them where the table applies in another.
+    A group's cells are made wherever its records hold cells of the table (``_applies``, whatever its values):
+    a group whose cells all timed out still shows them where the table applies in another.
     """
     results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
     made, makers = {}, {}  # a table whose spec names its own selection is made once for every rule
@@ -476,9 +476,10 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
         parts = split_by_kind(records)
         for spec in specs:
             mine = parts.get(spec.kind)
-            if mine is None or not table_applies(spec, mine, values=False):
+            cells, values = _applies(spec, mine) if mine is not None else (False, False)
+            if not cells:
                 continue
-            if table_applies(spec, mine):
+            if values:
                 applies.add(spec.id)
             for rule in dict.fromkeys(spec.selection or rule for rule in rules):
                 makers[(spec.id, rule)].add(mine)
@@ -486,7 +487,7 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
                 # What a table's selection allocated over a large frame is handed back before the next table's:
                 # else each table's arrays come on top of the heap the last left (TABLE_RESULTS: 45 MB a table).
                 release_memory()
-        del records, parts, mine
+        records = parts = mine = None  # this group's frame, before the next is read
     return results, made, applies, max(limits) if limits else timeout_limit(())
 
 
@@ -528,24 +529,27 @@ def applying_records(spec, parts, built=None):
     return mine is not None and table_applies(spec, mine), mine
 
 
-def table_applies(spec, records, values=True):
+def table_applies(spec, records):
     """Whether ``records`` hold data for ``spec``: its kind, one of its published data sets,
-    its metric, its criterion if it needs one (unless ``values`` is false: whether they hold cells the table
-    would show, were its metric found in other records)."""
+    its metric, its criterion if it needs one."""
+    return _applies(spec, records)[1]
+
+
+def _applies(spec, records):
+    """(whether ``records`` hold cells ``spec``'s table shows: its kind, one of its published data sets;
+    whether they also hold its values: its metric, its criterion if it needs one)."""
     mine = _of_kind(as_frame(records), spec.kind)
     pub = spec.published_frame()
     rows = np.ones(len(mine), dtype=bool)  # a mask, not a copy of the rows
     if len(mine) and pub is not None and spec.builder in ("metric", "time"):
         rows = mine["dataset"].isin(set(pub["dataset"])).to_numpy()
     if not rows.any():
-        return False
-    if not values:
-        return True
+        return False, False
     column = spec.requires_criterion or (spec.metric if spec.builder in ("metric", "time") else None)
     if column is None:
-        return True
+        return True, True
     # A time table selects its point by the metric.
-    return column in mine and bool((mine[column].notna().to_numpy() & rows).any())
+    return True, column in mine and bool((mine[column].notna().to_numpy() & rows).any())
 
 
 # -- comparisons between methods -------------------------------------------------
