@@ -155,7 +155,7 @@ def _codes(column, values):
     """(codes of ``column``'s rows, codes of ``values``) in one shared numbering (-1: a value the rows lack)."""
     col = as_category(column)
     categories = col.cat.categories
-    return col.cat.codes.to_numpy(np.int64, copy=True), categories.get_indexer(pd.Index(values, dtype=object))
+    return col.cat.codes.to_numpy(np.int64), categories.get_indexer(pd.Index(values, dtype=object))
 
 
 def scope_rows(scope, df):

@@ -595,7 +595,7 @@ class ResultStore:
 
 #: Rows from which a frame's read hands its freed memory back (``release_memory``) before going on.
 LARGE_FRAME = 1_000_000
-#: Rows from which a segment is converted to a frame on its own as it is read.
+#: Rows of a run of segments converted to a frame together as they are read (``_FramePieces``).
 LARGE_SEGMENT = 200_000
 
 
@@ -634,8 +634,7 @@ class _FramePieces:
             run, self._run, self._rows = self._run, [], 0
             table = run[0] if len(run) == 1 else pa.concat_tables(run, promote_options="permissive")
             self._done.append(to_pandas(table))
-            del table
-            del run
+            del table, run
             pa.default_memory_pool().release_unused()
 
     def frames(self):
