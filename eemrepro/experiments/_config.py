@@ -48,6 +48,7 @@ its own change does::
 import functools
 import inspect
 import math
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -262,12 +263,13 @@ class ExperimentConfig:
                           + (f"its readings are {names}" if names else "it names no readings (key 'readings')"))
 
 
-def resolve_estimator(name, home=None):
-    """A built-in estimator name, ``"module:Class"`` (looked up in ``home`` first) or a registered plug-in name."""
+def resolve_estimator(name, home=None, code=None):
+    """A built-in estimator name, ``"module:Class"`` (looked up in ``home`` first) or a registered plug-in name;
+    ``code``: the code a run's records name for it (refused where it changed since, ``estimator_class``)."""
     from ..models import estimator_class
 
     try:
-        return estimator_class(name, home)
+        return estimator_class(name, home, code)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -393,6 +395,12 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     from ..models._lookup import is_builtin
 
     # A config read back for the reports names a user's estimator without importing it: the run checked it.
+    home = ctx.home
+    if "home" in raw:  # where the module of a user's estimator lies, from the config's folder
+        if not isinstance(raw["home"], str) or not raw["home"].strip():
+            raise ctx.error(path + ("home",), f"a folder (a path from the config's folder), got {raw['home']!r}")
+        home = os.path.normpath(os.path.join(ctx.home or ".", raw["home"]))
+        ctx = _Context(ctx.source, "", ctx.lines, home=home, import_estimators=ctx.import_estimators)
     imported = ctx.import_estimators or is_builtin(str(raw["estimator"]))
     cls = _estimator(ctx, path, raw["estimator"], classifier) if imported else None
     grid_raw = raw.get("grid", {}) or {}
@@ -411,7 +419,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     if score not in SCORES:
         raise ctx.error(path + ("score",), f"must be one of {list(SCORES)} (what AUC reads), got {score!r}")
     for key, value in raw.items():
-        if key in ("estimator", "grid", "per_dataset", "score"):
+        if key in ("estimator", "grid", "per_dataset", "score", "home"):
             continue
         value = _number(value)
         _check_param(ctx, path + (key,), cls, key, value)
@@ -436,7 +444,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
                 raise ctx.error(where + (key,), "set both as a per-data-set parameter and in the grid")
             per_dataset[str(dataset)][key] = value
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
-                     per_dataset=per_dataset, score=score, home=ctx.home, imported=imported)
+                     per_dataset=per_dataset, score=score, home=home, imported=imported)
 
 
 def _estimator(ctx, path, name, classifier):
@@ -750,7 +758,7 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     )
 
 
-_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "sha256", "n", "d", "class_counts"}
+_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "sha256", "n", "d", "class_counts"}
 
 
 def _local_datasets(ctx, raw, datasets):

@@ -69,6 +69,9 @@ MODEL_KEYS = {
     "grid": "Parameter -> a list of values, or `{log10: [low, high]}` for 10^low .. 10^high.",
     "per_dataset": "Data set -> `{parameter: value}`: fixed parameters that differ on that data set.",
     "score": "What AUC reads: `decision` (the decision values) or `labels` (the predicted labels).",
+    "home": "The folder (from the config's folder) where a `module:Class`'s module is looked up first; default the "
+            "config's folder. A run writes it into the results folder's config.yaml, so that `status` and `audit` "
+            "find the module.",
     "(any other key)": "A fixed parameter of the estimator, checked by building it.",
 }
 
