@@ -25,8 +25,9 @@ class LocalDatasetError(DatasetError):
 
 
 def read_local_file(path, fmt, target=None):
-    """(X as float64, labels as an object array) of a local file; ``target``: the label column (CSV, ARFF;
-    default the last). Refuses with :class:`LocalDatasetError` what a classifier benchmark cannot use."""
+    """(X as float64, labels as an object array, the feature columns' names, the label column's name) of a
+    local file; ``target``: the label column (CSV, ARFF; default the last). Refuses with :class:`LocalDatasetError` what a classifier
+    benchmark cannot use."""
     import pandas as pd
 
     path = Path(path)
@@ -79,7 +80,7 @@ def read_local_file(path, fmt, target=None):
     labels = labels.astype(str).to_numpy(dtype=object) if labels.dtype == object else labels.to_numpy()
     if len(np.unique(labels)) < 2:
         raise LocalDatasetError(f"{path}: one class ({labels[0]!r}) in column {target!r}; a classifier needs two")
-    return X, labels
+    return X, labels, [str(c) for c in features.columns], str(target)
 
 
 def _text(v):
@@ -110,7 +111,7 @@ def local_entry(dataset_id, spec, home=None, read=True):
     if read:
         from ._fetch import sha256_of
 
-        X, labels = read_local_file(path, fmt, spec.get("target"))
+        X, labels, columns, target = read_local_file(path, fmt, spec.get("target"))
         text = np.array([_text(v) for v in labels], dtype=object)
         classes, counts = np.unique(text, return_counts=True)
         sha = sha256_of(path)
@@ -138,8 +139,9 @@ def local_entry(dataset_id, spec, home=None, read=True):
         sha = spec.get("sha256")
         expected = {k: spec[k] for k in ("n", "d", "class_counts") if k in spec}
         classes = spec.get("classes")
-    local = {"format": fmt, "target": spec.get("target"), "positive": None if positive is None
-             else [_text(p) for p in positive]}
+        columns, target = spec.get("columns"), spec.get("target")
+    local = {"format": fmt, "target": target, "positive": None if positive is None
+             else [_text(p) for p in positive], "columns": None if columns is None else list(columns)}
     binary = positive is not None
     return DatasetEntry(
         id=dataset_id, paper_name=str(path.name), papers=(), group="local", format="local",
@@ -153,7 +155,7 @@ def parse_local(paths, entry):
     """The loader's parser of a local entry: the file's features and its labels as text."""
     (path,) = paths
     try:
-        X, labels = read_local_file(path, entry.local["format"], entry.local.get("target"))
+        X, labels, _, _ = read_local_file(path, entry.local["format"], entry.local.get("target"))
     except LocalDatasetError as exc:
         raise DatasetParseError(str(exc)) from None
     return X, np.array([_text(v) for v in labels], dtype=object)
@@ -173,4 +175,21 @@ def stored_spec(entry, out=None):
         out_spec["positive"] = list(entry.positive)
     else:
         out_spec["classes"] = list(entry.classes)
+    if entry.local.get("columns") is not None:
+        out_spec["columns"] = list(entry.local["columns"])
     return {**out_spec, "sha256": spec.sha256, **entry.expected}
+
+
+def definition(entry):
+    """How a local data set's file becomes X and y, beside the file's checksum (part of every record's
+    identity): its format, the label column, the positive label(s) (two classes: +1 those, -1 the rest) or
+    the classes, and the feature columns in order. A key the entry does not know (a stored config written
+    before it was recorded) is left out."""
+    out = {"format": entry.local["format"], "target": entry.local.get("target")}
+    if entry.positive is not None:
+        out["positive"] = list(entry.positive)
+    else:
+        out["classes"] = list(entry.classes)
+    if entry.local.get("columns") is not None:
+        out["columns"] = list(entry.local["columns"])
+    return out

@@ -42,13 +42,15 @@ def _positive_int(ctx, raw, key):
 def _fit_steps(task, data, points):
     """Fit the estimator once; the record carries what ``task["keep"]`` takes from it."""
     from ._config import resolve_estimator
+    from ._identity import code_of
 
     X, y = data
     (point,) = points
     yield "start", points
     try:
         start = time.perf_counter()
-        est = resolve_estimator(task["estimator"], task.get("home"))(**task["params"], **point)
+        code = code_of(task.get("identity")).get(task["estimator"])
+        est = resolve_estimator(task["estimator"], task.get("home"), code)(**task["params"], **point)
         if "random_state" in est.get_params():
             est.set_params(random_state=task["seed"])
         est.fit(X, y)

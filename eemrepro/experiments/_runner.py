@@ -25,6 +25,7 @@ import yaml
 
 from ..store import ResultStore, StoreWarning
 from ..store._files import atomic_write
+from ._identity import cell_identity
 from ._kinds import get_kind
 from ._units import (
     as_category,
@@ -335,13 +336,13 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         # Identities of every cell of the config, not only of those run now: the
         # folder's config.yaml is rewritten below and must not claim a setting
         # that stored records of another cell were not made with.
-        identities = {}
+        identities, codes = {}, {}
         whole = now.datasets == config.datasets and not only_models
         every_unit = units if whole else kind.units(config)
         for u in every_unit:
             cell = (u.dataset, u.model, u.inner is not None)
             if cell not in identities:
-                identities[cell] = kind.identity(config, u)
+                identities[cell] = cell_identity(kind, config, u, codes)
         shas = {cell: identity_sha(i) for cell, i in identities.items()}
         # The stored timings: a dry run's estimate and the run's longest-first order are made from them.
         columns = [*_STORED_COLUMNS, "fit_seconds", "predict_seconds", "path_size", "standalone_fit_seconds"]
@@ -510,6 +511,11 @@ def _stored_dict(config, out):
         from ._baselines import stored_baselines
 
         raw["baselines"] = stored_baselines(config, out)
+    from ..models._lookup import lies_in
+
+    for spec in config.models:  # where a user's module lies, like the baselines, named from the results folder
+        if spec.home is not None and lies_in(spec.estimator, spec.home):
+            raw["models"][spec.name]["home"] = os.path.relpath(Path(spec.home).resolve(), Path(out).resolve())
     if config.local_datasets:  # the files, like the baselines, named from the results folder
         from ..datasets._local import stored_spec
 
@@ -545,7 +551,9 @@ def config_scope_in(folder, df):
 def _changed_message(out, config, changed):
     lines = [f"{out} holds records made under another setting than {config.source or config.name} now asks for:"]
     for dataset, model, diff in changed[:10]:
-        what = ", ".join(f"{k}: {old!r} stored, {new!r} in the config" for k, (old, new) in diff.items())
+        # An estimator's code is the module's now; every other key is the config's.
+        what = ", ".join(f"{k}: {old!r} stored, {new!r} {'now' if k.startswith('code.') else 'in the config'}"
+                         for k, (old, new) in diff.items())
         lines.append(f"  {model} on {dataset}: {what}")
     if len(changed) > 10:
         lines.append(f"  ... and {len(changed) - 10} more cell(s)")

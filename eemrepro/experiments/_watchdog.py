@@ -63,13 +63,19 @@ _WHOLE_SET_SCALING = {"global": "minmax", "standard": "standard"}
 def load_data(dataset, scaling, data_home, mirror):
     """The data set as ``protocol.scaling`` wants it loaded (``global``: min-max on the whole set).
 
-    Kept for the next unit of the same process; a user's own file is kept by its checksum too (an edited
-    file is read again).
+    Kept for the next unit of the same process; a user's own file is kept by its checksum and its definition
+    too (an edited file, or the same file read as another problem, is read again).
     """
+    import json
+
     from ..datasets import get_entry
 
     entry = get_entry(dataset)
-    version = entry.files[0].sha256 if entry.local else None
+    version = None
+    if entry.local:
+        from ..datasets._local import definition
+
+        version = (entry.files[0].sha256, json.dumps(definition(entry), sort_keys=True))
     return _load_data(dataset, scaling, data_home, mirror, version)
 
 
