@@ -2,9 +2,11 @@
 
 A config names them (``baselines: [../results/uci]``, paths from the config's
 folder). A run checks, before it fits anything, that each was made under the
-config's protocol (what changes a cell's value or its spread: splitter,
-folds, repeats, seed, train size, scaling, selection) and on the same data
-(the records' checksums), and refuses with the first difference named. The
+config's kind and protocol (every key that changes a cell's value, its spread
+or whether it ran: splitter, folds, repeats, seed, train size, scaling,
+selection, the fit budget) and on the same data (the records' checksums, and
+the definition of a user's own data set), and refuses with the first
+difference named. The
 readers set the baselines beside the config's own records, and flag any two
 stores of different protocols whose records meet in a table.
 """
@@ -12,11 +14,16 @@ stores of different protocols whose records meet in a table.
 import os
 from pathlib import Path
 
-from ._config import ConfigError
+from dataclasses import fields
 
-#: The protocol keys two stores must share for their cells to be compared, in the order a difference is named.
-PROTOCOL_KEYS = ("splitter", "folds", "repeats", "seed", "train_size", "scaling", "selection", "select_metric",
-                 "inner_folds")
+from ._config import ConfigError, Protocol
+
+#: Protocol keys that change no cell's value, so two stores may differ in them: the criteria recorded beside
+#: the metrics, and the standalone timing of a path's points (Table 5's times, not its metrics).
+NOT_COMPARED = ("criteria", "standalone_timing")
+#: The protocol keys two stores must share for their cells to be compared, in the order a difference is named:
+#: every field of ``Protocol`` but ``NOT_COMPARED`` (a field added later is compared unless listed there).
+PROTOCOL_KEYS = tuple(f.name for f in fields(Protocol) if f.name not in NOT_COMPARED)
 
 
 class BaselineError(ConfigError):
@@ -76,6 +83,7 @@ def check_baselines(config, data_sha256):
     checksum} of the data the run uses). Returns the baseline folders."""
     from ..store import ResultStore
     from ..store._files import is_store
+    from ._identity import data_identity
 
     where = f"{config.source or config.name}: key 'baselines'"
     dirs = baseline_dirs(config)
@@ -92,6 +100,12 @@ def check_baselines(config, data_sha256):
             name = "kind" if key == "kind" else f"protocol.{key}"
             raise BaselineError(f"{where}: {d} was made with {name} {b!r}, this config has {a!r}; its cells "
                                 f"cannot be compared with this run's (set {name}: {b!r} to compare with it)")
+        for dataset in sorted(set(config.datasets) & set(theirs.datasets)):
+            a, b = data_identity(config, dataset), data_identity(theirs, dataset)
+            if a != b:
+                key = next(k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
+                raise BaselineError(f"{where}: {d} holds {dataset} read another way ({key} {b.get(key)!r} there, "
+                                    f"{a.get(key)!r} here); its cells cannot be compared with this run's")
         frame = ResultStore(d).frame(["data_sha256"])
         if len(frame):
             stored = frame[["dataset", "data_sha256"]].astype(object).drop_duplicates()
