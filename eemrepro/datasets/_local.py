@@ -24,10 +24,11 @@ class LocalDatasetError(DatasetError):
     """A local data set file that cannot be used; the message names the file and what is wrong."""
 
 
-def read_local_file(path, fmt, target=None):
+def read_local_file(path, fmt, target=None, columns=None):
     """(X as float64, labels as an object array, the feature columns' names, the label column's name) of a
-    local file; ``target``: the label column (CSV, ARFF; default the last). Refuses with :class:`LocalDatasetError` what a classifier
-    benchmark cannot use."""
+    local file; ``target``: the label column (CSV, ARFF; default the last); ``columns``: the feature columns in
+    order (default every other column). Refuses with :class:`LocalDatasetError` what a classifier benchmark
+    cannot use, and a first column that looks like a saved row index unless ``columns`` names it."""
     import pandas as pd
 
     path = Path(path)
@@ -59,7 +60,16 @@ def read_local_file(path, fmt, target=None):
     if target not in frame.columns:
         raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
                                 f"{[str(c) for c in frame.columns][:20]}")
-    features = frame.drop(columns=[target])
+    if columns is not None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing or target in columns:
+            raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
+                                                   f"{[str(c) for c in frame.columns][:20]}" if missing else
+                                                   f"the target {target!r} is also listed in 'columns'"))
+        features = frame[list(columns)]
+    else:
+        features = frame.drop(columns=[target])
+        _refuse_an_index(path, features)
     for column in features.columns:
         if not pd.api.types.is_numeric_dtype(features[column]) or pd.api.types.is_bool_dtype(features[column]):
             example = features[column].dropna().iloc[0] if features[column].notna().any() else None
@@ -81,6 +91,25 @@ def read_local_file(path, fmt, target=None):
     if len(np.unique(labels)) < 2:
         raise LocalDatasetError(f"{path}: one class ({labels[0]!r}) in column {target!r}; a classifier needs two")
     return X, labels, [str(c) for c in features.columns], str(target)
+
+
+def _refuse_an_index(path, features):
+    """A first column that is a saved row index (pandas' ``Unnamed: 0``, or the row numbers 0..n-1 or 1..n in file
+    order) would be a feature that tells the classes apart wherever the file is sorted by class: refused."""
+    import pandas as pd
+
+    if not features.shape[1]:
+        return
+    first = features.columns[0]
+    values = features[first]
+    numbered = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values) and len(values) > 2 \
+        and any(np.array_equal(values.to_numpy(), np.arange(start, start + len(values))) for start in (0, 1))
+    if str(first).startswith("Unnamed: 0") or numbered:
+        what = "is unnamed, as pandas names a saved index" if str(first).startswith("Unnamed: 0") else \
+            f"holds the row numbers {int(values.iloc[0])}..{int(values.iloc[-1])} in file order"
+        raise LocalDatasetError(f"{path}: the first column {str(first)!r} {what}: as a feature it would tell "
+                                "rows apart by their place in the file. Save the file with index=False or drop the "
+                                "column; to keep it as a feature, list the feature columns under 'columns'")
 
 
 def _text(v):
@@ -111,7 +140,7 @@ def local_entry(dataset_id, spec, home=None, read=True):
     if read:
         from ._fetch import sha256_of
 
-        X, labels, columns, target = read_local_file(path, fmt, spec.get("target"))
+        X, labels, columns, target = read_local_file(path, fmt, spec.get("target"), spec.get("columns"))
         text = np.array([_text(v) for v in labels], dtype=object)
         classes, counts = np.unique(text, return_counts=True)
         sha = sha256_of(path)
@@ -155,7 +184,8 @@ def parse_local(paths, entry):
     """The loader's parser of a local entry: the file's features and its labels as text."""
     (path,) = paths
     try:
-        X, labels, _, _ = read_local_file(path, entry.local["format"], entry.local.get("target"))
+        X, labels, _, _ = read_local_file(path, entry.local["format"], entry.local.get("target"),
+                                          entry.local.get("columns"))
     except LocalDatasetError as exc:
         raise DatasetParseError(str(exc)) from None
     return X, np.array([_text(v) for v in labels], dtype=object)

@@ -778,6 +778,9 @@ def _local_datasets(ctx, raw, datasets):
         unknown = set(spec) - _LOCAL_KEYS
         if unknown:
             raise ctx.error(where, f"unknown key(s) {sorted(unknown)}; valid keys are {sorted(_LOCAL_KEYS)}")
+        if "columns" in spec and (not isinstance(spec["columns"], list) or not spec["columns"]
+                                  or not all(isinstance(c, str) for c in spec["columns"])):
+            raise ctx.error(where + ("columns",), f"a list of the feature columns' names, got {spec['columns']!r}")
         if spec.get("positive") is not None and not isinstance(spec["positive"], list):
             spec = dict(spec, positive=[spec["positive"]])
         if str(name) not in map(str, datasets):

@@ -26,8 +26,10 @@ TOP_KEYS = {
                  "(`[../results/uci]`). The run refuses a baseline made under another protocol or on other data, "
                  "naming the first difference; the reports set its models beside the config's own and rank them "
                  "(docs/benchmarking.md).",
-    "local_datasets": "Id -> `{file, target, positive, format}`: your own CSV (with a header row), ARFF or LIBSVM "
-                      "file, a path from the config's folder; `target` the label column (default the last), "
+    "local_datasets": "Id -> `{file, target, positive, format, columns}`: your own CSV (with a header row), ARFF or "
+                      "LIBSVM file, a path from the config's folder; `target` the label column (default the last), "
+                      "`columns` the feature columns in order (default every other column; a first column that is "
+                      "a saved row index is refused unless listed here), "
                       "`positive` the positive label(s) (default: the smaller of two classes), `format` by extension "
                       "unless given. List the id in `datasets`. Read and checked when the config is: a non-numeric "
                       "column, a missing value, one row or one class, a class smaller than `folds` is refused; its "
