@@ -101,3 +101,97 @@ def test_a_column_list_naming_a_missing_column_is_refused(tmp_path):
     _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
     with pytest.raises(ConfigError, match=r"no column\(s\) \['x9'\] \(key 'columns'\)"):
         load_config(_config(tmp_path, "{file: noise.csv, target: label, columns: [x1, x9]}"))
+
+
+# -- a store's boundaries ------------------------------------------------------------------------------------
+
+SMALL = """name: {name}
+kind: grid-search
+datasets: [heart]
+models:
+  {model}: {{estimator: "tests.helpers:Sleepy", grid: {{delay: [0.0]}}}}
+protocol: {{folds: 3, repeats: 1, seed: 5}}
+{extra}"""
+
+
+def _small(folder, name, model="C", extra=""):
+    path = folder / f"{name}.yaml"
+    path.write_text(SMALL.format(name=name, model=model, extra=extra))
+    return path
+
+
+@pytest.fixture(scope="module")
+def store_a(tmp_path_factory):
+    root = tmp_path_factory.mktemp("a")
+    result = runner.invoke(app, ["run", str(_small(root, "a")), "--out", str(root / "store"), "--jobs", "1",
+                                 "--quiet"])
+    assert result.exit_code == 0, result.output
+    return root / "store"
+
+
+def _records(store):
+    from eemrepro import read_results
+
+    return read_results(store, columns=["gmean"]).sort_values(["point", "fold"])["gmean"].tolist()
+
+
+@pytest.mark.parametrize("dry", [False, True])
+def test_a_run_into_another_configs_store_is_refused_naming_both(tmp_path, store_a, dry):
+    """Issue 59: `run my.yaml --out` a store made by another config replaced its config.yaml without a word
+    (on a copy of results/uci, every one of its records dropped out of the reports)."""
+    before, records = (store_a / "config.yaml").read_bytes(), _records(store_a)
+    result = runner.invoke(app, ["run", str(_small(tmp_path, "b")), "--out", str(store_a), "--jobs", "1",
+                                 "--quiet", *(["--dry-run"] if dry else [])])
+    assert result.exit_code == 1
+    message = " ".join(result.output.split())
+    assert f"{store_a} holds the results of config 'a' (kind grid-search), not of 'b' (kind grid-search" in message
+    assert (store_a / "config.yaml").read_bytes() == before and _records(store_a) == records
+
+
+def test_a_run_into_a_store_of_another_kind_is_refused(tmp_path, store_a):
+    cfg = tmp_path / "a.yaml"
+    cfg.write_text("name: a\nkind: dcs-correlation\ndatasets: [heart]\nanalysis: {n_hidden: [10], "
+                   "layers: 2, betas: 2}\n")
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(store_a), "--dry-run"])
+    assert result.exit_code == 1, result.output
+    assert "(kind grid-search), not of 'a' (kind dcs-correlation" in " ".join(result.output.split())
+
+
+def test_a_run_of_the_same_config_into_its_store_resumes(tmp_path, store_a):
+    """The neighbour: the store's own config (same name and kind) is its to resume."""
+    result = runner.invoke(app, ["run", str(_small(tmp_path, "a")), "--out", str(store_a), "--dry-run"])
+    assert result.exit_code == 0 and "3 already stored, 0 to run" in result.output
+
+
+def _no_unit_ran(out):
+    return not (out / "records").exists() or not any((out / "records").iterdir())
+
+
+def test_a_baseline_models_name_clash_is_refused_before_any_unit_runs(tmp_path, store_a):
+    """A model named like one of a baseline's was refused only after every unit ran, and from then on the
+    store's tables failed."""
+    cfg = _small(tmp_path, "mine", model="C", extra=f"baselines: [{store_a}]\n")
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1
+    assert f"{store_a} also has a model named 'C' on heart" in " ".join(result.output.split())
+    assert _no_unit_ran(tmp_path / "out")
+
+
+def test_the_output_folder_named_as_a_baseline_is_refused(tmp_path, store_a):
+    """`baselines: [.]` with the store beside its config: a comparison with no baseline models."""
+    cfg = _small(tmp_path, "mine", model="D", extra="baselines: [out]\n")
+    (tmp_path / "out").mkdir()
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1
+    assert "is this run's own results folder (--out)" in " ".join(result.output.split())
+    assert _no_unit_ran(tmp_path / "out")
+
+
+def test_a_bad_baseline_path_shows_where_it_resolved_from_the_configs_folder(tmp_path):
+    (tmp_path / "conf").mkdir()
+    cfg = _small(tmp_path / "conf", "mine", model="D", extra="baselines: [../results/uic]\n")
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--dry-run"])
+    assert result.exit_code == 1
+    message = " ".join(result.output.split())
+    assert f"'../results/uic' ({(tmp_path / 'results' / 'uic').resolve()}), from the config's folder, is no such " \
+           "folder" in message

@@ -77,10 +77,11 @@ def stored_baselines(config, out):
     return [os.path.relpath(d.resolve(), Path(out).resolve()) for d in baseline_dirs(config)]
 
 
-def check_baselines(config, data_sha256):
-    """Refuse (:class:`BaselineError`) a baseline that is not a results folder, was made under another
-    protocol than ``config`` (its first difference named), or on other data (``data_sha256``: {data set:
-    checksum} of the data the run uses). Returns the baseline folders."""
+def check_baselines(config, data_sha256, out=None):
+    """Refuse (:class:`BaselineError`) a baseline that is not a results folder, is the run's own folder
+    (``out``), holds a model of the config's name on one of its data sets, was made under another protocol
+    than ``config`` (its first difference named), or on other data (``data_sha256``: {data set: checksum} of
+    the data the run uses). Returns the baseline folders. Called before anything runs."""
     from ..store import ResultStore
     from ..store._files import is_store
     from ._identity import data_identity
@@ -88,13 +89,23 @@ def check_baselines(config, data_sha256):
     where = f"{config.source or config.name}: key 'baselines'"
     dirs = baseline_dirs(config)
     mine = protocol_of(config)
-    for d in dirs:
+    for named, d in zip(config.baselines, dirs, strict=True):
+        shown = f"{named!r} ({d.resolve()})" if str(named) != str(d) else f"{d}"
+        if out is not None and os.path.realpath(d) == os.path.realpath(out):
+            raise BaselineError(f"{where}: {shown} is this run's own results folder (--out); a store cannot be "
+                                "its own baseline: name the papers' stores, or run into another folder")
         if not d.is_dir() or not is_store(d):
-            raise BaselineError(f"{where}: {d} is not a results folder (what `eemrepro run` writes)")
+            what = "no such folder" if not d.exists() else "not a results folder (what `eemrepro run` writes)"
+            raise BaselineError(f"{where}: {shown}, from the config's folder, is {what}")
         theirs = stored_config(d)
         if theirs is None:
             raise BaselineError(f"{where}: {d} has no config.yaml, so its protocol cannot be checked")
-        diff = first_difference(mine, protocol_of(theirs), set(config.datasets) & set(theirs.datasets))
+        shared = set(config.datasets) & set(theirs.datasets)
+        clash = sorted({m.name for m in config.models} & {m.name for m in theirs.models}) if shared else []
+        if clash:
+            raise BaselineError(f"{where}: {d} also has a model named {clash[0]!r} on {sorted(shared)[0]}; the "
+                                f"tables would merge the two into one cell: rename this config's {clash[0]!r}")
+        diff = first_difference(mine, protocol_of(theirs), shared)
         if diff is not None:
             key, a, b = diff
             name = "kind" if key == "kind" else f"protocol.{key}"

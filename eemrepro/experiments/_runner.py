@@ -304,6 +304,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     kind = get_kind(config.kind)
     n_jobs = _n_jobs(jobs if jobs is not None else config.jobs)
 
+    _refuse_another_configs_store(out, config)
     model_names = sorted({u.model for u in kind.units(replace(config, datasets=config.datasets[:1]))})
     for label, chosen, known in (("model", only_models, model_names),
                                  ("data set", only_datasets, list(config.datasets))):
@@ -325,7 +326,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     if config.baselines:  # refused before anything runs: a comparison made under two protocols means nothing
         from ._baselines import check_baselines
 
-        check_baselines(config, data_sha)
+        check_baselines(config, data_sha, out)
     # The store is locked from here: a second run on it is refused (a dry run only reads).
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         superseded = store.supersede() if fresh and not dry_run else None
@@ -471,6 +472,31 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                               stacklevel=2)
         return summary
 
+
+
+class AnotherConfigsStoreError(ValueError):
+    """``--out`` names a results folder that another config (another name or kind) made."""
+
+
+def _refuse_another_configs_store(out, config):
+    """A results folder belongs to the config that made it: a run of another name or kind into it would
+    replace its config.yaml, and every report would then read its records as this config's (or drop them)."""
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        return
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    try:
+        raw = load_yaml_file(path)[0]
+    except YAMLDocumentError:
+        return  # the scope check names what is wrong with it
+    if not isinstance(raw, dict):
+        return
+    name, kind = raw.get("name"), raw.get("kind", "grid-search")
+    if name != config.name or kind != config.kind:
+        raise AnotherConfigsStoreError(
+            f"{out} holds the results of config {name!r} (kind {kind}), not of {config.name!r} (kind "
+            f"{config.kind}, {config.source or 'this config'}): nothing was run; use another --out")
 
 
 def record_derived_reading(out, config, readings=()):
