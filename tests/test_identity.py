@@ -245,6 +245,14 @@ def small_baseline(tmp_path_factory):
     return root / "store"
 
 
+def _another_config(baseline):
+    """The baseline's own config as another config's: its model renamed (a clash is refused first), the
+    baseline named."""
+    config = load_config(baseline / "config.yaml")
+    return replace(config, models=tuple(replace(m, name=f"my-{m.name}") for m in config.models),
+                   baselines=(str(baseline),), home=None)
+
+
 def _changed(proto, key):
     """A protocol with ``key`` set to another valid value."""
     other = {"folds": 4, "repeats": 2, "seed": 6, "splitter": "train-test", "train_size": 0.5,
@@ -257,8 +265,8 @@ def _changed(proto, key):
 @pytest.mark.parametrize("key", [k for k in PROTOCOL_KEYS if k != "inner_folds"])
 def test_a_baseline_differing_in_any_compared_protocol_key_is_refused_naming_it(small_baseline, key):
     """Every field of the protocol that changes a cell's value, spread or whether it ran is compared."""
-    config = load_config(small_baseline / "config.yaml")
-    config = replace(config, protocol=_changed(config.protocol, key), baselines=(str(small_baseline),), home=None)
+    config = _another_config(small_baseline)
+    config = replace(config, protocol=_changed(config.protocol, key))
     with pytest.raises(BaselineError, match=rf"made with protocol\.{key} "):
         check_baselines(config, {})
 
@@ -272,8 +280,7 @@ def test_inner_folds_are_compared_under_nested_selection():
 
 
 def test_a_baseline_of_another_kind_is_refused(small_baseline):
-    config = replace(load_config(small_baseline / "config.yaml"), kind="projection", baselines=(str(small_baseline),),
-                     home=None)
+    config = replace(_another_config(small_baseline), kind="projection")
     with pytest.raises(BaselineError, match=r"made with kind 'grid-search', this config has 'projection'"):
         check_baselines(config, {})
 
@@ -292,6 +299,7 @@ def test_a_baseline_whose_local_data_set_is_read_another_way_is_refused(tmp_path
     _run(base, tmp_path / "base")
     mine = folder / "mine.yaml"
     mine.write_text(base.read_text().replace("name: bench", "name: mine").replace("positive: 1", "positive: 3")
+                    .replace("NM:", "Mine:")
                     + f"baselines: [{tmp_path / 'base'}]\n")
     result = _run(mine, tmp_path / "out", code=1)
     assert "holds blobs read another way (data.positive ['1'] there, ['3'] here)" in " ".join(result.output.split())

@@ -195,3 +195,95 @@ def test_a_bad_baseline_path_shows_where_it_resolved_from_the_configs_folder(tmp
     message = " ".join(result.output.split())
     assert f"'../results/uic' ({(tmp_path / 'results' / 'uic').resolve()}), from the config's folder, is no such " \
            "folder" in message
+
+
+# -- messages ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("typo, key, hint", [
+    ("protocol: {folds: 3, repeats: 1, seed: 5}", "protocol: {folds: 3, repaets: 1, seed: 5}", "'repeats'"),
+    ("datasets: [heart]", "datsets: [heart]\ndatasets: [heart]", "'datasets'"),
+    ("protocol: {folds: 3, repeats: 1, seed: 5}", "protocol: {folds: 3, repeats: 1, sed: 5}", "'seed'"),
+])
+def test_a_misspelled_key_gets_a_did_you_mean(tmp_path, typo, key, hint):
+    """Data set names had a "did you mean"; keys did not."""
+    cfg = _small(tmp_path, "mine")
+    cfg.write_text(cfg.read_text().replace(typo, key))
+    with pytest.raises(ConfigError, match=rf"unknown key; valid keys are \[.*\]; did you mean {hint}( or '[a-z_]*')?\?$"):
+        load_config(cfg)
+
+
+def test_a_local_data_sets_misspelled_key_gets_a_did_you_mean(tmp_path):
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    with pytest.raises(ConfigError, match=r"key 'local_datasets.noise.traget': unknown key; .*did you mean 'target'\?"):
+        load_config(_config(tmp_path, "{file: noise.csv, traget: label}"))
+
+
+def test_a_key_far_from_every_valid_one_gets_no_guess(tmp_path):
+    cfg = _small(tmp_path, "mine")
+    cfg.write_text(cfg.read_text() + "zzzz: 1\n")
+    with pytest.raises(ConfigError, match=r"unknown key; valid keys are \[[^\]]*\]$"):
+        load_config(cfg)
+
+
+# -- a plug-in's modules are the user's, the tool's are the tool's -----------------------------------------
+
+CLF = """
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class Const(ClassifierMixin, BaseEstimator):
+    def __init__(self, which={which}):
+        self.which = which
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[self.which])
+"""
+
+
+def test_two_configs_folders_with_a_module_of_the_same_name_each_get_their_own(tmp_path):
+    """Two projects in one process (a notebook), each with its own clf.py: the second folder's class is its own,
+    not the first's cached under the same module name."""
+    from eemrepro.models._lookup import estimator_class
+
+    for which in (0, 1):
+        (tmp_path / f"p{which}").mkdir()
+        (tmp_path / f"p{which}" / "clf.py").write_text(CLF.format(which=which))
+    assert [estimator_class("clf:Const", str(tmp_path / f"p{w}"))().which for w in (0, 1, 0)] == [0, 1, 0]
+
+
+@pytest.mark.parametrize("name", ["statsmodels", "yaml", "random"])
+def test_a_users_module_named_like_the_tools_own_is_refused_and_the_tool_keeps_its_own(tmp_path, name):
+    """A file beside the config named like a module the tool imports (or the standard library's) would either
+    hide the user's class behind the tool's module or replace the tool's for the rest of the process."""
+    import importlib
+
+    from eemrepro.models._lookup import estimator_class
+
+    (tmp_path / f"{name}.py").write_text(CLF.format(which=0))
+    with pytest.raises(ValueError, match=rf"{name}' is named like (the standard library's|the installed package) "
+                                         rf"'{name}', which eemrepro uses: rename it"):
+        estimator_class(f"{name}:Const", str(tmp_path))
+    real = importlib.import_module(name)
+    assert not str(getattr(real, "__file__", "") or "").startswith(str(tmp_path))
+
+
+@pytest.mark.parametrize("command", [
+    ["forget", "{typo}", "--models", "C"],
+    ["compact", "{typo}"],
+    ["tables", "{typo}"],
+    ["check", "{typo}"],
+    ["report", "{typo}"],
+    ["figures", "{typo}"],
+])
+def test_a_mistyped_store_path_is_named_and_never_created(tmp_path, store_a, command):
+    """`forget results/typo` left a store marker and a lock there; `tables typo` made typo/tables/."""
+    typo = store_a.parent / "stroe"
+    result = runner.invoke(app, [c.format(typo=typo) for c in command])
+    assert result.exit_code == 1
+    assert f"{typo}: no such folder; did you mean {store_a}?" in " ".join(result.output.split())
+    assert not typo.exists()

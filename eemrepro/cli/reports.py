@@ -32,11 +32,15 @@ def _check_folders(results):
     writes (``eemrepro tables configs/quick.yaml`` means ``results/quick``)."""
     from ._common import fail
 
+    from ._common import existing_store
+
     for r in results:
         if r.is_file():
             hint = f" (`eemrepro run {r}` writes its results to results/{r.stem})" if r.suffix in (".yaml", ".yml") \
                 else ""
             fail(f"{r} is a file, not a results folder{hint}")
+        if not r.is_dir():
+            existing_store(r)  # names it (and a close name beside it); nothing is created for a typo
 
 
 def _default_out(results, out, what):

@@ -311,7 +311,16 @@ class _Context:
         allowed = set(cls.__dataclass_fields__) | set(extra)
         for key in raw:
             if key not in allowed:
-                raise self.error((section, key), f"unknown key; valid keys are {sorted(allowed)}")
+                raise self.error((section, key), unknown_key(key, allowed))
+
+
+def unknown_key(key, allowed):
+    """"unknown key; valid keys are [...]", with the closest valid key or two where a typo is likely."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(map(str, allowed)), n=2, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown key; valid keys are {sorted(allowed)}{hint}"
 
 
 # -- values -------------------------------------------------------------------
@@ -696,7 +705,7 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         raise ctx.error((), "a config is a mapping with keys " + ", ".join(sorted(_TOP_KEYS)))
     for key in raw:
         if key not in _TOP_KEYS:
-            raise ctx.error((key,), f"unknown key; valid keys are {sorted(_TOP_KEYS)}")
+            raise ctx.error((key,), unknown_key(key, _TOP_KEYS))
     from ._kinds import get_kind, kind_names
 
     kind_name = raw.get("kind", "grid-search")
@@ -777,7 +786,7 @@ def _local_datasets(ctx, raw, datasets):
             raise ctx.error(where, "a mapping with a 'file' (and 'target', 'positive', 'format' where needed)")
         unknown = set(spec) - _LOCAL_KEYS
         if unknown:
-            raise ctx.error(where, f"unknown key(s) {sorted(unknown)}; valid keys are {sorted(_LOCAL_KEYS)}")
+            raise ctx.error(where + (sorted(unknown)[0],), unknown_key(sorted(unknown)[0], _LOCAL_KEYS))
         if "columns" in spec and (not isinstance(spec["columns"], list) or not spec["columns"]
                                   or not all(isinstance(c, str) for c in spec["columns"])):
             raise ctx.error(where + ("columns",), f"a list of the feature columns' names, got {spec['columns']!r}")

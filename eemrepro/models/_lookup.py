@@ -114,23 +114,26 @@ def _import(module, home):
     """Import ``module``, its top-level package taken from ``home`` when it lies there.
 
     Modules imported from a config's folder (the module and what it imports
-    from beside it) whose files changed since are dropped, all of them, and
-    imported again: the class a run fits is the code on disk now, its
-    parameters' defaults included, not a copy imported before an edit.
+    from beside it) whose files changed since, or that another folder's module
+    of the same name now stands for, are dropped, all of them, and imported
+    again: the class a run fits is the code on disk now, its parameters'
+    defaults included, not a copy imported before an edit. A module there
+    named like one of the standard library's or of the tool's dependencies is
+    refused: the user's imports and the tool's never resolve to each other's.
     """
     top = module.partition(".")[0]
+    folder = Path(home).resolve() if home is not None else None
+    beside = folder is not None and bool(_module_files(folder, top))
     if top in _IMPORTED:
-        modules, stamp = _IMPORTED[top]
-        if _stamp(_files_of(modules)) != stamp:
+        where, modules, stamp = _IMPORTED[top]
+        if (beside and where != folder) or _stamp(_files_of(modules)) != stamp:
             with _IMPORT_LOCK:
-                for loaded in [m for m in list(sys.modules) if m in modules or m.startswith(top + ".")]:
-                    del sys.modules[loaded]
+                _drop(modules | {top})
                 del _IMPORTED[top]
             importlib.invalidate_caches()
-    if home is None or top in sys.modules:
-        return importlib.import_module(module)
-    folder = Path(home).resolve()
-    if not _module_files(folder, top):
+    if beside:
+        _refuse_shadowing(folder, [top])
+    if not beside or top in sys.modules:
         return importlib.import_module(module)
     with _IMPORT_LOCK:
         before = set(sys.modules)
@@ -140,8 +143,30 @@ def _import(module, home):
         finally:
             sys.path.remove(str(folder))
         modules = {m for m in set(sys.modules) - before if _lies_under(sys.modules[m], folder)} | {top}
-        _IMPORTED[top] = (modules, _stamp(_files_of(modules)))
+        try:
+            _refuse_shadowing(folder, sorted(modules))
+        except ValueError:
+            _drop(modules)
+            raise
+        _IMPORTED[top] = (folder, modules, _stamp(_files_of(modules)))
         return imported
+
+
+def _refuse_shadowing(folder, names):
+    """Refuse (ValueError) a module of ``folder`` named like a standard library module or one of the tool's."""
+    for name in names:
+        top = name.partition(".")[0]
+        whose = "the standard library's" if top in sys.stdlib_module_names else \
+            "the installed package" if top in _environment_modules() else None
+        if whose:
+            raise ValueError(f"{folder / top} is named like {whose} {top!r}, which eemrepro uses: rename it "
+                             "(a module of yours must not stand in for the tool's)")
+
+
+def _drop(modules):
+    """Take ``modules`` and their submodules out of ``sys.modules`` (to be imported afresh)."""
+    for loaded in [m for m in list(sys.modules) if m in modules or m.partition(".")[0] in modules]:
+        del sys.modules[loaded]
 
 
 def _lies_under(module, folder):
