@@ -94,6 +94,24 @@ MODULE = textwrap.dedent('''
             return self.classes_[(super().decision_function(X) > 0).astype(int)]
 
 
+    class Proba(ClassifierMixin, BaseEstimator):
+        """Probabilities of the positive class alone, shape (n,) (scikit-learn's are (n, 2)); no decision_function."""
+
+        def __init__(self, c=1.0):
+            self.c = c
+
+        def fit(self, X, y):
+            self.centred_ = Centred(c=self.c).fit(X, y)
+            self.classes_ = self.centred_.classes_
+            return self
+
+        def predict_proba(self, X):
+            return 1.0 / (1.0 + np.exp(-self.centred_.decision_function(X)))
+
+        def predict(self, X):
+            return self.centred_.predict(X)
+
+
     class CentredPath(Centred):
         """A path over c in one fit (``fit_path``): centres X in place first where ``write`` says so."""
 
@@ -136,6 +154,13 @@ MODULE = textwrap.dedent('''
                 X -= self.mean_
                 return X[:, :2]
             return (X - self.mean_)[:, :2]
+
+
+    class Drops(Shift):
+        """A projection that drops the last point."""
+
+        def transform(self, X):
+            return super().transform(X)[:-1]
 ''')
 
 CONFIG = """name: guards
@@ -296,3 +321,37 @@ def test_without_fork_the_fits_get_read_only_arrays_too(user, monkeypatch):
     assert points["fit"]["error_message"].startswith("Centred.fit wrote into its input X (")
     y, pred, _ = _fresh(folder, module, "Centred", c=2, write="none")
     assert points["none"]["gmean"] == pytest.approx(_gmean(y, pred), abs=1e-12)
+
+
+# -- labels and scores checked out -----------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "message"), [
+    ("ZeroOne", r"^ZeroOne\.predict returned labels \[0, 1\], not among the training labels \[-1, 1\]$"),
+    ("Column", r"^Column\.predict returned shape \(60, 1\), expected \(60,\) \(one label per test point\)$"),
+    ("TwoColumns", r"^TwoColumns\.decision_function returned shape \(60, 2\), expected \(60,\)$"),
+    ("Proba", r"^Proba\.predict_proba returned shape \(60,\), expected \(60, 2\)$"),
+])
+def test_predictions_that_are_not_labels_or_scores_of_the_wrong_shape_fail_the_record(user, name, message):
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:NAME", grid: {{c: [1]}}}}'.replace("NAME", name))
+    assert df.loc[0, "status"] == "failed"
+    assert pd.Series([df.loc[0, "error_message"]]).str.match(message).all(), df.loc[0, "error_message"]
+    assert not {"gmean", "auc"} & set(df.columns)  # (no record of the store holds a metric)
+
+
+def test_nan_decision_values_fail_the_record_saying_how_many(user):
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:LogScore", grid: {{c: [1]}}}}')
+    frame = pd.read_csv(folder / "blobs.csv")
+    n_nan = int((frame["a"] < 0).sum())  # log of a negative first feature
+    assert 0 < n_nan < len(frame)
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == f"LogScore.decision_function returned {n_nan} NaN values"
+
+
+def test_a_projection_whose_image_drops_a_point_fails_its_records_naming_it(user):
+    folder, module = user
+    df = _records(folder, module, '  Proj: {{estimator: "{m}:Drops"}}', kind="projection",
+                  extra=PROJECTION.format(m=module))
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == ("projection: Drops.transform returned shape (59, 2), expected (60, k) "
+                                          "(one row per point)")

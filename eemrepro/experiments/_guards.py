@@ -1,4 +1,4 @@
-"""A user's estimator is untrusted code: read-only arrays in.
+"""A user's estimator is untrusted code: read-only arrays in, labels and scores checked out.
 
 * **In.** Every array a unit's fits and predictions get is a read-only view
   (:func:`read_only`, applied once where the fit process receives the unit's
@@ -8,6 +8,14 @@
   A write now fails with numpy's "read-only" error, which
   :func:`input_write_error` turns into the record's error: the estimator's
   method, the array, the line, and the fix (copy first).
+* **Out.** A prediction must be one label of the training data per test point
+  (:func:`check_labels`); decision values (``decision_function``, else
+  ``predict_proba``) must be finite numbers of the shape the metrics read
+  (:func:`check_scores`); a projection's image must have one row per point
+  (:func:`check_transform`). Otherwise the record fails with an
+  :class:`EstimatorOutputError` naming the model and what it returned: a GMean
+  of 0/1 predictions against -1/+1 labels is a number, but not a score of the
+  model.
 """
 
 import linecache
@@ -20,6 +28,10 @@ import numpy as np
 _READ_ONLY = "read-only"
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _OUT = re.compile(r"\bout\s*=\s*\(?\s*([A-Za-z_][\w.]*)")
+
+
+class EstimatorOutputError(ValueError):
+    """An estimator returned what a record cannot be scored from; its message is the record's error as is."""
 
 
 def read_only(data):
@@ -105,3 +117,69 @@ def _parameter(frame, array):
         if isinstance(value, np.ndarray) and np.may_share_memory(value, array):
             return name
     return None
+
+
+def _listed(values, most=10):
+    """The distinct values, sorted where they sort, as a Python list's text (``[0, 1]``)."""
+    import pandas as pd
+
+    distinct = list(pd.unique(pd.Series(np.asarray(values, dtype=object).ravel())))
+    try:
+        distinct = sorted(distinct)
+    except TypeError:  # (mixed types: in order of appearance)
+        pass
+    shown = [v.item() if isinstance(v, np.generic) else v for v in distinct[:most]]
+    text = repr(shown)
+    return text if len(distinct) <= most else f"{text[:-1]}, ... ({len(distinct)} distinct)]"
+
+
+def check_labels(model, y_pred, n, train_labels):
+    """``y_pred`` (``model.predict`` on ``n`` test points) as an array, where it is one training label per point."""
+    import pandas as pd
+
+    where = f"{type(model).__name__}.predict"
+    y_pred = np.asarray(y_pred)
+    if y_pred.shape != (n,):
+        raise EstimatorOutputError(f"{where} returned shape {y_pred.shape}, expected ({n},) (one label per test "
+                                   "point)")
+    known = pd.Series(y_pred.astype(object)).isin(list(np.asarray(train_labels).tolist())).to_numpy()
+    if not known.all():
+        raise EstimatorOutputError(f"{where} returned labels {_listed(y_pred)}, not among the training labels "
+                                   f"{_listed(train_labels)}")
+    return y_pred
+
+
+def check_scores(model, method, values, n, n_classes):
+    """``values`` (``model.<method>`` on ``n`` test points) as floats, where they are finite and of the shape
+    the score-based metrics read: (n,) for two classes from ``decision_function``, else (n, n_classes)."""
+    where = f"{type(model).__name__}.{method}"
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EstimatorOutputError(f"{where} returned values that are not numbers "
+                                   f"(dtype {np.asarray(values).dtype})") from None
+    expected = (n,) if n_classes == 2 and method == "decision_function" else (n, n_classes)
+    if values.shape != expected:
+        raise EstimatorOutputError(f"{where} returned shape {values.shape}, expected {expected}")
+    _check_finite(where, values)
+    return values
+
+
+def check_transform(model, Z, n):
+    """``Z`` (``model.transform`` of ``n`` points) as floats, where it has one finite row per point."""
+    where = f"{type(model).__name__}.transform"
+    try:
+        Z = np.asarray(Z, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EstimatorOutputError(f"{where} returned values that are not numbers") from None
+    if Z.ndim != 2 or Z.shape[0] != n:
+        raise EstimatorOutputError(f"{where} returned shape {Z.shape}, expected ({n}, k) (one row per point)")
+    _check_finite(where, Z)
+    return Z
+
+
+def _check_finite(where, values):
+    nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
+    if nan or inf:
+        said = " and ".join(t for t in (f"{nan} NaN" if nan else "", f"{inf} infinite" if inf else "") if t)
+        raise EstimatorOutputError(f"{where} returned {said} values")

@@ -32,7 +32,7 @@ import time
 import traceback
 from functools import cache, lru_cache
 
-from ._guards import input_write_error, read_only
+from ._guards import EstimatorOutputError, input_write_error, read_only
 from ._units import point_id
 
 _HEADER = struct.Struct("<Q")
@@ -109,7 +109,10 @@ def out_of_memory(fields):
 
 def short_error(exc):
     """A failed fit's error for its record, in one line: the exception and where it was raised; an
-    estimator's write into its read-only input in words of its own (``_guards``)."""
+    estimator's broken promise (a write into its read-only input, a prediction that is not a label) in
+    words of its own (``_guards``)."""
+    if isinstance(exc, EstimatorOutputError):
+        return str(exc)
     wrote = input_write_error(exc)
     if wrote is not None:
         return wrote
