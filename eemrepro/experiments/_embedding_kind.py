@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._guards import check_transform
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
@@ -152,8 +153,8 @@ class Restarts(_WholeDataKind):
 
 
 def _embedding_fields(est, X, y):
-    Z = np.asarray(est.transform(X), dtype=float)
-    if Z.ndim != 2 or Z.shape[1] < 2:
+    Z = check_transform(est, est.transform(X), len(X))
+    if Z.shape[1] < 2:
         raise ValueError(f"an embedding needs >= 2 output columns, got shape {Z.shape}")
     return {"embedding": np.round(Z[:, :2], 6).tolist(), "labels": [str(v) for v in y]}
 

@@ -29,8 +29,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
-
+from ._guards import check_transform
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_ids
@@ -96,21 +95,19 @@ def _projection_steps(task, data, points):
     X_fit, y_fit, X_other = data
     (point,) = points
     yield "start", points
+    seconds = None
     try:
         start = time.perf_counter()
         code = code_of(task.get("identity")).get(task["estimator"])
         proj = _seeded(resolve_estimator(task["estimator"], task.get("home"), code)(**task["params"], **point),
                        task["seed"])
-        Z_fit = proj.fit(X_fit, y_fit).transform(X_fit)
+        Z_fit = check_transform(proj, proj.fit(X_fit, y_fit).transform(X_fit), len(X_fit))
         seconds = time.perf_counter() - start
-        Z_other = proj.transform(X_other) if X_other is not None else None
+        Z_other = check_transform(proj, proj.transform(X_other), len(X_other)) if X_other is not None else None
         fields = {"status": "ok", "fit_seconds": seconds, "Z_fit": Z_fit, "Z_other": Z_other,
                   "dcs": float(proj.dcs_) if hasattr(proj, "dcs_") else None}
-        if not np.all(np.isfinite(Z_fit)) or (Z_other is not None and not np.all(np.isfinite(Z_other))):
-            fields = {"status": "failed", "error": "the projection produced non-finite values",
-                      "fit_seconds": seconds}
     except Exception as exc:  # a failed projection fails its classifiers' points, never the run
-        fields = {"status": "failed", "error": short_error(exc)}
+        fields = {"status": "failed", "error": short_error(exc), "fit_seconds": seconds}
     yield "record", point, fields
 
 

@@ -8,7 +8,9 @@ of the child (segfault, out of memory) fails only the fit in flight. The
 watchdog runs wherever the unit runs: in a joblib/loky worker, a Dask worker or
 the main process. An experiment kind supplies the fitting steps
 (``steps(task, data, points)`` yielding ``("start", points)`` before a fit and
-``("record", point, fields)`` after).
+``("record", point, fields)`` after). The steps get the unit's arrays read-only
+(``_guards.read_only``): the unit's points share them, and a fit that wrote into
+them would change the data of the points after it.
 
 The child serves every unit of one run that its process runs, one at a time
 (the unit's task, steps and data go to it through a pipe), and is forked anew
@@ -30,6 +32,7 @@ import time
 import traceback
 from functools import cache, lru_cache
 
+from ._guards import EstimatorOutputError, input_write_error, read_only
 from ._units import point_id
 
 _HEADER = struct.Struct("<Q")
@@ -111,6 +114,14 @@ def out_of_memory(fields):
 
 
 def short_error(exc):
+    """A failed fit's error for its record, in one line: the exception and where it was raised; an
+    estimator's broken promise (a write into its read-only input, a prediction that is not a label) in
+    words of its own (``_guards``)."""
+    if isinstance(exc, EstimatorOutputError):
+        return str(exc)
+    wrote = input_write_error(exc)
+    if wrote is not None:
+        return wrote
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
@@ -203,7 +214,7 @@ class _FitChild:
                 jobs = _Reader(job_r)
                 while (job := jobs.read(None)) is not None:
                     task, steps, data, points = job
-                    for message in _with_warnings(steps(task, data, points)):
+                    for message in _with_warnings(steps(task, read_only(data), points)):
                         _send(w, message)
                     _send(w, ("done",))
                     del job, task, data  # not held while waiting for the next unit
@@ -336,7 +347,7 @@ def run_points(task, steps, data):
             done, timed_out, crashed, reason = _run_points_in_child(task, steps, data, points, task["fit_timeout"])
         else:  # no fork (Windows): no watchdog, the fit runs here
             done, timed_out, crashed, reason = {}, [], [], None
-            for message in steps(task, data, points):
+            for message in steps(task, read_only(data), points):
                 if message[0] == "record":
                     done[point_id(message[1])] = message[2]
         results.update(done)
