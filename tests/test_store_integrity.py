@@ -251,3 +251,37 @@ def test_the_committed_older_store_is_listed_verified_and_reads_without_a_warnin
     result = runner.invoke(app, ["store", "verify", str(baseline)])
     assert result.exit_code == 0, result.output
     assert len(_quiet(read_results, baseline)) == 400
+
+
+# -- a frame read a group of data sets at a time -----------------------------------------------------------------
+def test_groups_of_data_sets_read_from_sealed_and_unsealed_segments_count_each_record_once(tmp_path):
+    # A sealed segment and a live (unsealed) one, each with records of three data sets, one unit retried in the
+    # live one: each group's frame is the whole frame cut to its data sets, and the grouped provenance counts
+    # every record once (8 written, one retried: 7).
+    from eemrepro.reports._render import ResultsByDatasets, load_results
+
+    root = tmp_path / "s"
+    store = ResultStore(root)
+    store.append([_store_record(i, d) for i, d in enumerate(["heart", "sonar", "wine", "heart"])])
+    store.close()
+    store = ResultStore(root)
+    store.append([_store_record(i, d) for i, d in ((4, "wine"), (5, "sonar"), (6, "heart"))])
+    store.append([_store_record(0, "heart", status="failed")])  # fold 0 of heart again: the latest wins
+    store.close(seal=False)
+    assert sorted(p.suffix for p in ResultStore(root).segments()) == [".jsonl", ".parquet"]
+    whole, prov = load_results([root])
+    assert len(whole) == 7 and prov["records"] == 7
+    results = ResultsByDatasets([root], budget=3)
+    assert results.groups == [["heart"], ["sonar"], ["wine"]]
+    for group, frame in zip(results.groups, results, strict=True):
+        expected = whole[whole["dataset"].isin(group)].reset_index(drop=True)
+        shared = [c for c in whole.columns if c in frame]
+        assert _frame_rows(frame[shared]) == _frame_rows(expected[shared]), group
+        assert len(frame) == {"heart": 3, "sonar": 2, "wine": 2}[group[0]]
+    assert results.provenance == prov
+    for group in results.groups:  # and the store's own frame of a group, as a reader asks for it
+        some = ResultStore(root).frame(["status", "metrics"], datasets=set(group))
+        cut = ResultStore(root).frame(["status", "metrics"])
+        cut = cut[cut["dataset"].isin(group)].reset_index(drop=True)
+        assert _frame_rows(some) == _frame_rows(cut)
+        pd.testing.assert_series_equal(some["status"].astype(str), cut["status"].astype(str))
