@@ -287,3 +287,68 @@ def test_a_mistyped_store_path_is_named_and_never_created(tmp_path, store_a, com
     assert result.exit_code == 1
     assert f"{typo}: no such folder; did you mean {store_a}?" in " ".join(result.output.split())
     assert not typo.exists()
+
+
+# -- outputs never inside a store, never through a link, never over a file the tool did not write ----------
+
+@pytest.mark.parametrize("command, where", [
+    (["export", "{s}", "--format", "parquet", "--out", "{s}/records/x.parquet"], "records/x.parquet"),
+    (["export", "{s}", "--out", "{s}/tables/x.csv"], "tables/x.csv"),
+    (["tables", "{s}", "--out", "{s}/runs"], "runs"),
+    (["tables", "{s}", "--out", "{s}"], ""),
+    (["figures", "{s}", "--out", "{s}/records"], "records"),
+    (["report", "{s}", "--out", "{s}/superseded-x"], "superseded-x"),
+])
+def test_an_output_inside_a_stores_own_files_is_refused_and_the_store_still_works(tmp_path, store_a, command,
+                                                                                   where):
+    """`export S --out S/records/x.parquet` was accepted, after which tables, status, check and run on S failed;
+    `tables S --out S/runs` left files that `store verify` refused."""
+    store = tmp_path / "s"
+    import shutil
+
+    shutil.copytree(store_a, store)
+    result = runner.invoke(app, [c.format(s=store) for c in command])
+    assert result.exit_code == 1
+    target = (store / where) if where else store
+    assert f"{target.resolve() if where else store.resolve()} is inside the results folder {store.resolve()}" in \
+        " ".join(result.output.split())
+    assert runner.invoke(app, ["store", "verify", str(store)]).exit_code == 0
+    assert runner.invoke(app, ["tables", str(store)]).exit_code == 0  # its default output folder is its own
+
+
+def _png(path):
+    path.write_bytes(b"\x89PNG\r\n\x1a\n my own figure")
+    return path.read_bytes()
+
+
+def test_figures_never_overwrite_a_users_file_of_the_same_name_without_force(tmp_path, store_a):
+    """`figures --out DIR` overwrote a user's PNG of the same name, and wrote through a symlink."""
+    out = tmp_path / "figs"
+    first = runner.invoke(app, ["figures", str(store_a), "--out", str(out)])
+    if first.exit_code != 0 or not list(out.glob("*.png")):
+        pytest.skip(f"the store draws no figure here: {first.output}")
+    name = sorted(out.glob("*.png"))[0].name
+    # Drawn again from the same results: the tool's own file, replaced without a word.
+    assert runner.invoke(app, ["figures", str(store_a), "--out", str(out)]).exit_code == 0
+    other = tmp_path / "mine"
+    other.mkdir()
+    mine = _png(other / name)
+    result = runner.invoke(app, ["figures", str(store_a), "--out", str(other)])
+    assert result.exit_code == 1 and "--force" in result.output and (other / name).read_bytes() == mine
+    # A link of that name: replaced with --force, the file it points to untouched.
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    target = tmp_path / "precious.png"
+    kept = _png(target)
+    (linked / name).symlink_to(target)
+    assert runner.invoke(app, ["figures", str(store_a), "--out", str(linked)]).exit_code == 1
+    assert runner.invoke(app, ["figures", str(store_a), "--out", str(linked), "--force"]).exit_code == 0
+    assert target.read_bytes() == kept and not (linked / name).is_symlink()
+
+
+def test_an_output_folder_that_is_a_symbolic_link_is_refused(tmp_path, store_a):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    result = runner.invoke(app, ["tables", str(store_a), "--out", str(tmp_path / "link")])
+    assert result.exit_code == 1 and "is a symbolic link" in result.output
+    assert not list((tmp_path / "real").iterdir())

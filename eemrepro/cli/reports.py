@@ -44,16 +44,21 @@ def _check_folders(results):
 
 
 def _default_out(results, out, what):
-    """``--out`` as given, else ``RESULTS/<what>`` beside the one results folder (several need --out)."""
+    """``--out`` as given, else ``RESULTS/<what>`` beside the one results folder (several need --out); refused
+    inside a store's own files or as a symbolic link (``_outputs.check_place``)."""
+    from ..reports._outputs import OutputPlaceError, check_place
     from ._common import fail
 
     _check_folders(results)
-    if out is not None:
-        return out
-    if len(results) != 1:
+    if out is None and len(results) != 1:
         fail(f"name the folder for the {what} of several results folders with --out "
              f"(`make {what}` builds the papers' {what})")
-    return results[0] / what
+    out = out if out is not None else results[0] / what
+    try:
+        check_place(out, what)
+    except OutputPlaceError as exc:
+        fail(exc)
+    return out
 
 
 def tables_cmd(
@@ -209,6 +214,8 @@ def figures_cmd(
              "results/projection-<dataset> first, resumably).")] = None,
     mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
     data_home: Annotated[Path | None, typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
+    force: Annotated[bool, flag(
+        "--force", help="Overwrite figure files in --out that were not drawn from these results.")] = False,
 ):
     """The papers' figures and reproduced-vs-published scatter plots (PNG and SVG)."""
     from ..reports import build_figures
@@ -219,18 +226,18 @@ def figures_cmd(
         if dataset is not None or figure == ["projection"]:
             if figure not in (None, ["projection"]) or dataset is None or results:
                 raise ValueError("--dataset goes with --figure projection alone (and no results folders)")
-            written = _projection_figure(dataset, out or Path("results/figures"), mirror, data_home)
+            written = _projection_figure(dataset, out or Path("results/figures"), mirror, data_home, force)
         else:
             if not results:
                 raise ValueError("name the results folders to draw from (or --figure projection --dataset NAME)")
-            written = build_figures(results, _default_out(results, out, "figures"), figures=figure)
+            written = build_figures(results, _default_out(results, out, "figures"), figures=figure, force=force)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         fail(exc)
     for path in written:
         typer.echo(f"wrote {path}")
 
 
-def _projection_figure(dataset, out, mirror, data_home):
+def _projection_figure(dataset, out, mirror, data_home, force=False):
     """config -> runner -> store -> figure for one data set's MELM projection."""
     from ..datasets import DatasetError
     from ..experiments import ResultStore, parse_config, run_experiment
@@ -249,8 +256,20 @@ def _projection_figure(dataset, out, mirror, data_home):
     failed = records[records["status"] != "ok"]
     if len(failed):
         raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")
-    return embedding_figure(records, Path(out) / f"projection_{dataset}", dataset,
-                            title=f"{dataset}: MELM projection (records in {store})")
+    import shutil
+    import tempfile
+
+    from ..reports._outputs import check_place, publish
+
+    check_place(out, "figure")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".figures-", dir=out))
+    try:
+        drawn = embedding_figure(records, staging / f"projection_{dataset}", dataset,
+                                 title=f"{dataset}: MELM projection (records in {store})")
+        return publish(drawn, Path(out), "figures-manifest.json", [str(store)], force, "eemrepro figures")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def report_cmd(

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from ..experiments import get_metric
+from ._outputs import FilesExistError, publish
 from ._render import _fmt, _signed, metric_cell, write_table
 from ._spec import registered_tables
 from ._tables import (
@@ -44,7 +45,7 @@ def table_columns(spec, limit):
 MANIFEST = "tables-manifest.json"
 
 
-class TablesExistError(ValueError):
+class TablesExistError(FilesExistError):
     """The output folder holds table files built from other results (overwritten only with ``force``)."""
 
 
@@ -62,7 +63,6 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     or a file this command did not write) is not overwritten unless ``force``:
     :class:`TablesExistError` names them and nothing is written.
     """
-    import json
     import os
     import shutil
     import tempfile
@@ -73,30 +73,10 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     try:
         built = _build_tables(dirs, staging, formats, selection, layout, tables)
         sources = [os.path.normpath(str(d)) for d in dirs]
-        manifest_path = out / MANIFEST
         try:
-            manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-        except ValueError:
-            manifest = {}
-        owners = manifest.get("files", {}) if isinstance(manifest, dict) else {}
-        clash = [p.name for p in built if (out / p.name).exists() and owners.get(p.name) != sources]
-        if clash and not force:
-            others = sorted({", ".join(owners[n]) for n in clash if n in owners})
-            raise TablesExistError(
-                f"{out} already holds {len(clash)} table file(s) this command would overwrite "
-                f"({', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}), built from "
-                f"{'; '.join(others) if others else 'results it does not know'}; write elsewhere with --out, "
-                "or overwrite them with --force")
-        written = []
-        for p in built:
-            os.replace(p, out / p.name)
-            written.append(out / p.name)
-            owners[p.name] = sources
-        tmp = manifest_path.with_name(MANIFEST + ".tmp")
-        tmp.write_text(json.dumps({"written_by": "eemrepro tables", "files": dict(sorted(owners.items()))},
-                                  indent=1) + "\n")
-        os.replace(tmp, manifest_path)
-        return written
+            return publish(built, out, MANIFEST, sources, force, "eemrepro tables")
+        except FilesExistError as exc:
+            raise TablesExistError(str(exc)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
