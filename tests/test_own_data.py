@@ -352,3 +352,25 @@ def test_an_output_folder_that_is_a_symbolic_link_is_refused(tmp_path, store_a):
     result = runner.invoke(app, ["tables", str(store_a), "--out", str(tmp_path / "link")])
     assert result.exit_code == 1 and "is a symbolic link" in result.output
     assert not list((tmp_path / "real").iterdir())
+
+
+def test_a_store_holding_a_zero_row_segment_works_with_every_command(tmp_path, store_a):
+    """A run killed while its only line was half written, then `compact`: a sealed segment of no records.
+    `forget` failed on it (KeyError: Field "model" does not exist in schema)."""
+    import shutil
+
+    from eemrepro import read_results
+
+    store = tmp_path / "s"
+    shutil.copytree(store_a, store)
+    (store / "records" / "s900-20260101T000000.000000-1.jsonl").write_text('{"dataset": "heart", "mod')
+    assert runner.invoke(app, ["compact", str(store)]).exit_code == 0
+    empty = [p for p in (store / "records").glob("*.parquet") if p.name.startswith("s900-")]
+    assert empty and __import__("pyarrow.parquet").parquet.read_metadata(empty[0]).num_rows == 0
+    records = len(read_results(store))
+    for command in (["tables", str(store)], ["status", str(store)], ["check", str(store), "--report-only"],
+                    ["store", "verify", str(store)]):
+        assert runner.invoke(app, command).exit_code == 0, command
+    result = runner.invoke(app, ["forget", str(store), "--models", "C"])
+    assert result.exit_code == 0, result.output
+    assert f"moved {records} record(s)" in result.output and len(read_results(store)) == 0

@@ -576,7 +576,8 @@ class ResultStore:
 
         with self.writing("forget"):
             self.compact()
-            tables = [(p, self._table(p, raw=True)) for p in self.segments()]
+            # A segment with no record (its only line was torn, then sealed) has no columns to match.
+            tables = [(p, t) for p in self.segments() if (t := self._table(p, raw=True)).num_rows]
             for label, chosen, field in (("model", models, "model"), ("data set", datasets, "dataset")):
                 known = sorted({v for _, t in tables for v in t.column(field).unique().to_pylist()})
                 unknown = sorted(set(chosen or ()) - set(known))
