@@ -374,3 +374,27 @@ def test_a_store_holding_a_zero_row_segment_works_with_every_command(tmp_path, s
     result = runner.invoke(app, ["forget", str(store), "--models", "C"])
     assert result.exit_code == 0, result.output
     assert f"moved {records} record(s)" in result.output and len(read_results(store)) == 0
+
+
+def test_figures_of_an_embedding_store_of_your_own_data_draw_it(tmp_path):
+    """`figures` on an embedding-kind store of a local set wrote nothing and exited 0."""
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    cfg = tmp_path / "emb.yaml"
+    cfg.write_text("name: emb\nkind: embedding\ndatasets: [noise]\nlocal_datasets:\n  noise: {file: noise.csv, "
+                   "target: label}\nmodels:\n  PCA: {estimator: 'sklearn.decomposition:PCA', n_components: 2}\n"
+                   "analysis: {max_points: 100}\nprotocol: {seed: 0}\n")
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "s"), "--jobs", "1", "--quiet"]).exit_code == 0
+    result = runner.invoke(app, ["figures", str(tmp_path / "s"), "--out", str(tmp_path / "f")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "f").glob("embedding_noise.*")) == ["embedding_noise.png",
+                                                                                   "embedding_noise.svg"]
+
+
+def test_figures_with_nothing_to_draw_fail_saying_so(tmp_path):
+    """The neighbour: a store no figure can draw from is an error naming it, not a silent exit 0."""
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    cfg = _config(tmp_path, "{file: noise.csv, target: label}")
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "s"), "--jobs", "1", "--quiet"]).exit_code == 0
+    result = runner.invoke(app, ["figures", str(tmp_path / "s"), "--out", str(tmp_path / "f")])
+    assert result.exit_code == 1
+    assert f"no figure can be drawn from {tmp_path / 's'}" in " ".join(result.output.split())

@@ -288,4 +288,15 @@ def _build_figures(dirs, out, selection, figures, loaded, tables_built):
             written += draw()
         elif figures:
             raise ValueError(f"cannot draw the {name} figure from {', '.join(map(str, dirs))}: {why}")
+    if not figures:
+        # Embeddings of data sets no paper's figure shows (a user's own): one figure each, as the papers' are.
+        shown = {f.dataset for f in specs.values() if f.drawer == "embedding"}
+        stored = records.loc[records["kind"] == "embedding", "dataset"] if len(records) and "kind" in records else []
+        for dataset in sorted(set(stored) - shown):
+            if _embedding_rows(records, dataset):
+                written += embedding_figure(records, out / f"embedding_{dataset}", dataset,
+                                            f"{dataset}: the stored projections")
+    if not written:
+        raise ValueError(f"no figure can be drawn from {', '.join(map(str, dirs))}: no registered figure's records "
+                         "are there (`eemrepro papers` lists the figures and what each needs)")
     return written
