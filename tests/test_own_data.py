@@ -265,8 +265,8 @@ def test_a_users_module_named_like_the_tools_own_is_refused_and_the_tool_keeps_i
     from eemrepro.models._lookup import estimator_class
 
     (tmp_path / f"{name}.py").write_text(CLF.format(which=0))
-    with pytest.raises(ValueError, match=rf"{name}' is named like (the standard library's|the installed package) "
-                                         rf"'{name}', which eemrepro uses: rename it"):
+    with pytest.raises(ValueError, match=rf"^{tmp_path / name}\.py is named like (the standard library's|the "
+                                         rf"installed package) '{name}', which eemrepro uses: rename it"):
         estimator_class(f"{name}:Const", str(tmp_path))
     real = importlib.import_module(name)
     assert not str(getattr(real, "__file__", "") or "").startswith(str(tmp_path))

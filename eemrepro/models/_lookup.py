@@ -38,6 +38,8 @@ _IMPORT_LOCK = threading.Lock()
 # Top-level modules this process imported from a config's folder: name -> (the modules that import brought in
 # from that folder, the stat of their files then).
 _IMPORTED = {}
+# (folder, top-level module) -> (the stat of its files, its code): files hashed again only when they change.
+_CODES = {}
 
 
 @functools.cache
@@ -94,6 +96,8 @@ def _estimator_class(name, home=None):
         where = f" (looked up in {home} and on the import path)" if home else ""
         try:
             return getattr(_import(module, home), attr)
+        except ShadowingError:
+            raise
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"estimator {name!r} cannot be imported{where}: {exc}") from exc
         except Exception as exc:  # the user's module raised while it was imported
@@ -152,15 +156,20 @@ def _import(module, home):
         return imported
 
 
+class ShadowingError(ValueError):
+    """A user's module named like a module of the standard library or of the tool's dependencies."""
+
+
 def _refuse_shadowing(folder, names):
-    """Refuse (ValueError) a module of ``folder`` named like a standard library module or one of the tool's."""
+    """Refuse a module of ``folder`` named like a standard library module or one of the tool's."""
     for name in names:
         top = name.partition(".")[0]
         whose = "the standard library's" if top in sys.stdlib_module_names else \
             "the installed package" if top in _environment_modules() else None
         if whose:
-            raise ValueError(f"{folder / top} is named like {whose} {top!r}, which eemrepro uses: rename it "
-                             "(a module of yours must not stand in for the tool's)")
+            path = folder / f"{top}.py" if (folder / f"{top}.py").is_file() else folder / top
+            raise ShadowingError(f"{path} is named like {whose} {top!r}, which eemrepro uses: rename it "
+                                 "(a module of yours must not stand in for the tool's)")
 
 
 def _drop(modules):
@@ -304,8 +313,15 @@ def estimator_code(name, home=None):
 
 
 def _files_code(files, folder, top):
+    # Read again only when a file's stat changed: a worker checks the code of every unit it runs.
+    stamp = _stamp(files)
+    known = _CODES.get((str(folder), top))
+    if known is not None and known[0] == stamp:
+        return known[1]
     what = files[0].name if len(files) == 1 and files[0].name == f"{top}.py" else f"package {top} ({len(files)} files)"
-    return f"{what} sha256:{_digest(files, folder)}"
+    code = f"{what} sha256:{_digest(files, folder)}"
+    _CODES[(str(folder), top)] = (stamp, code)
+    return code
 
 
 def _distribution_code(dist, top):
