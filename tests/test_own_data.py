@@ -4,6 +4,7 @@ Each test is what a researcher with a CSV of their own meets. Expected values co
 (its rows and columns written here) or from pandas' own reading of it.
 """
 
+import re
 import textwrap
 import warnings
 
@@ -398,3 +399,17 @@ def test_figures_with_nothing_to_draw_fail_saying_so(tmp_path):
     result = runner.invoke(app, ["figures", str(tmp_path / "s"), "--out", str(tmp_path / "f")])
     assert result.exit_code == 1
     assert f"no figure can be drawn from {tmp_path / 's'}" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("value, message", [
+    ("inf", "an infinite value in column 'x2'"),
+    ("1e200", "column 'x2' holds values as large as 1e+200, past what scaling and squared distances hold"),
+])
+def test_a_value_the_scaling_cannot_take_is_refused_naming_the_column(tmp_path, value, message):
+    """Every value a fit will see is checked at load: min-max scaling of a column reaching 1e200 gives a range
+    of inf (every scaled value 0 or NaN), a kernel's squared distance overflows."""
+    frame = _noise_sorted_by_class().astype({"x2": object})
+    frame.loc[3, "x2"] = value
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    with pytest.raises(ConfigError, match=rf"noise\.csv: {re.escape(message)}"):
+        load_config(_config(tmp_path, "{file: noise.csv, target: label}"))

@@ -84,7 +84,15 @@ def read_local_file(path, fmt, target=None, columns=None):
         raise LocalDatasetError(f"{path}: a missing value in row {row + 1} (column {column!r}) and "
                                 f"{int(bad.sum()) - 1} more row(s); drop or impute them first")
     if not np.isfinite(X).all():
-        raise LocalDatasetError(f"{path}: an infinite value in a feature column")
+        column = features.columns[int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])]
+        raise LocalDatasetError(f"{path}: an infinite value in column {column!r}")
+    # A feature's range and the squared distances of kernels must stay finite in float64 (about 1e308).
+    big = np.abs(X).max(axis=0, initial=0.0) > 1e150
+    if big.any():
+        j = int(np.flatnonzero(big)[0])
+        raise LocalDatasetError(f"{path}: column {features.columns[j]!r} holds values as large as "
+                                f"{np.abs(X[:, j]).max():.3g}, past what scaling and squared distances hold in "
+                                "float64; rescale it first")
     if len(X) < 2:
         raise LocalDatasetError(f"{path}: {len(X)} row(s); a data set to cross-validate needs more")
     labels = labels.astype(str).to_numpy(dtype=object) if labels.dtype == object else labels.to_numpy()
