@@ -242,10 +242,17 @@ def _lacking(frame, inner=False):
         codes = _sort_codes(frame[name]).astype(np.int64)
         split = split * (int(codes.max(initial=0)) + 1) + codes
     width = int(split.max(initial=0)) + 1
-    # Distinct (cell, split) and (point, split) pairs, counted per cell and per point.
-    per_cell = np.bincount(np.unique(cells.astype(np.int64) * width + split) // width, minlength=len(firsts))
-    per_point = np.bincount(np.unique(points.astype(np.int64) * width + split) // width,
-                            minlength=len(point_firsts))
+    # Each cell's distinct splits: a presence table of cells x splits where it is small (a hash of every record
+    # costs seconds over a million), else the distinct (cell, split) pairs.
+    pairs = cells.astype(np.int64) * width + split
+    if len(firsts) * width <= 4 * len(frame) + 4096:
+        per_cell = (np.bincount(pairs, minlength=len(firsts) * width) > 0).reshape(len(firsts), width).sum(axis=1)
+    else:
+        per_cell = np.bincount(np.unique(pairs) // width, minlength=len(firsts))
+    # Each point's distinct splits: ``records_frame`` sorts a point's records by repeat, fold and inner fold,
+    # so equal (point, split) records are adjacent: the runs of equal pairs.
+    starts = _run_starts([points, split])
+    per_point = np.bincount(points[starts], minlength=len(point_firsts))
     cell_of_point = cells[point_firsts]
     lacking = np.bincount(cell_of_point, weights=per_point < per_cell[cell_of_point], minlength=len(firsts)) > 0
     keys = frame.iloc[firsts][["dataset", "model"]].itertuples(index=False, name=None)
