@@ -4,7 +4,7 @@ from pathlib import Path
 
 from ..experiments import get_metric
 from ._outputs import FilesExistError, publish
-from ._render import _fmt, _signed, metric_cell, write_table
+from ._render import FITS_LEGEND, RowFormat, _fmt, _signed, fits_mark, marked, metric_cell, write_table
 from ._spec import registered_tables
 from ._tables import (
     ranks_and_tests,
@@ -23,17 +23,20 @@ def table_columns(spec, limit):
         unit = " %" if spec.scale == 100 else ""
         digits = spec.digits or (1 if spec.scale == 100 else 3)
         fmt = lambda v: _fmt(v, digits)
+        # The value beside its cell's mark (failed or timed-out fits), where the number is read.
+        value = RowFormat(lambda r: fmt(r[m]) + fits_mark(r))
         columns = [("dataset", "data set", None), ("method", "method", None), ("status", "status", None),
-                   (m, get_metric(m).title + unit, fmt), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
+                   (m, get_metric(m).title + unit, value), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
                    ("published_std", f"paper {spec.spread}", fmt), ("delta", "delta", lambda v: _signed(v, digits)),
                    ("point", "selected point", None), ("repeats", "repeats", None)]
         return columns, ("dataset", "method", metric_cell(m, limit, digits))
     if spec.builder == "time":
+        seconds = RowFormat(lambda r: _fmt(r["seconds"], 2, limit) + fits_mark(r))
         columns = [("dataset", "data set", None), ("method", "method", None),
-                   ("seconds", "seconds", lambda v: _fmt(v, 2, limit)),
+                   ("seconds", "seconds", seconds),
                    ("published", "paper", lambda v: _fmt(v, 1, limit)),
                    ("timing", "timing", None), ("point", "selected point", None)]
-        return columns, ("dataset", "method", lambda r: _fmt(r["seconds"], 2, limit))
+        return columns, ("dataset", "method", seconds)
     columns = [("dataset", "data set", None), ("h", "h", None), ("spearman", "rho", lambda v: _fmt(v, 3)),
                ("published", "paper", lambda v: _fmt(v, 3)), ("delta", "delta", lambda v: _signed(v, 3)),
                ("var_share", "var. share", lambda v: _fmt(v, 3)), ("layers", "layers", None),
@@ -111,6 +114,8 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
             continue
         columns, wide = table_columns(spec, limit)
         notes = list(spec.notes) + (list(spec.note_fn(df)) if spec.note_fn else [])
+        if spec.builder in ("metric", "time") and marked(df):
+            notes.append(FITS_LEGEND)  # what the mark of its cells means, in the table that shows one
         title = table_title(spec, df, selection)
         for fmt in formats:
             written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))

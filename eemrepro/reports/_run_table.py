@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ._build import table_columns
-from ._render import RUN_LEGEND, load_results, run_cell
+from ._render import FITS_LEGEND, RUN_LEGEND, load_results, marked, run_cell
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
 
@@ -62,4 +62,7 @@ def run_table(config, out):
             f"({'the data sets no paper table has' if len(with_paper) > 1 else 'no published table'})"
         parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
                                                disable_numparse=True))
-    return "\n\n".join(parts) + ("\n\n" + RUN_LEGEND if any(s.builder == "metric" for s, _ in with_paper) else "")
+    legend = RUN_LEGEND if any(s.builder == "metric" for s, _ in with_paper) else ""
+    if legend and any(s.builder == "metric" and marked(t) for s, t in with_paper):
+        legend += "; " + FITS_LEGEND  # said where a cell shows the mark
+    return "\n\n".join(parts) + ("\n\n" + legend if legend else "")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._render import _fmt, _signed
+from ._render import FITS_LEGEND, _fmt, _signed, fits_mark, fits_note, marked
 
 VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
             "not compared": "v-notrun"}
@@ -77,7 +77,7 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     """
     scale, digits = spec.scale, spec.digits or (1 if spec.scale == 100 else 3)
     cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
-            "point": row.get("point") if isinstance(row.get("point"), str) else None}
+            "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
     g = frames.get((row["dataset"], row["method"]))
     if g is None or spec.metric not in g:
         return cell
@@ -136,14 +136,14 @@ def _metric_section(spec, df, verdicts, mine, per_fold):
     rows, details, classes, tips = [], [], [], []
     for _, r in df.iterrows():
         verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]), ("not compared", "not checked"))
-        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits),
+        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits) + fits_mark(r),
                      spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
                      "paper " + spec.spread: _fmt(r.get("published_std"), digits),
                      "delta": _signed(r.get("delta"), digits), "status": r["status"], "repeats": r.get("repeats"),
                      "verdict": verdict})
         cls = VERDICTS[verdict]
         classes.append(["", "", cls, "", "", "", cls, "", "", cls])
-        tips.append(["", "", "", "", "", "", reason or "", "", "", reason or ""])
+        tips.append(["", "", fits_note(r), "", "", "", reason or "", "", "", reason or ""])
         details.append(_details(spec, r, frames, verdict, reason, per_fold.get((r["dataset"], r["method"]))))
     display = pd.DataFrame(rows)
     return display, pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns), \
@@ -162,7 +162,7 @@ def _wide_section(spec, df, verdicts):
     classes, tips = text.copy(), text.copy()
     for k, (_, r) in enumerate(df.iterrows()):
         verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]), ("not compared", "not checked"))
-        value = _fmt(r[m], digits)
+        value = _fmt(r[m], digits) + fits_mark(r)
         delta = r.get("delta")
         has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
         text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
@@ -170,7 +170,7 @@ def _wide_section(spec, df, verdicts):
         paper = r.get("published")
         tips.at[r["dataset"], r["method"]] = "; ".join(
             t for t in (f"paper {_fmt(paper, digits)}" if paper is not None and paper == paper else "",
-                        verdict, reason or "") if t)
+                        verdict, reason or "", fits_note(r)) if t)
     text, classes, tips = (f.reset_index(drop=True) for f in (text, classes, tips))
     text.insert(0, "data set", datasets)
     classes.insert(0, "data set", "")
@@ -192,12 +192,13 @@ def _other_section(spec, df, verdicts, limit):
             classes.append(["", "", VERDICTS[verdict], "", VERDICTS[verdict], "", "", VERDICTS[verdict]])
         else:
             verdict, reason = "not compared", "training times depend on the machine"
-            rows.append({"data set": r["dataset"], "method": r["method"], "seconds": _fmt(r["seconds"], 2, limit),
+            rows.append({"data set": r["dataset"], "method": r["method"],
+                         "seconds": _fmt(r["seconds"], 2, limit) + fits_mark(r),
                          "paper": _fmt(r.get("published"), 1, limit), "timing": r.get("timing") or "",
                          "selected point": r.get("point") or ""})
             classes.append([""] * 6)
         details.append({"cell": f"{r['dataset']} / {rows[-1].get('method', rows[-1].get('h'))}",
-                        "verdict": verdict, "reason": reason})
+                        "verdict": verdict, "reason": reason, "fits": fits_note(r)})
     display = pd.DataFrame(rows)
     return display, pd.DataFrame(classes, columns=display.columns), None, details
 
@@ -395,7 +396,10 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                         "numbers": c.numbers, "source": c.claim.source, "cls": claim_class[c.verdict]}
                        for c in claims if c.paper == paper.id]
         findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
-        html = page.render(title=paper.title, paper_id=paper.id, papers=nav,
+        # What the mark means, on a page one of whose cells shows it.
+        shown = [built[t["id"]] for t in tables if t["id"] in built]
+        legend = FITS_LEGEND if any(marked(df) for df in shown) else None
+        html = page.render(title=paper.title, paper_id=paper.id, papers=nav, fits_legend=legend,
                            claims=mine_claims,
                            findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
                            provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
@@ -452,7 +456,7 @@ def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_
                          "notes": notes, "readings": None})
     if not sections:
         return None
-    return page.render(title="New models ranked with the papers'", paper_id="comparison",
+    return page.render(title="New models ranked with the papers'", paper_id="comparison", fits_legend=None,
                        papers=nav, claims=[], findings=None,
                        provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
                        tables=sections, figures=[], css=css, js=js,
