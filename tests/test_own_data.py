@@ -413,3 +413,50 @@ def test_a_value_the_scaling_cannot_take_is_refused_naming_the_column(tmp_path, 
     frame.to_csv(tmp_path / "noise.csv", index=False)
     with pytest.raises(ConfigError, match=rf"noise\.csv: {re.escape(message)}"):
         load_config(_config(tmp_path, "{file: noise.csv, target: label}"))
+
+
+# -- the papers' models on your data, in one line -----------------------------------------------------------
+
+def test_paper_models_names_a_papers_models_with_their_published_grids(tmp_path):
+    """`paper_models: eem` gives EEM Table 4's nine models as configs/uci.yaml has them (the same parsed specs),
+    beside the config's own."""
+    from pathlib import Path
+
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    cfg = _config(tmp_path, "{file: noise.csv, target: label}")
+    cfg.write_text(cfg.read_text().replace("models:\n", "paper_models: eem\nmodels:\n"))
+    mine = load_config(cfg)
+    uci = load_config(Path(__file__).resolve().parents[1] / "configs" / "uci.yaml")
+    assert [m.name for m in mine.models] == [m.name for m in uci.models] + ["L"]
+    for a, b in zip(mine.models, uci.models, strict=False):
+        assert (a.estimator, a.params, a.grid) == (b.estimator, b.params, b.grid)
+    assert mine.model("SVMrbf").grid["C"] == [10.0 ** k for k in range(-1, 11)]  # EEM section 7's C grid
+
+
+def test_paper_models_keep_a_papers_per_data_set_parameters_for_its_data_sets_only(tmp_path):
+    """Hwang's ensembles set n_subsets for sensor-readings-4 alone: on the user's data the model's own value."""
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    cfg = tmp_path / "h.yaml"
+    cfg.write_text("name: h\ndatasets: [noise]\nlocal_datasets:\n  noise: {file: noise.csv, target: label}\n"
+                   "paper_models: lssvm-ensemble\nprotocol: {folds: 3, repeats: 1, seed: 0}\n")
+    config = load_config(cfg)
+    assert all(not m.per_dataset for m in config.models)
+    assert config.model("LS-SVM ensemble").params_for("noise")["n_subsets"] == 3
+
+
+@pytest.mark.parametrize("value, message", [
+    ("eme", "no model set 'eme'; the model sets are ['eem', 'esmm', 'lssvm-ensemble']; did you mean 'eem'?"),
+    ("[eem, eem]", "model 'WELMsig' is also in model set 'eem': rename it"),
+    ("5", "a model set's name, or a list of them"),
+])
+def test_a_bad_paper_models_value_is_refused_in_one_line(tmp_path, value, message):
+    cfg = _small(tmp_path, "mine")
+    cfg.write_text(cfg.read_text() + f"paper_models: {value}\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(cfg)
+
+
+def test_a_model_named_like_a_paper_model_is_refused(tmp_path):
+    cfg = _small(tmp_path, "mine", model="EEMsig", extra="paper_models: eem\n")
+    with pytest.raises(ConfigError, match=r"key 'models.EEMsig': model 'EEMsig' is also in model set 'eem'"):
+        load_config(cfg)

@@ -63,7 +63,7 @@ app.command("export")(export_cmd)
 
 @app.command("papers")
 def _papers():
-    """List the registered papers: their tables, figures and configs."""
+    """List the registered papers: their tables, figures, configs and model sets (for `paper_models:`)."""
     from ..papers import registered_papers
 
     for p in registered_papers():
@@ -75,6 +75,8 @@ def _papers():
             typer.echo(f"  figure {f.name} -> {f.stem}")
         for c in p.configs:
             typer.echo(f"  config {c}")
+        for m in p.model_sets:
+            typer.echo(f"  paper_models: {m.name} -> the models of {m.config}: {m.description}")
 
 
 @app.command("models")

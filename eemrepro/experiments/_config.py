@@ -60,7 +60,7 @@ from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
-             "baselines", "local_datasets"}
+             "baselines", "local_datasets", "paper_models"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DATA_KEYS = {"mirror", "data_home"}
 
@@ -712,7 +712,7 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     if kind_name not in kind_names():
         raise ctx.error(("kind",), f"must be one of {kind_names()}, got {kind_name!r}")
     kind = get_kind(kind_name)
-    required = ["name", "datasets"] + (["models"] if kind.needs_models else []) \
+    required = ["name", "datasets"] + (["models"] if kind.needs_models and "paper_models" not in raw else []) \
         + (["analysis"] if kind.analysis_cls is not None and not kind.analysis_optional else [])
     for key in required:
         if key not in raw:
@@ -736,10 +736,13 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     if len(set(datasets)) != len(datasets):
         raise ctx.error(("datasets",), "a data set is listed twice")
     models, analysis = (), None
+    if not kind.needs_models and "paper_models" in raw:
+        raise ctx.error(("paper_models",), f"kind: {kind_name} has no models")
     if kind.needs_models:
-        models_raw = raw["models"]
-        if not isinstance(models_raw, dict) or not models_raw:
+        models_raw = raw.get("models", {})
+        if not isinstance(models_raw, dict) or (not models_raw and "paper_models" not in raw):
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
+        models_raw = {**_paper_models(ctx, raw.get("paper_models"), kind_name, datasets, models_raw), **models_raw}
         models = tuple(_model(ctx, str(k), v, datasets, classifier=kind.models_are == "classifier")
                        for k, v in models_raw.items())
         _check_grid_sizes(ctx, models)
@@ -765,6 +768,44 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         home=home, imported=import_estimators, baselines=_baselines(ctx, raw.get("baselines")),
         local_datasets=local,
     )
+
+
+def _paper_models(ctx, names, kind, datasets, own):
+    """``paper_models:``: a paper's model set (or a list of them), its models with their published grids
+    (``_model_sets``), put before the config's own ``models:``; a paper's per-data-set parameters kept for the
+    config's data sets among its own."""
+    from ._model_sets import model_set, model_set_names
+
+    if names is None:
+        return {}
+    names = [names] if isinstance(names, str) else names
+    known = model_set_names()
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ctx.error(("paper_models",), f"a model set's name, or a list of them ({known}), got {names!r}")
+    out = {}
+    for name in names:
+        if name not in known:
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=1)
+            raise ctx.error(("paper_models",), f"no model set {name!r}; the model sets are {known}"
+                                               + (f"; did you mean {close[0]!r}?" if close else ""))
+        try:
+            models, set_kind = model_set(name)
+        except ValueError as exc:
+            raise ctx.error(("paper_models",), str(exc)) from None
+        if set_kind != kind:
+            raise ctx.error(("paper_models",), f"model set {name!r} is of kind {set_kind}, this config of {kind}")
+        for model, spec in models.items():
+            if model in out or model in own:
+                raise ctx.error(("models", model) if model in own else ("paper_models",),
+                                f"model {model!r} is also in model set {name!r}: rename it")
+            spec = dict(spec)
+            if "per_dataset" in spec:
+                kept = {d: v for d, v in spec["per_dataset"].items() if d in set(map(str, datasets))}
+                spec = {k: v for k, v in spec.items() if k != "per_dataset"} | ({"per_dataset": kept} if kept else {})
+            out[model] = spec
+    return out
 
 
 _LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "sha256", "n", "d", "class_counts"}

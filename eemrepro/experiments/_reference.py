@@ -12,6 +12,9 @@ import dataclasses
 
 #: What each top-level key is (a key of ``_config._TOP_KEYS`` without a line here fails the reference's test).
 TOP_KEYS = {
+    "paper_models": "A paper's models with their published grids, by the name of its model set (`eemrepro papers` "
+                    "lists them: `eem`, `esmm`, `lssvm-ensemble`), or a list of names: they run beside the config's "
+                    "own `models:` (which may then be left out) on its data sets, your own included.",
     "name": "The run's name: its results go to `results/<name>` unless `--out` says otherwise. Required.",
     "kind": "What a unit of work is and what it records (below). Default `grid-search`.",
     "datasets": "Data set ids of the registry (`eemrepro datasets` lists them). Required.",
