@@ -8,7 +8,9 @@ of the child (segfault, out of memory) fails only the fit in flight. The
 watchdog runs wherever the unit runs: in a joblib/loky worker, a Dask worker or
 the main process. An experiment kind supplies the fitting steps
 (``steps(task, data, points)`` yielding ``("start", points)`` before a fit and
-``("record", point, fields)`` after).
+``("record", point, fields)`` after). Every fit runs with ``protocol.fit_threads``
+BLAS threads and one OpenMP thread (``limit_fit_threads``), in the fit child as
+where there is no fork, whatever the number of workers beside it.
 
 The child serves every unit of one run that its process runs, one at a time
 (the unit's task, steps and data go to it through a pipe), and is forked anew
