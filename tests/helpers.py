@@ -115,3 +115,19 @@ class Warns(Sleepy):
 
         warnings.warn(f"this fit warns (delay={self.delay})", UserWarning, stacklevel=2)
         return super().fit(X, y)
+
+
+class BlasThreads(Sleepy):
+    """Sleepy that records the thread counts its fit ran with (``blas_threads_``, ``openmp_threads_``: the
+    distinct counts of the loaded libraries of each kind), stored with the record's ``fitted``."""
+
+    _recorded_attributes = ("blas_threads_", "openmp_threads_")
+
+    def fit(self, X, y):
+        import scipy.linalg  # noqa: F401  (its BLAS loaded, as a fit's would be)
+        from threadpoolctl import threadpool_info
+
+        info = threadpool_info()
+        self.blas_threads_ = sorted({i["num_threads"] for i in info if i["user_api"] == "blas"})
+        self.openmp_threads_ = sorted({i["num_threads"] for i in info if i["user_api"] == "openmp"})
+        return super().fit(X, y)

@@ -19,8 +19,9 @@ from dataclasses import fields
 from ._config import ConfigError, Protocol
 
 #: Protocol keys that change no cell's value, so two stores may differ in them: the criteria recorded beside
-#: the metrics, and the standalone timing of a path's points (Table 5's times, not its metrics).
-NOT_COMPARED = ("criteria", "standalone_timing")
+#: the metrics, the standalone timing of a path's points (Table 5's times, not its metrics), and the BLAS
+#: threads of a fit (rounding only, as another BLAS build; also left out of the cells' identity).
+NOT_COMPARED = ("criteria", "standalone_timing", "fit_threads")
 #: The protocol keys two stores must share for their cells to be compared, in the order a difference is named:
 #: every field of ``Protocol`` but ``NOT_COMPARED`` (a field added later is compared unless listed there).
 PROTOCOL_KEYS = tuple(f.name for f in fields(Protocol) if f.name not in NOT_COMPARED)

@@ -111,6 +111,11 @@ class Protocol:
     # A path fit times every grid point at once; "first-fold" also times a
     # standalone fit of each point on fold 0 of each repeat (EEM Table 5).
     standalone_timing: str = "none"
+    # BLAS threads of each fit (OpenMP: one), fixed whatever --jobs, backend or
+    # machine: a thread count that followed cores / workers changed the rounding,
+    # hence some records, with --jobs. Recorded in each record, not in its
+    # identity: it changes the rounding only, as another BLAS build would.
+    fit_threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -516,6 +521,7 @@ def protocol_rules():
         "after_timeout": _one_of(AFTER_TIMEOUT),
         "fit_memory_gb": (_positive_number, "GiB > 0, or null for none"),
         "standalone_timing": _one_of(("none", "first-fold")),
+        "fit_threads": integer(1),
     }
 
 

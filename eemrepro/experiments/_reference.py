@@ -64,6 +64,10 @@ PROTOCOL_KEYS = {
                      "(recorded) instead of taking the machine down.",
     "standalone_timing": "`first-fold` also times a standalone fit of each point of a path fit on fold 0 of each "
                          "repeat (EEM Table 5); `none`.",
+    "fit_threads": "BLAS threads of each fit (OpenMP: one), whatever `--jobs` and backend: the same config gives "
+                   "the same records however many workers run beside it. Raise it for a few big fits on an "
+                   "otherwise idle machine; each record stores it (`fit_threads`), its identity does not (it "
+                   "changes the rounding only), so a store resumes under another value.",
 }
 
 #: What each key of a ``models:`` entry is.

@@ -36,7 +36,14 @@ from ._units import (
     point_id,
     scope_rows,
 )
-from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
+from ._watchdog import (
+    close_fit_child,
+    environment,
+    exit_with_parent,
+    fit_threads,
+    limit_fit_threads,
+    out_of_memory,
+)
 
 
 class ChangedConfigError(ValueError):
@@ -63,6 +70,8 @@ def _run_task(task):
         from ..datasets import register_local
 
         register_local(task["local_dataset"])
+    # Every kind, every backend: what a kind computes here (a fit without a fork, D_CS pairs) as in the fit child.
+    limit_fit_threads(fit_threads(task))
     return get_kind(task["kind"]).run(task)
 
 
@@ -414,6 +423,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                     "points": points,
                     "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
                     "repeat": u.repeat, "fold": u.fold, "inner": u.inner, "run_id": store.run_id,
+                    "fit_threads": proto.fit_threads,
                     "identity": identities[cell], "identity_sha": shas[cell],
                     "data_home": None if data_home is None else str(data_home),
                     "mirror": None if mirror is None else str(mirror),
@@ -427,6 +437,11 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         bar = Progress(len(pending), enabled=progress)
         start = time.monotonic()
         counts = {}
+        # With --jobs 1 the units run in this process (limit_fit_threads): its thread counts are its own again
+        # when the run ends.
+        from threadpoolctl import threadpool_limits
+
+        threads = threadpool_limits(limits=None)
         execution = _execute(tasks(), n_jobs, backend, scheduler)
         try:
             for index, records in (done for batch in execution for done in batch):
@@ -454,6 +469,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         finally:
             bar.close()
             close_fit_child()  # the one this process forked when the run's units ran here (jobs=1)
+            threads.restore_original_limits()
             try:
                 store.close()  # seals the run's write-ahead segment into Parquet
             except OSError as exc:

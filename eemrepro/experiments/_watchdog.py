@@ -10,7 +10,10 @@ the main process. An experiment kind supplies the fitting steps
 (``steps(task, data, points)`` yielding ``("start", points)`` before a fit and
 ``("record", point, fields)`` after). The steps get the unit's arrays read-only
 (``_guards.read_only``): the unit's points share them, and a fit that wrote into
-them would change the data of the points after it.
+them would change the data of the points after it. Every fit runs with
+``protocol.fit_threads`` BLAS threads and one OpenMP thread
+(``limit_fit_threads``), in the fit child as where there is no fork, whatever
+the number of workers beside it.
 
 The child serves every unit of one run that its process runs, one at a time
 (the unit's task, steps and data go to it through a pipe), and is forked anew
@@ -27,6 +30,7 @@ import select
 import signal
 import socket
 import struct
+import sys
 import threading
 import time
 import traceback
@@ -158,6 +162,37 @@ class _Reader:
             self.buf += chunk
 
 
+def fit_threads(task):
+    """The BLAS threads a unit's fits run with: its ``fit_threads`` (``protocol.fit_threads``), else 1."""
+    return int(task.get("fit_threads") or 1)
+
+
+# This process's threadpoolctl controller and the number of modules imported when it was made: finding the
+# loaded BLAS and OpenMP libraries takes milliseconds (a unit's fits may take less), setting their thread
+# counts microseconds; a library is loaded by importing an extension module, which is when it is looked for again.
+_THREADPOOLS = {}
+
+
+def limit_fit_threads(n):
+    """Set this process's BLAS libraries to ``n`` threads and OpenMP to one, for the fits it runs now.
+
+    A fixed count, never derived from the cores or from how many workers run beside the fit: the sums a
+    multithreaded BLAS makes are split by its thread count, so their rounding, and the few records that hang
+    on it, would follow ``--jobs`` (cores / workers threads each in a loky worker, all of them with
+    ``--jobs 1``). OpenMP stays at one thread (LIBSVM's loops): libgomp's pool does not survive the fork of
+    the fit child (``_FitChild``). Left set afterwards: the processes that fit are the run's (the caller's
+    own process, with ``--jobs 1``, is restored by the runner when the run ends).
+    """
+    from threadpoolctl import ThreadpoolController
+
+    modules = len(sys.modules)
+    if _THREADPOOLS.get("modules") != modules:
+        _THREADPOOLS.update(modules=modules, controller=ThreadpoolController())
+    controller = _THREADPOOLS["controller"]
+    controller.limit(limits=int(n), user_api="blas")
+    controller.limit(limits=1, user_api="openmp")
+
+
 def exit_with_parent(parent=None, poll_seconds=1.0):
     """Exit this process (at once, nothing to clean) soon after its parent dies.
 
@@ -214,6 +249,7 @@ class _FitChild:
                 jobs = _Reader(job_r)
                 while (job := jobs.read(None)) is not None:
                     task, steps, data, points = job
+                    limit_fit_threads(fit_threads(task))
                     for message in _with_warnings(steps(task, read_only(data), points)):
                         _send(w, message)
                     _send(w, ("done",))
@@ -346,6 +382,7 @@ def run_points(task, steps, data):
         if use_fork:
             done, timed_out, crashed, reason = _run_points_in_child(task, steps, data, points, task["fit_timeout"])
         else:  # no fork (Windows): no watchdog, the fit runs here
+            limit_fit_threads(fit_threads(task))
             done, timed_out, crashed, reason = {}, [], [], None
             for message in steps(task, read_only(data), points):
                 if message[0] == "record":
@@ -380,7 +417,7 @@ def make_record(task, point, fields, data_sha256, n_train, n_test):
         **fields.get("extra", {}),
         **({"fitted": fields["fitted"]} if fields.get("fitted") else {}),
         **({"warnings": fields["warnings"]} if fields.get("warnings") else {}),  # what the fit warned
-        "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"],
+        "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"], "fit_threads": fit_threads(task),
         "identity": task["identity"], "identity_sha": task["identity_sha"], "data_sha256": data_sha256,
         "versions": versions, "host": host["name"], "finished_at": time.time(),
     }
