@@ -80,7 +80,7 @@ def _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_second
 
 def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep):
     """Audit one folder, printing each unit as it is judged and a summary line; whether all is equal or noise."""
-    from ..experiments._audit import DIFFERS, EQUAL, NOISE, OTHER, AuditError, audit_store
+    from ..experiments._audit import DIFFERS, EQUAL, FLOAT_NOISE, NOISE, OTHER, AuditError, audit_store
     from ._common import fail
 
     cells = _Cells(folder)
@@ -97,11 +97,19 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
         elif u.verdict == OTHER:
             typer.secho(f"  {u.label}: {u.why}", fg=typer.colors.YELLOW)
         else:
-            typer.secho(f"  {u.label}: differs{added}", fg=typer.colors.RED)
-            for point, _repeat, fold, name, old, new in u.differing[:SHOWN]:
-                typer.echo(f"    {point} fold {fold}: {name} {_show(old)} stored, {_show(new)} now")
-            if len(u.differing) > SHOWN:
-                typer.echo(f"    ... and {len(u.differing) - SHOWN} more differing field(s)")
+            by = f" (largest relative difference {u.largest:.1e}, in {u.largest_field})" \
+                if u.largest > FLOAT_NOISE else ""
+            typer.secho(f"  {u.label}: differs{by}{added}", fg=typer.colors.RED)
+            # The same change in several records (a projection's D_CS, in each of its classifiers' records) is
+            # one line, with the first record it was found in.
+            groups = {}
+            for point, _repeat, fold, name, old, new in u.differing:
+                groups.setdefault((name, _show(old), _show(new)), []).append((point, fold))
+            for (name, old, new), where in list(groups.items())[:SHOWN]:
+                more = f" (and {len(where) - 1} more record{'s' * (len(where) > 2)})" if len(where) > 1 else ""
+                typer.echo(f"    {where[0][0]} fold {where[0][1]}: {name} {old} stored, {new} now{more}")
+            if len(groups) > SHOWN:
+                typer.echo(f"    ... and {len(groups) - SHOWN} more differing value(s)")
             for line in cells.changes(u):
                 typer.echo(f"    {line}")
 
@@ -115,6 +123,9 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
     if audit.over_budget:
         typer.echo(f"  ({audit.over_budget} drawn unit(s) passed over: their stored timings would take the audit "
                    f"past --max-seconds {max_seconds:g})")
+    if audit.not_run:
+        typer.echo(f"  ({audit.not_run} drawn unit(s) not run: the re-runs had taken --max-seconds {max_seconds:g} "
+                   "already)")
     if audit.scratch is not None:
         typer.echo(f"  re-derived records kept in {audit.scratch}")
     typer.echo(f"{folder}: {len(audit.units)} units audited (of {audit.population} stored), "

@@ -23,7 +23,9 @@ error text, ``seed``, ``n_train``, ``n_test``, ``n_iter``, ``path_size``,
 a fitted attribute, a D_CS pair, an embedding coordinate) is *float noise*
 when ``|a - b| <= FLOAT_NOISE * max(1, |a|, |b|)`` (round-off of a BLAS or a
 summation order, far below any printed digit), and differs past that. A
-missing value (None, NaN or an absent field) equals only a missing value.
+value with none (None, NaN) equals only a value with none. A field the stored
+record does not have at all (written before the code recorded it, as
+``fitted`` in older stores) holds no stored number: it is listed, not compared.
 """
 
 import json
@@ -121,6 +123,9 @@ def _differences(a, b, exact):
             return 0.0, True
         parts = [_differences(x, y, exact) for x, y in zip(a, b, strict=True)]
         return max((p[0] for p in parts), default=0.0), any(p[1] for p in parts)
+    if not exact and isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+            not isinstance(a, bool) and not isinstance(b, bool) and (isinstance(a, float) or isinstance(b, float)):
+        a, b = float(a), float(b)
     if isinstance(a, float) and isinstance(b, float) and not exact:
         if a == b:
             return 0.0, False
@@ -145,8 +150,8 @@ def compare_records(stored, now):
     -------
     verdict : {"equal", "float noise", "differs"}
     largest : (float, str)
-        The largest relative difference ``|a - b| / max(1, |a|, |b|)`` of a floating-point value within float
-        noise, and its field (0.0 and None when every value is equal).
+        The largest relative difference ``|a - b| / max(1, |a|, |b|)`` of a floating-point value (within float
+        noise unless the verdict is "differs") and its field; 0.0 and None when every such value is equal.
     differing : list of (field, stored value, value now)
         The fields past float noise.
     added : list of str
@@ -169,8 +174,8 @@ def compare_records(stored, now):
             differing.append((name, a, b))
         elif relative > 0:
             noisy = True
-            if relative > largest[0]:
-                largest = (relative, name)
+        if relative > largest[0]:
+            largest = (relative, name)
     added = sorted(set(now) - set(stored))
     verdict = DIFFERS if differing else NOISE if noisy else EQUAL
     return verdict, largest, differing, added
@@ -182,7 +187,7 @@ class UnitAudit:
 
     unit: object
     verdict: str
-    largest: float = 0.0  # the largest relative float difference (float noise)
+    largest: float = 0.0  # the largest relative float difference (past float noise where the unit differs)
     largest_field: str = None
     differing: list = field(default_factory=list)  # [(point id, repeat, fold, field, stored, now)]
     added: list = field(default_factory=list)  # fields only the re-derived records have
@@ -213,6 +218,7 @@ class StoreAudit:
     population: int  # the config's units whose every record is stored
     units: list = field(default_factory=list)  # UnitAudit, in the order they were judged
     over_budget: int = 0  # units passed over: their stored timings would exceed ``max_seconds``
+    not_run: int = 0  # drawn units not started: the re-runs had taken ``max_seconds`` already
     seconds: float = 0.0
     scratch: Path = None  # where the re-derived records were written (kept with ``keep``)
 
@@ -373,7 +379,7 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
         Draw only units of these data sets / models of the config.
     max_seconds : float, optional
         Pass over a drawn unit whose stored timings would take the re-runs (on ``jobs`` workers) past this
-        many seconds.
+        many seconds; and once the re-runs have taken that long, start no further unit.
     keep : bool
         Keep the scratch results folder of the re-derived records (``StoreAudit.scratch``).
     echo : callable, optional
@@ -454,12 +460,14 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     scratch = Path(tempfile.mkdtemp(prefix="eemrepro-audit-"))
     audit.scratch = scratch if keep else None
     try:
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
         for u, new in _rerun(config, to_run, records, identities, scratch, n_jobs, data_home, mirror, unit_task,
-                             _execute, folder):
+                             _execute, folder, deadline):
             result = _judge(u, [records[k] for k in u.keys()], new)
             audit.units.append(result)
             if echo:
                 echo(result)
+        audit.not_run = len(to_run) - sum(r.verdict != OTHER for r in audit.units)
     finally:
         close_fit_child()
         if not keep:
@@ -518,9 +526,13 @@ def _as_frame(records):
     return records_frame(records)
 
 
-def _rerun(config, units, records, identities, scratch, n_jobs, data_home, mirror, unit_task, execute, folder):
+def _rerun(config, units, records, identities, scratch, n_jobs, data_home, mirror, unit_task, execute, folder,
+           deadline=None):
     """Yield (unit, its records now) as each of ``units`` is re-run as the runner runs it (``unit_task``,
     ``execute`` on loky), the records appended to a scratch results folder.
+
+    Past ``deadline`` (a ``time.monotonic()``), no further unit is started: the stored timings a draw is
+    budgeted by leave out the data's loading and scoring, and another machine's load.
 
     A point the stored unit records as skipped after a timeout (the run's
     ``after_timeout`` rule, set off by a fit elsewhere in the run, in an order
@@ -537,16 +549,20 @@ def _rerun(config, units, records, identities, scratch, n_jobs, data_home, mirro
     with store.writing("eemrepro audit"):
         atomic_write(scratch / "config.yaml", (folder / "config.yaml").read_bytes())
         store.run_id = store.new_run_id()
-        tasks = []
-        for i, u in enumerate(units):
-            skipped = {point_id(records[k]["params"]) for k in u.keys()
-                       if records[k]["status"] == "skipped-after-timeout"}
-            cell = (u.dataset, u.model, u.inner is not None)
-            task = unit_task(config, u, identities[cell], identity_sha(identities[cell]), store.run_id, data_home,
-                             mirror, skip=lambda p, skipped=skipped: point_id(p) in skipped)
-            tasks.append([dict(task, unit_index=i)])
+
+        def tasks():  # consumed as workers free up: the deadline is checked as each unit is dispatched
+            for i, u in enumerate(units):
+                if deadline is not None and time.monotonic() > deadline:
+                    return
+                skipped = {point_id(records[k]["params"]) for k in u.keys()
+                           if records[k]["status"] == "skipped-after-timeout"}
+                cell = (u.dataset, u.model, u.inner is not None)
+                task = unit_task(config, u, identities[cell], identity_sha(identities[cell]), store.run_id,
+                                 data_home, mirror, skip=lambda p, skipped=skipped: point_id(p) in skipped)
+                yield [dict(task, unit_index=i)]
+
         try:
-            for index, new in (done for batch in execute(iter(tasks), n_jobs, "loky", None) for done in batch):
+            for index, new in (done for batch in execute(tasks(), n_jobs, "loky", None) for done in batch):
                 store.append(new)
                 yield units[index], new
         finally:
