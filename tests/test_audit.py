@@ -81,6 +81,22 @@ def test_a_store_audited_with_todays_code_is_equal_unit_by_unit_and_untouched(ma
     assert snapshot(made) == before  # read only: no lock file, no segment, no config rewritten
 
 
+def test_the_scratch_folder_is_removed_unless_kept_and_holds_the_rederived_records(made, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert audit(made, "--sample", "2", "--seed", "4", "--jobs", "1").exit_code == 0
+    assert not list(tmp_path.glob("eemrepro-audit-*"))
+    result = audit(made, "--sample", "2", "--seed", "4", "--jobs", "1", "--keep")
+    (kept,) = tmp_path.glob("eemrepro-audit-*")
+    assert result.exit_code == 0 and f"  re-derived records kept in {kept}\n" in result.output
+    again, stored = read_results(kept), read_results(made)
+    keys = ["dataset", "model", "point", "repeat", "fold"]
+    joined = again.merge(stored, on=keys, suffixes=("", "_stored"))
+    assert len(joined) == len(again) == 4  # two units of two records each, every one a stored key
+    assert (joined["gmean"] == joined["gmean_stored"]).all() and (joined["seed"] == joined["seed_stored"]).all()
+
+
 def test_a_prediction_that_changed_differs_with_both_values_and_the_cell_it_changes(store, monkeypatch):
     stored = read_results(store).query("model == 'NC'")
     monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")

@@ -26,8 +26,8 @@ def audit_cmd(
     only_datasets: Annotated[str | None, typer.Option(help="Comma-separated data sets to draw units of.")] = None,
     only_models: Annotated[str | None, typer.Option(help="Comma-separated models to draw units of.")] = None,
     max_seconds: Annotated[float | None, typer.Option(
-        help="Per folder, pass over units whose stored timings would take the re-runs past this many seconds.",
-        min=0.0)] = None,
+        help="Per folder, pass over units whose stored timings would take the re-runs past this many seconds, "
+             "and start no unit once the re-runs have taken that long.", min=0.0)] = None,
     keep: Annotated[bool, flag("--keep", help="Keep the scratch folder of the re-derived records.")] = False,
 ):
     """Re-run a seeded random sample of each folder's stored units and compare every record with the stored one.
