@@ -40,6 +40,7 @@ def _root(
     DEBUG = debug
 
 
+from .audit import audit_cmd  # noqa: E402
 from .compact import compact_cmd, forget_cmd  # noqa: E402
 from .datasets import app as _datasets_app  # noqa: E402
 from .reports import check_cmd, figures_cmd, report_cmd, tables_cmd  # noqa: E402
@@ -51,6 +52,7 @@ from .store import export_cmd  # noqa: E402
 app.add_typer(_datasets_app, name="datasets")
 app.command("run")(run_cmd)
 app.command("status")(status_cmd)
+app.command("audit")(audit_cmd)
 app.command("tables")(tables_cmd)
 app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)

@@ -65,6 +65,25 @@ def enumerate_units(config):
     return get_kind(config.kind).units(config)
 
 
+def unit_task(config, u, identity, sha, run_id, data_home, mirror, skip=None):
+    """The task a worker runs for unit ``u`` of ``config`` (``_run_batch``): its kind's task and what every
+    record carries. ``skip``: a predicate on a point dict, true for the points recorded as skipped after a
+    timeout instead of run. The runner and ``eemrepro audit`` build their tasks here, so that both run the same.
+    """
+    points = u.point_dicts()
+    return {
+            **get_kind(config.kind).task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
+            "points": points,
+            "skip_points": [p for p in points if skip is not None and skip(p)],
+            "repeat": u.repeat, "fold": u.fold, "inner": u.inner, "run_id": run_id,
+            "fit_threads": config.protocol.fit_threads,
+            "identity": identity, "identity_sha": sha,
+            "data_home": None if data_home is None else str(data_home),
+            "mirror": None if mirror is None else str(mirror),
+            "local_dataset": config.local_datasets.get(u.dataset),
+    }
+
+
 def _run_task(task):
     if task.get("local_dataset") is not None:  # a user's own file: known to the worker as to the run
         from ..datasets import register_local
@@ -417,18 +436,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
         def task(u):
             cell = (u.dataset, u.model, u.inner is not None)
-            points = u.point_dicts()
-            return {
-                    **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
-                    "points": points,
-                    "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
-                    "repeat": u.repeat, "fold": u.fold, "inner": u.inner, "run_id": store.run_id,
-                    "fit_threads": proto.fit_threads,
-                    "identity": identities[cell], "identity_sha": shas[cell],
-                    "data_home": None if data_home is None else str(data_home),
-                    "mirror": None if mirror is None else str(mirror),
-                    "local_dataset": config.local_datasets.get(u.dataset),
-            }
+            return unit_task(config, u, identities[cell], shas[cell], store.run_id, data_home, mirror,
+                             skip=lambda p: timeout_key(u.dataset, u.model, point_id(p)) in abandoned)
 
         def tasks():  # built as each batch is dispatched: a timeout seen meanwhile reaches its units
             while (batch := order.next_batch()) is not None:
