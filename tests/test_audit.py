@@ -340,3 +340,29 @@ def test_a_field_only_todays_record_has_is_no_difference_but_one_it_lost_is():
         ("equal", (0.0, None), [], ["fitted"])
     assert compare_records({"gmean": 0.5, "fitted": "{}"}, {"gmean": 0.5})[2] == [("fitted", "{}", None)]
 
+
+
+def test_a_known_difference_is_reported_with_its_reason_and_does_not_fail(store, tmp_path, monkeypatch):
+    """A committed number explained as fragile (a known-differences file, as CI's .ci/audit-known.yaml) is said
+    with its reason; a difference in a field the entry does not name still fails."""
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    fields = ["auc", "bac", "error", "gmean"]  # what a one-class prediction changes of the stored metrics
+    known = tmp_path / "known.yaml"
+    known.write_text(f"- store: {store}\n  models: [N*]\n  fields: {fields}\n  reason: the test's broken classifier\n")
+    args = (store, "--only-models", "NC", "--sample", "1", "--seed", "0", "--jobs", "1")
+    result = audit(*args, "--known", known)
+    assert result.exit_code == 0, result.output
+    (line,) = unit_lines(result.output)
+    assert line.endswith(f"differs in {', '.join(fields)} (largest relative difference "
+                         f"{line.split('difference ')[1].split(')')[0]}), a known difference: the test's broken "
+                         "classifier")
+    assert "0 differ, 0 other identity, 1 known" in result.output and f"--known {known}" in result.output
+    # The entry naming one field fewer explains nothing: the unit differs.
+    known.write_text(f"- store: {store}\n  fields: {fields[1:]}\n  reason: not all of it\n")
+    assert audit(*args, "--known", known).exit_code == 1
+    # Another store's entry explains nothing either.
+    known.write_text(f"- store: {tmp_path / 'other'}\n  fields: {fields}\n  reason: elsewhere\n")
+    assert audit(*args, "--known", known).exit_code == 1
+    known.write_text("- store: x\n  fields: []\n  reason: r\n")
+    bad = audit(*args, "--known", known)
+    assert bad.exit_code == 2 and f"{known}: entry 1: 'fields' is a non-empty list" in bad.output

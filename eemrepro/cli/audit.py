@@ -29,17 +29,26 @@ def audit_cmd(
         help="Per folder, pass over units whose stored timings would take the re-runs past this many seconds, "
              "and start no unit once the re-runs have taken that long.", min=0.0)] = None,
     keep: Annotated[bool, flag("--keep", help="Keep the scratch folder of the re-derived records.")] = False,
+    known: Annotated[Path | None, typer.Option(
+        help="Known differences (YAML: store, fields, reason; optional models, datasets): a unit differing only "
+             "in those fields is reported as known, with its reason, and does not fail the audit.")] = None,
 ):
     """Re-run a seeded random sample of each folder's stored units and compare every record with the stored one.
 
     Each unit: equal, float noise (within 1e-9 relative), differs, or made under another identity / on other data.
 
-    Exit status: 0 all equal or float noise; 1 a difference or another identity; 2 bad input. Folders are only read.
+    Exit status: 0 all equal, float noise or known; 1 a difference or another identity; 2 bad input. Folders are
+    only read.
     """
     import secrets
 
-    from ..experiments._audit import AuditError, load_audited
+    from ..experiments._audit import AuditError, load_audited, load_known
     from ._common import fail
+
+    try:
+        entries = load_known(known) if known is not None else []
+    except AuditError as exc:
+        fail(exc, code=2)
 
     if sample is not None and fraction is not None:
         fail("--sample and --fraction exclude each other: give one", code=2)
@@ -57,30 +66,33 @@ def audit_cmd(
             load_audited(d, datasets, models)
         except AuditError as exc:
             fail(exc, code=2)
-    replay = _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds)
+    replay = _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds, known)
     typer.echo(f"audit seed {seed} (replay: {replay})")
     ok = True
     for d in dirs:
-        ok &= _audit_one(d, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep)
+        ok &= _audit_one(d, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep,
+                         entries)
     raise typer.Exit(code=0 if ok else 1)
 
 
-def _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds):
+def _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds, known=None):
     import shlex
 
     words = ["eemrepro", "audit", *map(str, dirs)]
     words += ["--fraction", f"{fraction:g}"] if fraction is not None else ["--sample", str(sample)]
     words += ["--seed", str(seed)]
     for name, value in (("--only-datasets", only_datasets), ("--only-models", only_models),
-                        ("--max-seconds", None if max_seconds is None else f"{max_seconds:g}")):
+                        ("--max-seconds", None if max_seconds is None else f"{max_seconds:g}"),
+                        ("--known", None if known is None else str(known))):
         if value is not None:
             words += [name, value]
     return " ".join(shlex.quote(w) for w in words)
 
 
-def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep):
+def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep,
+               known=()):
     """Audit one folder, printing each unit as it is judged and a summary line; whether all is equal or noise."""
-    from ..experiments._audit import DIFFERS, EQUAL, FLOAT_NOISE, NOISE, OTHER, AuditError, audit_store
+    from ..experiments._audit import DIFFERS, EQUAL, FLOAT_NOISE, KNOWN, NOISE, OTHER, AuditError, audit_store
     from ._common import fail
 
     cells = _Cells(folder)
@@ -96,6 +108,10 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
                        f"{u.largest_field}){added}")
         elif u.verdict == OTHER:
             typer.secho(f"  {u.label}: {u.why}", fg=typer.colors.YELLOW)
+        elif u.verdict == KNOWN:
+            fields = sorted({d[3] for d in u.differing})
+            typer.secho(f"  {u.label}: differs in {', '.join(fields)} (largest relative difference {u.largest:.1e}), "
+                        f"a known difference: {u.why}", fg=typer.colors.YELLOW)
         else:
             by = f" (largest relative difference {u.largest:.1e}, in {u.largest_field})" \
                 if u.largest > FLOAT_NOISE else ""
@@ -117,7 +133,7 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
     try:
         audit = audit_store(folder, sample=sample, fraction=fraction, seed=seed, jobs=jobs, mirror=mirror,
                             data_home=data_home, only_datasets=datasets, only_models=models,
-                            max_seconds=max_seconds, keep=keep, echo=echo)
+                            max_seconds=max_seconds, keep=keep, echo=echo, known=known)
     except AuditError as exc:
         fail(exc, code=2)
     if audit.over_budget:
@@ -130,7 +146,7 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
         typer.echo(f"  re-derived records kept in {audit.scratch}")
     typer.echo(f"{folder}: {len(audit.units)} units audited (of {audit.population} stored), "
                f"{audit.count(EQUAL)} equal, {audit.count(NOISE)} float noise, {audit.count(DIFFERS)} differ, "
-               f"{audit.count(OTHER)} other identity ({audit.seconds:.1f} s)")
+               f"{audit.count(OTHER)} other identity, {audit.count(KNOWN)} known ({audit.seconds:.1f} s)")
     return audit.ok
 
 

@@ -52,8 +52,9 @@ KEYS = frozenset({"dataset", "model", "params", "repeat", "fold", "inner", "kind
 EXACT = frozenset({"seed", "n_train", "n_test", "n_iter", "path_size", "converged", "reused_from", "labels",
                    "status", "error_message"})
 
-#: Verdicts of a unit, in the order a summary counts them.
-EQUAL, NOISE, DIFFERS, OTHER = "equal", "float noise", "differs", "other identity"
+#: Verdicts of a unit, in the order a summary counts them. ``known``: it differs only where a known-differences
+#: file (``load_known``) says the committed numbers are fragile, and why.
+EQUAL, NOISE, DIFFERS, OTHER, KNOWN = "equal", "float noise", "differs", "other identity", "known"
 
 
 class AuditError(ValueError):
@@ -358,8 +359,11 @@ _DRAW_COLUMNS = ["status", "identity_sha", "data_sha256", "fit_seconds", "predic
 
 
 def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None, data_home=None,
-                only_datasets=None, only_models=None, max_seconds=None, keep=False, echo=None):
+                only_datasets=None, only_models=None, max_seconds=None, keep=False, echo=None, known=()):
     """Re-run a seeded sample of a results folder's stored units and compare their records with the stored ones.
+
+    ``known``: entries of a known-differences file (``load_known``): a unit that differs only in the fields an
+    entry names for its folder, model and data set is ``known``, with the entry's reason, not ``differs``.
 
     Parameters
     ----------
@@ -465,6 +469,10 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
         for u, new in _rerun(config, to_run, records, identities, scratch, n_jobs, data_home, mirror, unit_task,
                              _execute, folder, deadline):
             result = _judge(u, [records[k] for k in u.keys()], new)
+            if result.verdict == DIFFERS:
+                reason = known_reason(known, folder, result)
+                if reason is not None:
+                    result.verdict, result.why = KNOWN, reason
             audit.units.append(result)
             if echo:
                 echo(result)
@@ -495,6 +503,46 @@ def _provenance(identity, checksum, stored):
     if data:
         why.append(f"made on other data: data_sha256 {', '.join(data)} stored, {checksum[:12]} now")
     return "; ".join(why) or None
+
+
+def load_known(path):
+    """The entries of a known-differences file: a YAML list of ``{store, fields, reason}`` with optional ``models``
+    and ``datasets`` (shell patterns), each a committed number explained as fragile where it is (REPRODUCTION.md).
+    Raises AuditError naming the file and entry."""
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    try:
+        raw = load_yaml_file(path)[0]
+    except YAMLDocumentError as exc:
+        raise AuditError(str(exc)) from None
+    if not isinstance(raw, list):
+        raise AuditError(f"{path}: a list of {{store, fields, reason}} entries")
+    entries = []
+    for i, entry in enumerate(raw):
+        where = f"{path}: entry {i + 1}"
+        if not isinstance(entry, dict) or not {"store", "fields", "reason"} <= set(entry):
+            raise AuditError(f"{where}: needs 'store', 'fields' and 'reason'")
+        unknown = set(entry) - {"store", "fields", "reason", "models", "datasets"}
+        if unknown:
+            raise AuditError(f"{where}: unknown key(s) {sorted(unknown)}")
+        if not isinstance(entry["fields"], list) or not entry["fields"]:
+            raise AuditError(f"{where}: 'fields' is a non-empty list of record fields")
+        entries.append({**entry, "store": Path(entry["store"]).resolve(),
+                        "models": entry.get("models") or ["*"], "datasets": entry.get("datasets") or ["*"]})
+    return entries
+
+
+def known_reason(entries, folder, result):
+    """The reason of the first entry that explains every difference of ``result`` (a unit that differs), or None."""
+    from fnmatch import fnmatchcase
+
+    unit, fields = result.unit, {d[3] for d in result.differing}
+    for e in entries:
+        if e["store"] == Path(folder).resolve() and fields and fields <= set(e["fields"]) \
+                and any(fnmatchcase(unit.model, m) for m in e["models"]) \
+                and any(fnmatchcase(unit.dataset, d) for d in e["datasets"]):
+            return e["reason"]
+    return None
 
 
 def _judge(u, stored, new):
