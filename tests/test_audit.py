@@ -366,3 +366,21 @@ def test_a_known_difference_is_reported_with_its_reason_and_does_not_fail(store,
     known.write_text("- store: x\n  fields: []\n  reason: r\n")
     bad = audit(*args, "--known", known)
     assert bad.exit_code == 2 and f"{known}: entry 1: 'fields' is a non-empty list" in bad.output
+
+
+def test_units_of_unavailable_data_stop_the_audit_unless_skipped_and_named(store, monkeypatch):
+    """A mirror without a data set's files (CI's has no isolet): the audit stops (exit 2), or with
+    --skip-unavailable names the data set and audits nothing of it; nothing audited is still no pass."""
+    import eemrepro.datasets
+    from eemrepro.datasets import DatasetError
+
+    def unavailable(name, **kwargs):
+        raise DatasetError(f"{name}: not in the mirror")
+
+    monkeypatch.setattr(eemrepro.datasets, "dataset_checksum", unavailable)
+    stopped = audit(store, "--sample", "1", "--seed", "1", "--jobs", "1")
+    assert stopped.exit_code == 2 and "data set heart: heart: not in the mirror" in stopped.output
+    skipped = audit(store, "--sample", "1", "--seed", "1", "--jobs", "1", "--skip-unavailable")
+    assert "(the drawn units of heart not audited: heart: not in the mirror)" in skipped.output
+    assert "0 units audited" in skipped.output and skipped.exit_code == 1
+    assert "--skip-unavailable" in skipped.output.splitlines()[0]

@@ -29,6 +29,9 @@ def audit_cmd(
         help="Per folder, pass over units whose stored timings would take the re-runs past this many seconds, "
              "and start no unit once the re-runs have taken that long.", min=0.0)] = None,
     keep: Annotated[bool, flag("--keep", help="Keep the scratch folder of the re-derived records.")] = False,
+    skip_unavailable: Annotated[bool, flag(
+        "--skip-unavailable", help="Leave out (and name) the units of data sets whose files cannot be fetched, "
+                                   "instead of stopping.")] = False,
     known: Annotated[Path | None, typer.Option(
         help="Known differences (YAML: store, fields, reason; optional models, datasets): a unit differing only "
              "in those fields is reported as known, with its reason, and does not fail the audit.")] = None,
@@ -66,16 +69,17 @@ def audit_cmd(
             load_audited(d, datasets, models)
         except AuditError as exc:
             fail(exc, code=2)
-    replay = _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds, known)
+    replay = _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds, known, skip_unavailable)
     typer.echo(f"audit seed {seed} (replay: {replay})")
     ok = True
     for d in dirs:
         ok &= _audit_one(d, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep,
-                         entries)
+                         entries, skip_unavailable)
     raise typer.Exit(code=0 if ok else 1)
 
 
-def _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds, known=None):
+def _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_seconds, known=None,
+            skip_unavailable=False):
     import shlex
 
     words = ["eemrepro", "audit", *map(str, dirs)]
@@ -86,11 +90,13 @@ def _replay(dirs, sample, fraction, seed, only_datasets, only_models, max_second
                         ("--known", None if known is None else str(known))):
         if value is not None:
             words += [name, value]
+    if skip_unavailable:
+        words.append("--skip-unavailable")
     return " ".join(shlex.quote(w) for w in words)
 
 
 def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets, models, max_seconds, keep,
-               known=()):
+               known=(), skip_unavailable=False):
     """Audit one folder, printing each unit as it is judged and a summary line; whether all is equal or noise."""
     from ..experiments._audit import DIFFERS, EQUAL, FLOAT_NOISE, KNOWN, NOISE, OTHER, AuditError, audit_store
     from ._common import fail
@@ -133,9 +139,12 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
     try:
         audit = audit_store(folder, sample=sample, fraction=fraction, seed=seed, jobs=jobs, mirror=mirror,
                             data_home=data_home, only_datasets=datasets, only_models=models,
-                            max_seconds=max_seconds, keep=keep, echo=echo, known=known)
+                            max_seconds=max_seconds, keep=keep, echo=echo, known=known,
+                            skip_unavailable=skip_unavailable)
     except AuditError as exc:
         fail(exc, code=2)
+    for dataset, why in audit.unavailable.items():
+        typer.secho(f"  (the drawn units of {dataset} not audited: {why})", fg=typer.colors.YELLOW)
     if audit.over_budget:
         typer.echo(f"  ({audit.over_budget} drawn unit(s) passed over: their stored timings would take the audit "
                    f"past --max-seconds {max_seconds:g})")

@@ -220,6 +220,7 @@ class StoreAudit:
     units: list = field(default_factory=list)  # UnitAudit, in the order they were judged
     over_budget: int = 0  # units passed over: their stored timings would exceed ``max_seconds``
     not_run: int = 0  # drawn units not started: the re-runs had taken ``max_seconds`` already
+    unavailable: dict = field(default_factory=dict)  # data set -> why its drawn units were not audited
     seconds: float = 0.0
     scratch: Path = None  # where the re-derived records were written (kept with ``keep``)
 
@@ -359,11 +360,14 @@ _DRAW_COLUMNS = ["status", "identity_sha", "data_sha256", "fit_seconds", "predic
 
 
 def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None, data_home=None,
-                only_datasets=None, only_models=None, max_seconds=None, keep=False, echo=None, known=()):
+                only_datasets=None, only_models=None, max_seconds=None, keep=False, echo=None, known=(),
+                skip_unavailable=False):
     """Re-run a seeded sample of a results folder's stored units and compare their records with the stored ones.
 
     ``known``: entries of a known-differences file (``load_known``): a unit that differs only in the fields an
     entry names for its folder, model and data set is ``known``, with the entry's reason, not ``differs``.
+    ``skip_unavailable``: the drawn units of a data set whose files cannot be had (a mirror without them) are
+    left out, said in ``StoreAudit.unavailable``, instead of stopping the audit.
 
     Parameters
     ----------
@@ -447,7 +451,10 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
         try:
             checksums[d] = dataset_checksum(d, data_home=data_home, mirror=mirror)
         except DatasetError as exc:
-            raise AuditError(f"{folder}: data set {d}: {exc}") from None
+            if not skip_unavailable:
+                raise AuditError(f"{folder}: data set {d}: {exc}") from None
+            audit.unavailable[d] = str(exc)
+    chosen = [u for u in chosen if u.dataset not in audit.unavailable]
     identities, to_run, codes = {}, [], {}
     for u in chosen:
         cell = (u.dataset, u.model, u.inner is not None)
