@@ -95,8 +95,10 @@ def test_a_committed_store_resumes_with_nothing_run_again(tmp_path, data_home):
     df = read_results(store, columns=[*KEY, "fit_threads"])
     cell = df[(df["dataset"] == "arrhythmia") & (df["model"] == "EEMsig")]
     assert len(cell) == 300
-    assert np.isnan(cell.loc[cell["repeat"] < 5, "fit_threads"].astype(float)).all()
     assert (cell.loc[cell["repeat"] == 5, "fit_threads"] == 1).all()
+    # The store's segments written before the column read beside those that have it, as missing values.
+    # (this cell's records all have it: its first 5 repeats were re-run after fit_threads, issue 58).
+    assert np.isnan(df["fit_threads"].astype(float)).sum() == len(df) - len(cell)
 
 
 THREADS = """name: threads

@@ -173,6 +173,39 @@ def fit_threads(task):
 _THREADPOOLS = {}
 
 
+def _loaded_libraries():
+    """What tells that a shared library was loaded since: (count, sum of load addresses) of the process's shared
+    objects (``dl_iterate_phdr``, a fraction of a millisecond); the module count where that is not available."""
+    global _PHDR
+    if _PHDR is None:
+        import ctypes
+
+        class _Info(ctypes.Structure):
+            _fields_ = [("addr", ctypes.c_void_p), ("name", ctypes.c_char_p)]
+
+        callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Info), ctypes.c_size_t, ctypes.c_void_p)
+        try:
+            iterate = ctypes.CDLL(None).dl_iterate_phdr
+        except (OSError, AttributeError):
+            iterate = None
+        _PHDR = (iterate, callback)
+    iterate, callback = _PHDR
+    if iterate is None:
+        return ("modules", len(sys.modules))
+    seen = [0, 0]
+
+    def count(info, size, data):
+        seen[0] += 1
+        seen[1] += info.contents.addr or 0
+        return 0
+
+    iterate(callback(count), None)
+    return tuple(seen)
+
+
+_PHDR = None
+
+
 def limit_fit_threads(n):
     """Set this process's BLAS libraries to ``n`` threads and OpenMP to one, for the fits it runs now.
 
@@ -185,9 +218,11 @@ def limit_fit_threads(n):
     """
     from threadpoolctl import ThreadpoolController
 
-    modules = len(sys.modules)
-    if _THREADPOOLS.get("modules") != modules:
-        _THREADPOOLS.update(modules=modules, controller=ThreadpoolController())
+    # The libraries are scanned again only when the set of loaded shared objects changed (a BLAS loaded since:
+    # a count of Python modules missed one a test's earlier imports had made it equal to).
+    loaded = _loaded_libraries()
+    if _THREADPOOLS.get("loaded") != loaded:
+        _THREADPOOLS.update(loaded=loaded, controller=ThreadpoolController())
     controller = _THREADPOOLS["controller"]
     controller.limit(limits=int(n), user_api="blas")
     controller.limit(limits=1, user_api="openmp")
