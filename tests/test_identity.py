@@ -33,6 +33,8 @@ from eemrepro.experiments._baselines import (
 from eemrepro.experiments._config import Protocol
 from eemrepro.models._lookup import estimator_class, estimator_code
 
+from .test_benchmarking import _run
+
 runner = CliRunner()
 
 #: A nearest-mean classifier; ``SIGN`` flips its decision (the edit a researcher makes), ``scale`` is a
@@ -92,12 +94,6 @@ def _config(folder, module, extra="", datasets="heart"):
         protocol: {{folds: 3, repeats: 1, seed: 5}}
         """) + extra)
     return path
-
-
-def _run(cfg, out, *extra, code=0):
-    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
-    assert result.exit_code == code, result.output
-    return result
 
 
 def _gmeans(out):

@@ -206,15 +206,7 @@ def stored_spec(entry, out=None):
 
     (spec,) = entry.files
     file = os.path.relpath(spec.local, Path(out).resolve()) if out is not None else spec.local
-    out_spec = {"file": file, "format": entry.local["format"]}
-    if entry.local.get("target") is not None:
-        out_spec["target"] = entry.local["target"]
-    if entry.positive is not None:
-        out_spec["positive"] = list(entry.positive)
-    else:
-        out_spec["classes"] = list(entry.classes)
-    if entry.local.get("columns") is not None:
-        out_spec["columns"] = list(entry.local["columns"])
+    out_spec = {"file": file, **{k: v for k, v in definition(entry).items() if v is not None}}
     return {**out_spec, "sha256": spec.sha256, **entry.expected}
 
 
