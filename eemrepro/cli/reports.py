@@ -61,6 +61,12 @@ def _default_out(results, out, what):
     return out
 
 
+def _warn(line):
+    """A line the reader must not miss (stores of different protocols combined), on stderr: the tables and the
+    report say it in their provenance too."""
+    typer.secho(line, fg=typer.colors.YELLOW, err=True)
+
+
 def tables_cmd(
     results: ResultsArg,
     format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
@@ -70,7 +76,8 @@ def tables_cmd(
     layout: Annotated[Layout, typer.Option(
         help="run: the data sets and methods that were run; full: the paper's whole layout.")] = Layout.run,
     table: Annotated[list[str] | None, typer.Option(
-        help="Only these tables (ids such as eem_table4; repeatable). Default: every one the results hold.")] = None,
+        help="Only these tables (ids such as eem_table4, or benchmark; repeatable). Default: every one the "
+             "results hold, and (--layout run) the benchmark of every data set and model.")] = None,
     force: Annotated[bool, flag(
         "--force", help="Overwrite table files in --out that were built from other results.")] = False,
 ):
@@ -82,7 +89,7 @@ def tables_cmd(
     out = _default_out(results, out, "tables")
     try:
         written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
-                               tables=table or None, force=force)
+                               tables=table or None, force=force, warn=_warn)
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     for path in written:
@@ -92,7 +99,9 @@ def tables_cmd(
 def check_cmd(
     results: ResultsArg,
     tolerance: Annotated[str | None, typer.Option(
-        help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'.")] = None,
+        help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'. Default: each table's rule, and the pins "
+             "committed beside the baselines the results name, where those are a checkout's committed stores.")] \
+        = None,
     report_only: Annotated[bool, flag("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
     verbose: Annotated[bool, flag("--verbose", help="Also list passing and skipped cells.")] = False,
     reference: Annotated[list[Path] | None, typer.Option(
@@ -124,6 +133,18 @@ def check_cmd(
             # claims judge the same tables.
             built, read = build_checked(results)
             records, ref_records, unfinished = None, None, read.unfinished
+            prov = read.provenance
+        from ..reports._build import protocol_warnings
+        from ..reports._check import baseline_pins
+
+        for line in protocol_warnings(prov):
+            _warn(line)
+        # Baselines that are a checkout's committed stores are judged as the checkout judges them (its pins).
+        pins = baseline_pins(prov) if tolerance is None and not reference else None
+        if pins is not None:
+            tol = load_tolerance(pins)
+            typer.echo(f"judging the baselines' cells against {pins} (the committed stores' known differences; "
+                       "--tolerance FILE to choose another)", err=True)
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
     if pin is not None:
@@ -277,7 +298,8 @@ def report_cmd(
     out: Annotated[Path | None, typer.Option(
         help="Folder for the site (default: RESULTS/report beside the one results folder).")] = None,
     tolerance: Annotated[Path | None, typer.Option(
-        help="Tolerance (pin) file: its cells show as pinned, with their reasons.")] = None,
+        help="Tolerance (pin) file: its cells show as pinned, with their reasons. Default: the pins committed "
+             "beside the baselines the results name, where those are a checkout's committed stores.")] = None,
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
     no_figures: Annotated[bool, flag("--no-figures", help="Leave the papers' figures out (faster).")] = False,
     force: Annotated[bool, flag("--force", help="Overwrite pages in --out that eemrepro report did not write.")]
@@ -294,7 +316,7 @@ def report_cmd(
     _check_folders(figures_from or [])
     try:
         pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures,
-                             force=force, figure_stores=figures_from or ())
+                             force=force, figure_stores=figures_from or (), warn=_warn)
     except (FileNotFoundError, ToleranceError, ValueError) as exc:
         fail(exc)
     for path in pages:

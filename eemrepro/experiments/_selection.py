@@ -392,9 +392,11 @@ def _per_fold_choice(df, chosen, ddof, read=None):
                 stops = df.groupby(["dataset", "model"], sort=False, observed=True)["status"].agg(set).to_dict()
                 nested = set(df.loc[df["inner"].notna(), ["dataset", "model"]].itertuples(index=False, name=None))
             st = stops.get((dataset, model), set())
-            # A cell run without inner folds (under best of grid) has nothing a per-fold rule can choose by:
-            # said so, never called timed out.
+            # A cell run without inner folds (under best of grid), or whose finished fits hold no value of the
+            # criterion (a model without a projection to measure), has nothing a per-fold rule can choose by:
+            # said so, never called timed out (no fit of it ran past the budget).
             status = "no inner CV" if (dataset, model) not in nested and chosen_by_inner(chosen) else \
+                "no criterion" if (dataset, model) in chosen.attrs.get("no_criterion", ()) else \
                 "failed" if "failed" in st and "timed-out" not in st else "timed-out"
             rows.append({"dataset": dataset, "model": model, "point": None, "status": status,
                          **{f"{m}_{s}": np.nan for m in metrics for s in ("mean", "std")}})
@@ -452,8 +454,13 @@ def select_by_criterion(df, criterion, ddof=1):
     # the earliest in canonical order.
     ok = df[df["inner"].isna() & (df["status"] == "ok")]
     value = pd.to_numeric(ok[criterion], errors="coerce")
+    # The cells that finished fits and measured the criterion on none of them (not those with no finished fit:
+    # what stopped those is their status).
+    finished = set(ok[["dataset", "model"]].itertuples(index=False, name=None))
+    measured = set(ok.loc[value.notna().to_numpy(), ["dataset", "model"]].itertuples(index=False, name=None))
     ok = ok.assign(_rank=-value if better else value).dropna(subset=["_rank"])
     chosen = ok.sort_values(["_rank", "order"], kind="stable").drop_duplicates(keys)
+    chosen.attrs["no_criterion"] = finished - measured
     return _per_fold_choice(df, chosen, ddof)
 
 

@@ -385,12 +385,13 @@ def _text(r, column, fn):
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
 
 
-def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
+def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), fill=""):
     """Write ``df`` (long format) as ``path_stem.<ext>`` with a provenance header.
 
     ``columns``: [(column, header, formatter)] for Markdown/LaTeX long tables
     (a ``RowFormat`` formatter is given the row);
-    ``wide``: optional (index, columns, cell formatter) for a compact wide view.
+    ``wide``: optional (index, columns, cell formatter) for a compact wide view,
+    ``fill`` its text where a (row, column) has no row of ``df``.
     """
     head = provenance_lines(prov, title, notes)
     path_stem = Path(path_stem)
@@ -409,7 +410,7 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
         text = f"# {head[0]}\n\n" + "".join(f"- {line}\n" for line in head[1:]) + "\n"
         if wide is not None:
             index, cols, cell = wide
-            pivot = _wide(df, index, cols, cell)
+            pivot = _wide(df, index, cols, cell, fill)
             text += tabulate(pivot.values.tolist(), headers=[index] + list(pivot.columns[1:]),
                              tablefmt="github", disable_numparse=True) + "\n\n"
         text += tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) + "\n"
@@ -429,10 +430,10 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
     raise ValueError(f"format must be md, csv or latex, got {fmt!r}")
 
 
-def _wide(df, index, cols, cell):
+def _wide(df, index, cols, cell, fill=""):
     order_rows = list(dict.fromkeys(df[index]))
     order_cols = list(dict.fromkeys(df[cols]))
-    table = {r: {c: "" for c in order_cols} for r in order_rows}
+    table = {r: {c: fill for c in order_cols} for r in order_rows}
     for _, r in df.iterrows():
         table[r[index]][r[cols]] = cell(r)
     return pd.DataFrame([[r] + [table[r][c] for c in order_cols] for r in order_rows],
@@ -501,9 +502,10 @@ RUN_LEGEND = ("cell: reproduced mean±std over the test folds; (paper P, D): the
               "D = reproduced - published; '> N': past the fit budget; '–': not run or no value")
 
 
-def metric_cell(metric, limit, digits=1):
-    """Wide-view cell: reproduced mean±std (delta); "> limit" past the fit budget; "–" not run; each with the
-    cell's mark where some of its fits failed or ran past the budget (``fits_mark``)."""
+def metric_cell(metric, limit, digits=1, delta=True):
+    """Wide-view cell: reproduced mean±std (delta, unless not ``delta``: a table with no published value);
+    "> limit" past the fit budget; "–" not run; each with the cell's mark where some of its fits failed or ran
+    past the budget (``fits_mark``)."""
 
     def cell(r):
         mark = fits_mark(r)
@@ -512,7 +514,7 @@ def metric_cell(metric, limit, digits=1):
         if r["status"] != "ok":
             published = r.get("published", np.nan)
             return f"–{mark}" if np.isnan(published) else f"–{mark} ({_fmt(published, digits)})"
-        return (f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}{mark} "
-                f"({_signed(r['delta'], digits)})")
+        text = f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}{mark}"
+        return f"{text} ({_signed(r['delta'], digits)})" if delta else text
 
     return cell

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from ._benchmark import metric_scale
 from ._build import table_columns
 from ._render import FITS_LEGEND, RUN_LEGEND, load_results, marked, run_cell
 from ._spec import TableSpec, registered_tables
@@ -63,8 +64,10 @@ def run_tables(config, records, prov, out="DIR"):
     records = records[records["dataset"].isin(set(config.datasets)) & records["model"].isin(models)]
     if not len(records):
         return "no stored results for this config yet"
-    if not any(m in records and records[m].notna().any() for m in metric_names()):
-        # The kinds that store what figures draw (embedding, restarts) measure nothing.
+    if not any(m in records and records[m].notna().any() for m in metric_names()) and \
+            (records["status"] == "ok").any():
+        # The kinds that store what figures draw (embedding, restarts) measure nothing. (A run whose every fit
+        # failed has no value either: its table shows each cell's "–" and the count of its failed fits.)
         return f"{len(records)} records of kind {config.kind} (no metrics); draw them with: eemrepro figures {out}"
     unfinished = {tuple(c) for c in prov["unfinished"]}
     proto = config.protocol
@@ -77,7 +80,7 @@ def run_tables(config, records, prov, out="DIR"):
     covered = {d for _, t in with_paper for d in t["dataset"]}
     rest = records[~records["dataset"].isin(covered)]
     if len(rest):
-        scale = 1.0 if proto.select_metric == "error" else 100.0
+        scale = metric_scale(proto.select_metric)
         spec = specs[0] if specs and specs[0].builder == "correlation" and not with_paper else TableSpec(
             id="run", stem="run", title=f"{config.name}", kind=config.kind, metric=proto.select_metric, scale=scale)
         with_paper.append((spec, build_table(spec, rest, proto.selection, unfinished=unfinished, layout="run")))

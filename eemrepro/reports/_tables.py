@@ -593,6 +593,13 @@ def wins_draws_losses(table, pairs, value="gmean", decimals=1):
     return pd.DataFrame(rows)
 
 
+def nemenyi_cd(k, n, alpha=0.05):
+    """Nemenyi's critical difference of average ranks for ``k`` methods on ``n`` data sets (Demšar 2006, eq. 5):
+    q_alpha sqrt(k (k + 1) / (6 n)), q_alpha the studentized range quantile over sqrt(2)."""
+    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
+    return float(q * np.sqrt(k * (k + 1) / (6 * n)))
+
+
 def ranks_and_tests(table, pairs=(), value="gmean", alpha=0.05, greater_is_better=True):
     """Average rank per method (1 = best), Friedman test, Nemenyi CD and Wilcoxon tests of the pairs.
 
@@ -607,9 +614,7 @@ def ranks_and_tests(table, pairs=(), value="gmean", alpha=0.05, greater_is_bette
     if wide.shape[1] >= 3:
         friedman = stats.friedmanchisquare(*[wide[c] for c in wide.columns])
         out["friedman_statistic"], out["friedman_p"] = float(friedman.statistic), float(friedman.pvalue)
-        k, n = wide.shape[1], len(wide)
-        q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
-        out["nemenyi_cd"] = float(q * np.sqrt(k * (k + 1) / (6 * n)))
+        out["nemenyi_cd"] = nemenyi_cd(wide.shape[1], len(wide), alpha)
     tests = []
     for a, b in pairs:
         if a in wide and b in wide:
