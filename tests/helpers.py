@@ -128,7 +128,9 @@ class BlasThreads(Sleepy):
         from threadpoolctl import threadpool_info
 
         info = threadpool_info()
-        self.blas_threads_ = sorted({i["num_threads"] for i in info if i["user_api"] == "blas"})
+        # (a BLAS built without threads, such as scs's OpenBLAS that cvxpy loads, always runs one: left out)
+        self.blas_threads_ = sorted({i["num_threads"] for i in info
+                                     if i["user_api"] == "blas" and i.get("threading_layer") != "disabled"})
         self.openmp_threads_ = sorted({i["num_threads"] for i in info if i["user_api"] == "openmp"})
         return super().fit(X, y)
 

@@ -218,8 +218,8 @@ def limit_fit_threads(n):
     """
     from threadpoolctl import ThreadpoolController
 
-    # The libraries are scanned again only when the set of loaded shared objects changed (a BLAS loaded since:
-    # a count of Python modules missed one a test's earlier imports had made it equal to).
+    # The libraries are scanned again only when the loaded shared objects changed (a BLAS loaded since); the
+    # count of Python modules, the key before, can return to a count it had (modules dropped and imported again).
     loaded = _loaded_libraries()
     if _THREADPOOLS.get("loaded") != loaded:
         _THREADPOOLS.update(loaded=loaded, controller=ThreadpoolController())
