@@ -460,3 +460,70 @@ def test_a_model_named_like_a_paper_model_is_refused(tmp_path):
     cfg = _small(tmp_path, "mine", model="EEMsig", extra="paper_models: eem\n")
     with pytest.raises(ConfigError, match=r"key 'models.EEMsig': model 'EEMsig' is also in model set 'eem'"):
         load_config(cfg)
+
+
+# -- the guide's own-data section, end to end, as a new user follows it -------------------------------------
+
+def _guide_section():
+    """The config and the commands of docs/benchmarking.md's "The papers' models on your data", as written."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmarking.md").read_text()
+    section = text[text.index("### The papers' models on your data"):text.index("## 3. What you get")]
+    config = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    commands = [line.split("#")[0].split() for line in re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+                .splitlines() if line.strip()]
+    return config, commands
+
+
+def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
+    """A new user with CSVs of their own, following only the guide: the paper's models and theirs, a table of
+    data sets x models and a critical-difference diagram, in three commands, from a folder of their own.
+    Expected numbers: each cell recomputed with numpy from the stored records (the mean over the test folds at
+    the grid point whose mean is best), the average ranks with scipy's rankdata."""
+    import shutil
+    from pathlib import Path
+
+    import yaml
+    from scipy.stats import rankdata
+
+    from eemrepro import read_results
+
+    config_text, commands = _guide_section()
+    config = yaml.safe_load(config_text)
+    for k, (name, spec) in enumerate(config["local_datasets"].items()):  # the user's CSVs, as the config reads them
+        rng = np.random.default_rng(k)
+        y = np.where(rng.random(90) < 0.3, spec["positive"], "benign")
+        frame = pd.DataFrame(rng.normal(size=(90, 3)) + (y == spec["positive"])[:, None] * (0.6 + 0.3 * k),
+                             columns=["radius", "texture", "area"])
+        frame[spec["target"]] = y
+        frame.to_csv(tmp_path / spec["file"], index=False)
+    shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "benchmark-a-classifier" / "my_classifier.py",
+                tmp_path)
+    (tmp_path / "my-data.yaml").write_text(config_text)
+    monkeypatch.chdir(tmp_path)
+    assert [c[:2] for c in commands] == [["eemrepro", "run"], ["eemrepro", "tables"], ["eemrepro", "report"]]
+    for command in commands:
+        result = runner.invoke(app, command[1:] + (["--jobs", "2", "--quiet"] if command[1] == "run" else []))
+        assert result.exit_code == 0, (command, result.output)
+    store = tmp_path / "results" / config["name"]
+    table = pd.read_csv(store / "tables" / "benchmark_gmean.csv", comment="#")
+    models = {"WELMsig", "EEMsig", "WELMnsig", "EEMnsig", "WELMrbf", "EEMrbf", "LS-SVMrbf", "EEKMrbf", "SVMrbf",
+              "KNM"}
+    assert set(table["method"]) == models and set(table["dataset"]) == set(config["datasets"])
+    df = read_results(store)
+    df = df[df["inner"].isna() & (df["status"] == "ok")]
+    best = {}
+    for (dataset, model), g in df.groupby(["dataset", "model"]):
+        means = g.groupby("point")["gmean"].mean()
+        best[(dataset, model)] = 100 * float(means.max())
+    got = {(r.dataset, r.method): r.gmean for r in table.itertuples()}
+    assert got == pytest.approx(best, abs=5.01e-5)  # the csv holds four decimals
+    # The average ranks of the comparison: scipy's rankdata of each data set's means (1 = best), averaged.
+    comparison = (store / "tables" / "benchmark_gmean_comparison.md").read_text()
+    names = sorted(models)
+    ranks = np.mean([rankdata([-best[(d, m)] for m in names]) for d in config["datasets"]], axis=0)
+    knm = dict(zip(names, ranks, strict=True))["KNM"]
+    assert re.search(rf"\| KNM\s*\|\s*{knm:.2f} \|", comparison), comparison
+    page = (store / "report" / "benchmark.html").read_text()
+    assert "<svg" in page and 'id="benchmark_gmean-cd-bar"' in page
