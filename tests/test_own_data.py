@@ -512,12 +512,14 @@ def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
               "KNM"}
     assert set(table["method"]) == models and set(table["dataset"]) == set(config["datasets"])
     df = read_results(store)
-    df = df[df["inner"].isna() & (df["status"] == "ok")]
+    assert (df["status"] == "ok").all(), df.loc[df["status"] != "ok", ["model", "error_message"]].drop_duplicates()
+    df = df[df["inner"].isna()]
     best = {}
     for (dataset, model), g in df.groupby(["dataset", "model"]):
         means = g.groupby("point")["gmean"].mean()
         best[(dataset, model)] = 100 * float(means.max())
     got = {(r.dataset, r.method): r.gmean for r in table.itertuples()}
+    assert len(got) == len(table) == len(best), table.to_string()
     assert got == pytest.approx(best, abs=5.01e-5)  # the csv holds four decimals
     # The average ranks of the comparison: scipy's rankdata of each data set's means (1 = best), averaged.
     comparison = (store / "tables" / "benchmark_gmean_comparison.md").read_text()
@@ -527,3 +529,18 @@ def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
     assert re.search(rf"\| KNM\s*\|\s*{knm:.2f} \|", comparison), comparison
     page = (store / "report" / "benchmark.html").read_text()
     assert "<svg" in page and 'id="benchmark_gmean-cd-bar"' in page
+
+
+def test_a_config_named_by_a_relative_path_looks_up_its_module_by_an_absolute_folder(tmp_path, monkeypatch):
+    """Run from the config's folder (`eemrepro run my-data.yaml`): the folder its module is found in must be
+    absolute, or a worker started in another folder (a reused loky worker, a Dask worker) looks elsewhere and
+    every fit of the user's model fails ("the fit's process exited with status 1")."""
+    from pathlib import Path
+
+    (tmp_path / "clf.py").write_text(CLF.format(which=0))
+    cfg = _small(tmp_path, "mine")
+    cfg.write_text(cfg.read_text().replace("tests.helpers:Sleepy", "clf:Const").replace("{delay: [0.0]}",
+                                                                                       "{which: [0]}"))
+    monkeypatch.chdir(tmp_path)
+    config = load_config("mine.yaml")
+    assert Path(config.home).is_absolute() and Path(config.model("C").home) == tmp_path.resolve()

@@ -894,5 +894,7 @@ def _load_config(path, version, import_estimators):
         raw, lines = load_yaml_file(path)
     except YAMLDocumentError as exc:
         raise ConfigError(str(exc)) from None
-    return parse_config(raw, source=str(path), lines=lines, home=str(path.parent),
+    # The folder as an absolute path: a worker started before the caller changed folder (a reused loky
+    # worker, a Dask worker elsewhere) finds a module beside the config by it all the same.
+    return parse_config(raw, source=str(path), lines=lines, home=str(path.resolve().parent),
                         import_estimators=import_estimators)
