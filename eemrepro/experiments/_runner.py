@@ -467,6 +467,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 summary.done_units += 1
                 bar.update(f"{records[0]['dataset']} {records[0]['model']}")
         except KeyboardInterrupt:
+            # The units stored are those written, even one whose append the interrupt cut short after its write.
+            summary.done_units = store.appended
             # Closing the generator makes joblib abort: the workers are stopped, not left running. joblib then
             # warns that the cancelled tasks were wasted, which is what an interrupt means: the user reads one line.
             with warnings.catch_warnings():

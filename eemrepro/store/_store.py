@@ -155,6 +155,7 @@ class ResultStore:
         self.run_id = None
         self._wal = None
         self._fh = None
+        self.appended = 0  # units (append calls) written by this process's writer
 
     # -- reading ----------------------------------------------------------
     def segments(self):
@@ -461,6 +462,8 @@ class ResultStore:
         """Append one unit's records to this process's write-ahead segment, flushed and fsync'ed."""
         fh = self._open()
         fh.write("".join(map(checked_line, records)))  # each line carries its own sha256
+        # Counted once written: an interrupt from here on still stores them (closing the file flushes it).
+        self.appended += 1
         fh.flush()
         os.fsync(fh.fileno())
 
