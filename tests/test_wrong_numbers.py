@@ -1,0 +1,262 @@
+"""Wrong numbers a user would see, each pinned by a test that a planted bug fails (issue 58, round two).
+
+Each section names the planted wrong rule (the mutant) it kills; every one was planted by hand, seen to fail
+its test, and reverted. Expected numbers come from an independent computation written out here (scipy's
+Wilcoxon and statsmodels' Holm, a hand count of the fit budgets) or from the same folders read in one piece
+(the grouped reader must give what the whole-frame reader gives).
+"""
+
+import os
+import textwrap
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from eemrepro import read_results
+from eemrepro.cli import app
+
+runner = CliRunner()
+
+#: A user's classifier (a nearest class mean) whose fit first sleeps ``delay`` seconds on data of
+#: ``on_features`` columns only: a grid point slow on one data set and quick on the others.
+MODULE = textwrap.dedent('''
+    import time
+
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+    class Napper(ClassifierMixin, BaseEstimator):
+        def __init__(self, delay=0.0, on_features=60, shrink=0.0):
+            self.delay = delay
+            self.on_features = on_features
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            if X.shape[1] == self.on_features:
+                time.sleep(self.delay)
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+            return d[:, 0] - d[:, 1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+HEART_FEATURES, SONAR_FEATURES = 13, 60  # the registry's shapes (datasets/registry.yaml)
+
+
+def _user_folder(tmp_path, name="mine"):
+    """A folder of the user's own holding the classifier module (uniquely named: each test imports its own)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    module = f"napper_{uuid.uuid4().hex[:8]}"
+    (folder / f"{module}.py").write_text(MODULE)
+    return folder, module
+
+
+def _write_config(folder, name, body):
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(body, sort_keys=False))
+    return path
+
+
+def _run(cfg, out, *extra, code=0):
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+    assert result.exit_code == code, result.output
+    return result
+
+
+def _one_line(text):
+    return " ".join(text.split())
+
+
+# -- f. the baseline check: every protocol key and the kind --------------------------------------------------------
+# Kills: a key dropped from PROTOCOL_KEYS, "kind" dropped from first_difference's keys or from protocol_of,
+# first_difference comparing nothing (or only the first key), the per-data-set train_size restricted to the wrong
+# data sets. Each baseline is a real store, made by `eemrepro run` under the protocol named; the user's config
+# differs from it in that one key only, so the refusal must name that key.
+PROTOCOL = {"splitter": "stratified-kfold", "folds": 2, "repeats": 1, "seed": 5, "scaling": "global",
+            "selection": "best-of-grid", "select_metric": "gmean"}
+#: key -> (the user's protocol changes, the baseline's), each a protocol differing from the other in that key.
+DIFFERENCES = {
+    "splitter": ({}, {"splitter": "whole"}),
+    "folds": ({}, {"folds": 3}),
+    "repeats": ({}, {"repeats": 2}),
+    "seed": ({}, {"seed": 6}),
+    "train_size": ({"splitter": "train-test", "train_size": 0.7}, {"splitter": "train-test", "train_size": 0.6}),
+    "scaling": ({}, {"scaling": "per-fold"}),
+    "selection": ({}, {"selection": "best-per-fold"}),
+    "select_metric": ({}, {"select_metric": "bac"}),
+    "inner_folds": ({"selection": "nested", "inner_folds": 2}, {"selection": "nested", "inner_folds": 3}),
+}
+
+
+def _grid_config(folder, module, name, protocol, datasets=("heart",), **top):
+    """A config of the classifier (the model is named after the config: a baseline's cells are not the user's)."""
+    body = {"name": name, "datasets": list(datasets),
+            "models": {name.capitalize(): {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": protocol, **top}
+    return _write_config(folder, name, body)
+
+
+def _refusal(tmp_path, mine, baseline_dir, folder, module, datasets=("heart",)):
+    """`eemrepro run` of the user's config naming ``baseline_dir``: (exit code, output in one line)."""
+    rel = os.path.relpath(baseline_dir, folder)
+    cfg = _grid_config(folder, module, "mine", mine, datasets, baselines=[rel])
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    return result.exit_code, _one_line(result.output), out
+
+
+@pytest.mark.parametrize("key", list(DIFFERENCES))
+def test_a_baseline_differing_in_one_protocol_key_is_refused_naming_that_key(tmp_path, key):
+    folder, module = _user_folder(tmp_path)
+    mine, theirs = ({**PROTOCOL, **d} for d in DIFFERENCES[key])
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", theirs), baseline)
+    code, output, out = _refusal(tmp_path, mine, baseline, folder, module)
+    assert code == 1, output
+    assert f"{os.path.normpath(baseline)} was made with protocol.{key} {theirs[key]!r}, this config has " \
+           f"{mine[key]!r}" in output
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_baseline_of_another_kind_is_refused_naming_the_kind(tmp_path):
+    # The same protocol, another experiment kind (MELM's 2-D embeddings of the data): its records are no
+    # classifier's cells.
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "embedding"
+    body = {"name": "embedding", "kind": "embedding", "datasets": ["heart"],
+            "models": {"PCA": {"estimator": "sklearn.decomposition:PCA", "n_components": 2}},
+            "protocol": PROTOCOL}
+    _run(_write_config(folder, "embedding", body), baseline)
+    code, output, out = _refusal(tmp_path, PROTOCOL, baseline, folder, module)
+    assert code == 1, output
+    assert f"{os.path.normpath(baseline)} was made with kind 'embedding', this config has 'grid-search'" in output
+    assert not out.exists()
+
+
+def test_a_per_data_set_train_size_is_compared_on_the_data_sets_both_stores_hold(tmp_path):
+    # The paper's store sizes heart and sonar; the user's config runs heart alone. Sonar's size is not the
+    # user's business (accepted); heart's is (refused when it differs).
+    folder, module = _user_folder(tmp_path)
+    split = {**PROTOCOL, "splitter": "train-test"}
+    paper = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", {**split, "train_size": {"heart": 0.7, "sonar": 0.5}},
+                      datasets=("heart", "sonar")), paper)
+    code, output, out = _refusal(tmp_path, {**split, "train_size": {"heart": 0.7}}, paper, folder, module)
+    assert code == 0, output
+    assert out.is_dir()
+    other = tmp_path / "results" / "other"
+    _run(_grid_config(folder, module, "other", {**split, "train_size": {"heart": 0.6, "sonar": 0.5}},
+                      datasets=("heart", "sonar")), other)
+    code, output, _ = _refusal(tmp_path, {**split, "train_size": {"heart": 0.7}}, other, folder, module)
+    assert code == 1, output
+    assert "was made with protocol.train_size {'heart': 0.6}, this config has {'heart': 0.7}" in output
+
+
+def test_a_baseline_differing_only_in_what_does_not_change_a_cell_is_accepted(tmp_path):
+    # The fit budget, what follows a timeout and (outside nested selection) the inner folds change no cell's
+    # value: a baseline made with other values of them is compared (the run goes on).
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", {**PROTOCOL, "fit_timeout": 300, "after_timeout": "run",
+                                                "inner_folds": 4}), baseline)
+    code, output, out = _refusal(tmp_path, PROTOCOL, baseline, folder, module)
+    assert code == 0, output
+    assert (read_results(out)["status"] == "ok").sum() == 2  # heart, 2 folds, 1 point
+
+
+# -- c. Wilcoxon from exactly 6 data sets, and Holm over every pair tested -----------------------------------------
+# Kills: ``len(both) >= MIN_WILCOXON`` written ``>`` (a pair on exactly 6 data sets untested, so Holm adjusts the
+# other pairs over one test fewer), MIN_WILCOXON moved off 6, Holm over the wrong set of p-values.
+def _eem_table4():
+    from eemrepro.reports._spec import registered_tables
+
+    return next(s for s in registered_tables() if s.id == "eem_table4")
+
+
+#: A user's model "Mine" and two of EEM Table 4's on eight data sets; EEMrbf ran on the first six only. No tie
+#: and no zero difference within a pair, so scipy's Wilcoxon is its exact two-sided test.
+SIX_AND_EIGHT = {
+    "Mine": [80.2, 71.5, 90.3, 64.8, 55.1, 77.7, 68.4, 83.9],
+    "EEMrbf": [78.0, 70.1, 88.6, 66.0, 52.3, 75.2, np.nan, np.nan],
+    "SVMrbf": [79.5, 69.0, 86.1, 61.2, 53.0, 74.0, 66.9, 80.2],
+}
+
+
+def _long(values, datasets):
+    return pd.DataFrame([{"dataset": d, "method": m, "gmean": v[i]}
+                         for m, v in values.items() for i, d in enumerate(datasets) if not np.isnan(v[i])])
+
+
+def test_a_pair_on_exactly_six_data_sets_is_tested_and_counts_in_holm():
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from eemrepro.reports._compare import MIN_WILCOXON, compare_methods, comparison_markdown
+
+    assert MIN_WILCOXON == 6  # two-sided exact Wilcoxon: n = 6 is the least that can reach p < 0.05 (2 / 2**6)
+    values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))
+    pairs = result["pairs"].set_index("baseline")
+    assert pairs.loc["EEMrbf", "datasets"] == 6 and pairs.loc["SVMrbf", "datasets"] == 8
+    # The independent computation: scipy's exact test on each pair's data sets, statsmodels' Holm over both.
+    raw = {"EEMrbf": stats.wilcoxon(values["Mine"][:6], values["EEMrbf"][:6]).pvalue,
+           "SVMrbf": stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue}
+    holm = dict(zip(raw, multipletests(list(raw.values()), method="holm")[1], strict=True))
+    assert raw == pytest.approx({"EEMrbf": 4 / 64, "SVMrbf": 2 / 256})  # every difference of one sign but one
+    for b in raw:
+        assert pairs.loc[b, "wilcoxon p"] == pytest.approx(raw[b], rel=1e-12)
+        assert pairs.loc[b, "holm p"] == pytest.approx(holm[b], rel=1e-12)
+    assert holm["SVMrbf"] == pytest.approx(2 * raw["SVMrbf"])  # two tests: the smaller p doubled, not left as is
+    # What the user reads in <table>_comparison.md (p at 3 significant digits).
+    text = comparison_markdown(_eem_table4(), result, "t")
+    pairs_part = text.split("## Each new model")[1]
+    rows = {cells[1]: cells[-2:] for line in pairs_part.splitlines() if line.startswith("| Mine")
+            for cells in [[c.strip() for c in line.strip("|").split("|")]]}
+    assert rows == {"EEMrbf": ["0.0625", "0.0625"], "SVMrbf": ["0.00781", "0.0156"]}
+
+
+def test_a_pair_on_five_data_sets_is_not_tested_and_leaves_holm_to_the_others():
+    from scipy import stats
+
+    from eemrepro.reports._compare import compare_methods
+
+    values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
+    values["EEMrbf"][5] = np.nan  # EEMrbf on five data sets now
+    pairs = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))["pairs"].set_index("baseline")
+    assert pairs.loc["EEMrbf", "datasets"] == 5
+    assert np.isnan(pairs.loc["EEMrbf", "wilcoxon p"]) and np.isnan(pairs.loc["EEMrbf", "holm p"])
+    # One test left: Holm over one p-value is that p-value.
+    p = stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue
+    assert pairs.loc["SVMrbf", "wilcoxon p"] == pytest.approx(p) and pairs.loc["SVMrbf", "holm p"] == pytest.approx(p)
+
+
+def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
+    # ``ranks_and_tests`` (the paper's comparisons, <table>_summary.md): on the data sets where every method has
+    # a value, each pair's Wilcoxon p is scipy's and the ranks / Friedman statistic are scipy's.
+    from scipy import stats
+
+    from eemrepro.reports._tables import ranks_and_tests
+
+    values = {m: np.array(v[:6]) for m, v in SIX_AND_EIGHT.items()}
+    out = ranks_and_tests(_long(values, [f"d{i}" for i in range(6)]), pairs=[("EEMrbf", "Mine"), ("SVMrbf", "Mine")])
+    assert out["datasets"] == 6
+    got = {t["pair"]: t["wilcoxon_p"] for t in out["wilcoxon"]}
+    assert got == pytest.approx({"Mine vs EEMrbf": stats.wilcoxon(values["Mine"], values["EEMrbf"]).pvalue,
+                                 "Mine vs SVMrbf": stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue})
+    friedman = stats.friedmanchisquare(*(values[m] for m in sorted(values)))
+    assert out["friedman_statistic"] == pytest.approx(friedman.statistic)
+    assert out["friedman_p"] == pytest.approx(friedman.pvalue)
+    ranks = pd.DataFrame(values).rank(axis=1, ascending=False).mean()
+    assert out["average_rank"] == pytest.approx(ranks.to_dict())
