@@ -260,3 +260,107 @@ def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
     assert out["friedman_p"] == pytest.approx(friedman.pvalue)
     ranks = pd.DataFrame(values).rank(axis=1, ascending=False).mean()
     assert out["average_rank"] == pytest.approx(ranks.to_dict())
+
+
+# -- a, e. folders read a group of data sets at a time -------------------------------------------------------------
+# Kills (a): a group whose cells all timed out (no metric value in it) skipped by ``rows_by_datasets`` (its
+# cells dropped: read "missing", not "> N", and check turns a timed-out cell of the paper's into a skipped one:
+# a failing gate passes); (e): the printed limit "> N" taken from the last group read (or the smallest
+# budget), not the largest budget any timed-out record ran into.
+# Two folders as a user makes them: heart with a fit budget of 0.5 s (a quick model of the user's, and a slow one
+# timed out), sonar with 0.01 s (EEM Table 4's EEMrbf at 1000 hidden units: every fit past it). Read grouped
+# (a data set per group, TABLE_CHUNK_RECORDS = 1: heart, then sonar) the tables and the check are those of the
+# folders read in one piece, and the limit is the largest budget: max(0.5, 0.01) = 0.5, counted by hand.
+@pytest.fixture(scope="module")
+def timed_out_folders(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("grouped")
+    folder, module = _user_folder(tmp)
+    napper = f"{module}:Napper"
+    heart = tmp / "results" / "heart"
+    _run(_write_config(folder, "heart", {
+        "name": "heart", "datasets": ["heart"],
+        "models": {"Quick": {"estimator": napper, "grid": {"shrink": [0.0, 0.5]}},
+                   "Slow": {"estimator": napper, "delay": 30, "on_features": HEART_FEATURES, "grid": {"shrink": [0.0]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}), heart)
+    sonar = tmp / "results" / "sonar"
+    _run(_write_config(folder, "sonar", {
+        "name": "sonar", "datasets": ["sonar"],
+        "models": {"EEMrbf": {"estimator": "EEM", "activation": "rbf", "grid": {"n_hidden": [1000]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.01}}), sonar)
+    records = read_results([heart, sonar])
+    # What the folders hold (else the test tests nothing): sonar's cell timed out on its first fold and was
+    # abandoned on the second; heart's Slow likewise, at its own budget.
+    by = records.set_index(["dataset", "model", "fold"])["status"].to_dict()
+    assert by == {("heart", "Quick", 0): "ok", ("heart", "Quick", 1): "ok",
+                  ("heart", "Slow", 0): "timed-out", ("heart", "Slow", 1): "skipped-after-timeout",
+                  ("sonar", "EEMrbf", 0): "timed-out", ("sonar", "EEMrbf", 1): "skipped-after-timeout"}
+    budgets = records.loc[records["status"] == "timed-out"].groupby("dataset")["fit_seconds"].max().to_dict()
+    assert budgets == {"heart": 0.5, "sonar": 0.01}
+    return heart, sonar
+
+
+def _tables_of(dirs, where):
+    result = runner.invoke(app, ["tables", *map(str, dirs), "--out", str(where), "--format", "md", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    return where
+
+
+def _wide_rows(md):
+    """{data set: {column: cell}} of a Markdown table's wide view (its first table)."""
+    lines = [line for line in md.splitlines() if line.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        if line.startswith("|--") or line.startswith("| data set"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header[1:], cells[1:], strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_group_whose_cells_all_timed_out_shows_them_past_the_largest_budget(tmp_path, timed_out_folders, monkeypatch,
+                                                                           grouped):
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    heart, sonar = timed_out_folders
+    out = _tables_of([heart, sonar], tmp_path / "tables")
+    text = (out / "eem_table4_gmean.md").read_text()
+    wide = _wide_rows(text)
+    assert wide["heart"]["Slow"] == "> 0.5" and wide["sonar"]["EEMrbf"] == "> 0.5"
+    assert wide["heart"]["Quick"].startswith(f"{float(wide['heart']['Quick'].split('±')[0]):.1f}±")
+    table = pd.read_csv(out / "eem_table4_gmean.csv", comment="#")
+    cells = table.set_index(["dataset", "method"])["status"]
+    assert cells[("sonar", "EEMrbf")] == "timed-out" and cells[("heart", "Slow")] == "timed-out"
+    assert cells[("heart", "Quick")] == "ok"
+    # The paper's EEMrbf on sonar ran and has no value: check counts it missing (a failure), not skipped.
+    check = (out / "check.md").read_text()
+    assert "missing 1" in check, check
+
+
+def test_the_grouped_reader_writes_what_the_whole_frame_reader_writes(tmp_path, timed_out_folders, monkeypatch):
+    from eemrepro.reports import _tables as tables_module
+
+    heart, sonar = timed_out_folders
+    whole = _tables_of([heart, sonar], tmp_path / "whole")
+    monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    grouped = _tables_of([heart, sonar], tmp_path / "grouped")
+    names = sorted(p.name for p in whole.iterdir())
+    assert names == sorted(p.name for p in grouped.iterdir())
+    for name in names:
+        assert (grouped / name).read_bytes() == (whole / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_check_fails_on_a_papers_cell_that_timed_out_in_a_group_of_its_own(timed_out_folders, monkeypatch, grouped):
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    heart, sonar = timed_out_folders
+    result = runner.invoke(app, ["check", str(heart), str(sonar)])
+    assert result.exit_code == 1, result.output
+    assert "MISSING eem_table4 sonar EEMrbf: no reproduced value (published 82.8)" in result.output
+    assert "within tolerance: 0 of 1 cells" in result.output
