@@ -364,3 +364,72 @@ def test_check_fails_on_a_papers_cell_that_timed_out_in_a_group_of_its_own(timed
     assert result.exit_code == 1, result.output
     assert "MISSING eem_table4 sonar EEMrbf: no reproduced value (published 82.8)" in result.output
     assert "within tolerance: 0 of 1 cells" in result.output
+
+
+# -- d. a timeout abandons its grid point on its own data set only ------------------------------------------------
+# Kills: the key of what a timeout abandons (``_timeout_key``) or its use in ``_run_batch`` (units run one after
+# the other in one worker) or between dispatches dropping the data set: a point slow on sonar skipped on heart.
+# Under ``after_timeout: skip`` the point's other folds of the same data set and model are skipped, nothing else.
+# The classifier sleeps 30 s at "delay: 30" on sonar's 60 columns only: past the 2 s budget there, quick on heart.
+def _statuses(out):
+    frame = read_results(out)
+    return {(r.dataset, r.model, r.point, r.fold): r.status for r in frame.itertuples()}, frame
+
+
+def _point(delay):
+    return f'{{"delay": {delay}, "shrink": 0.0}}'
+
+
+def test_a_timeout_on_one_data_set_skips_its_point_there_and_not_on_the_next_one(tmp_path):
+    # Every unit dispatched alone (a first run: no timing is known, none is batched); sonar's come first (the
+    # prior cost of its 60 columns), so heart's units of the point are dispatched after its timeout is seen.
+    folder, module = _user_folder(tmp_path)
+    cfg = _write_config(folder, "spill", {
+        "name": "spill", "datasets": ["heart", "sonar"],
+        "models": {"S": {"estimator": f"{module}:Napper", "on_features": SONAR_FEATURES,
+                         "grid": {"delay": [30], "shrink": [0.0]}}},
+        "protocol": {"folds": 3, "repeats": 1, "seed": 5, "fit_timeout": 2, "after_timeout": "skip"}})
+    out = tmp_path / "out"
+    _run(cfg, out)
+    statuses, frame = _statuses(out)
+    slow = _point(30)
+    assert [statuses[("sonar", "S", slow, f)] for f in range(3)] == ["timed-out", *["skipped-after-timeout"] * 2]
+    assert [statuses[("heart", "S", slow, f)] for f in range(3)] == ["ok"] * 3
+    # The order that makes this a test of the rule: sonar's timeout was stored before heart's fits of the point.
+    order = list(zip(frame["dataset"], frame["status"], strict=True))
+    assert order.index(("sonar", "timed-out")) < order.index(("heart", "ok"))
+
+
+def test_a_timeout_inside_a_batch_skips_its_point_on_that_data_set_only(tmp_path, monkeypatch):
+    # A grid grown by a point after a first run: the new point's units are estimated from the stored timings of
+    # their cells and, small, run as one batch in one worker, sonar's first (its first run napped 0.05 s a fit).
+    from eemrepro.experiments import _runner
+
+    folder, module = _user_folder(tmp_path)
+
+    def config(delays):
+        return _write_config(folder, "grown", {
+            "name": "grown", "datasets": ["heart", "sonar"],
+            "models": {"N": {"estimator": f"{module}:Napper", "on_features": SONAR_FEATURES,
+                             "grid": {"delay": delays, "shrink": [0.0]}}},
+            "protocol": {"folds": 3, "repeats": 1, "seed": 5, "fit_timeout": 2, "after_timeout": "skip"}})
+
+    out = tmp_path / "out"
+    _run(config([0.05]), out)
+    batches = []
+    run_batch = _runner._run_batch
+
+    def spy(tasks):  # what the run's worker was handed (jobs 1: in this process)
+        batches.append([(t["dataset"], t["fold"]) for t in tasks])
+        return run_batch(tasks)
+
+    monkeypatch.setattr(_runner, "_run_batch", spy)
+    _run(config([0.05, 30]), out)
+    # The scenario: the six new units in one batch, sonar's three first.
+    assert batches == [[("sonar", 0), ("sonar", 1), ("sonar", 2), ("heart", 0), ("heart", 1), ("heart", 2)]]
+    statuses, _ = _statuses(out)
+    slow = _point(30)
+    assert [statuses[("sonar", "N", slow, f)] for f in range(3)] == ["timed-out", *["skipped-after-timeout"] * 2]
+    assert [statuses[("heart", "N", slow, f)] for f in range(3)] == ["ok"] * 3
+    # The first point, stored by the first run, stays as it was on both.
+    assert all(statuses[(d, "N", _point(0.05), f)] == "ok" for d in ("heart", "sonar") for f in range(3))
