@@ -176,6 +176,68 @@ def test_a_baseline_differing_only_in_what_does_not_change_a_cell_is_accepted(tm
     assert (read_results(out)["status"] == "ok").sum() == 2  # heart, 2 folds, 1 point
 
 
+
+# The refusals name the config file, the baseline and what is wrong with it (mutants of check_baselines' messages
+# and of its tests of the folder survived the tests above).
+def test_each_refusal_of_a_baseline_names_the_config_file_and_why(tmp_path):
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", PROTOCOL), baseline)
+
+    def refusal(where):
+        code, output, _ = _refusal(tmp_path, PROTOCOL, where, folder, module)
+        assert code == 1, output
+        return output
+
+    cfg = folder / "mine.yaml"
+    # A folder that exists but is no results folder (the user's own folder).
+    assert f"{cfg}: key 'baselines': {folder} is not a results folder (what `eemrepro run` writes)" \
+        in refusal(folder)
+    # A results folder whose config.yaml is gone.
+    bare = tmp_path / "results" / "bare"
+    _run(_grid_config(folder, module, "bare", PROTOCOL), bare)
+    (bare / "config.yaml").unlink()
+    assert f"{cfg}: key 'baselines': {bare} has no config.yaml, so its protocol cannot be checked" in refusal(bare)
+    # Another protocol: the file, then the baseline's value and this config's.
+    other = tmp_path / "results" / "other"
+    _run(_grid_config(folder, module, "other", {**PROTOCOL, "seed": 6}), other)
+    assert f"{cfg}: key 'baselines': {other} was made with protocol.seed 6, this config has 5; its cells cannot " \
+           "be compared with this run's (set protocol.seed: 6 to compare with it)" in refusal(other)
+
+
+def test_a_baseline_made_on_other_data_is_refused_naming_both_checksums(tmp_path):
+    from eemrepro.experiments import load_config
+    from eemrepro.experiments._baselines import BaselineError, check_baselines
+
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", PROTOCOL), baseline)
+    theirs = read_results(baseline)["data_sha256"].iloc[0]
+    config = load_config(_grid_config(folder, module, "mine", PROTOCOL,
+                                      baselines=[os.path.relpath(baseline, folder)]))
+    with pytest.raises(BaselineError) as refused:
+        check_baselines(config, {"heart": "ab" * 32})
+    assert str(refused.value) == (f"{folder / 'mine.yaml'}: key 'baselines': {baseline} holds records of heart made "
+                                  f"on other data (sha256 {theirs[:12]}..., the data here is abababababab...)")
+    assert check_baselines(config, {"heart": theirs}) == [baseline]  # the same data: accepted
+
+
+def test_a_config_made_in_python_names_its_baselines_by_absolute_path(tmp_path):
+    # parse_config without a folder (no home): an absolute baseline path is that path.
+    from eemrepro.experiments import parse_config, run_experiment
+    from eemrepro.experiments._baselines import BaselineError
+
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", {**PROTOCOL, "seed": 6}), baseline)
+    config = parse_config({"name": "mine", "datasets": ["heart"], "protocol": PROTOCOL,
+                           "models": {"EEMrbf": {"estimator": "EEM", "activation": "rbf", "grid": {"n_hidden": [10]}}},
+                           "baselines": [str(baseline)]})
+    with pytest.raises(BaselineError) as refused:
+        run_experiment(config, out=tmp_path / "out", jobs=1, progress=False)
+    assert str(refused.value).startswith(f"<config>: key 'baselines': {baseline} was made with protocol.seed 6")
+
+
 # -- c. Wilcoxon from exactly 6 data sets, and Holm over every pair tested -----------------------------------------
 # Kills: ``len(both) >= MIN_WILCOXON`` written ``>`` (a pair on exactly 6 data sets untested, so Holm adjusts the
 # other pairs over one test fewer), MIN_WILCOXON moved off 6, Holm over the wrong set of p-values.
