@@ -287,21 +287,55 @@ def test_a_pair_on_exactly_six_data_sets_is_tested_and_counts_in_holm():
     rows = {cells[1]: cells[-2:] for line in pairs_part.splitlines() if line.startswith("| Mine")
             for cells in [[c.strip() for c in line.strip("|").split("|")]]}
     assert rows == {"EEMrbf": ["0.0625", "0.0625"], "SVMrbf": ["0.00781", "0.0156"]}
+    assert text.splitlines()[:4] == [
+        "# t", "", "New models: Mine; the paper's: EEMrbf, SVMrbf.",
+        "Ranks and tests on 6 of 8 data sets (those where every compared model has a value: d0, d1, d2, d3, d4, d5)."]
 
 
 def test_a_pair_on_five_data_sets_is_not_tested_and_leaves_holm_to_the_others():
     from scipy import stats
 
-    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._compare import compare_methods, comparison_markdown
 
     values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
     values["EEMrbf"][5] = np.nan  # EEMrbf on five data sets now
-    pairs = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))["pairs"].set_index("baseline")
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))
+    pairs = result["pairs"].set_index("baseline")
     assert pairs.loc["EEMrbf", "datasets"] == 5
     assert np.isnan(pairs.loc["EEMrbf", "wilcoxon p"]) and np.isnan(pairs.loc["EEMrbf", "holm p"])
     # One test left: Holm over one p-value is that p-value.
     p = stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue
     assert pairs.loc["SVMrbf", "wilcoxon p"] == pytest.approx(p) and pairs.loc["SVMrbf", "holm p"] == pytest.approx(p)
+    # The markdown page prints no p-value for the untested pair ("–"), not "nan".
+    text = comparison_markdown(_eem_table4(), result, "t")
+    row = next(line for line in text.splitlines() if line.startswith("| Mine") and "EEMrbf" in line)
+    assert [c.strip() for c in row.strip("|").split("|")][-2:] == ["–", "–"]
+
+
+def test_wins_of_a_lower_is_better_metric_are_the_lower_values():
+    # LS-SVM ensemble's Table 4.1 reports error (lower is better), printed at 4 decimals: a "win" of the user's
+    # model is a lower error, a draw equal errors at 4 decimals. Counted by hand on five data sets: lower on
+    # a, c, e, higher on b, equal at 4 decimals on d (0.10002 vs 0.10001).
+    from eemrepro.experiments import get_metric
+    from eemrepro.reports._compare import compare_methods, comparison_frame, comparison_markdown
+    from eemrepro.reports._spec import registered_tables
+
+    spec = next(s for s in registered_tables() if s.id == "lssvm_ensemble_table41")
+    better = get_metric(spec.metric).greater_is_better
+    assert better is False
+    values = {"LS-SVM": [0.0315, 0.2230, 0.0500, 0.10001, 0.0200], "Mine": [0.0279, 0.2249, 0.0400, 0.10002, 0.0100]}
+    df = pd.DataFrame([{"dataset": d, "method": m, "error": v[i]} for m, v in values.items()
+                       for i, d in enumerate("abcde")])
+    result = compare_methods(spec, df, greater_is_better=better)
+    # Ranks, 1 = the lower error: Mine 1, 2, 1, 2, 1; LS-SVM 2, 1, 2, 1, 2.
+    assert dict(zip(result["ranks"]["method"], result["ranks"]["average rank"], strict=True)) == \
+        pytest.approx({"Mine": 7 / 5, "LS-SVM": 8 / 5})
+    pairs = comparison_frame(spec, result, better)
+    assert pairs[["model", "baseline", "wins", "draws", "losses", "datasets"]].values.tolist() == \
+        [["Mine", "LS-SVM", 3, 1, 1, 5]]
+    text = comparison_markdown(spec, result, "t", greater_is_better=better)
+    row = next(line for line in text.splitlines() if line.startswith("| Mine") and "LS-SVM" in line)
+    assert [c.strip() for c in row.strip("|").split("|")][:6] == ["Mine", "LS-SVM", "3", "1", "1", "5"]
 
 
 def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
