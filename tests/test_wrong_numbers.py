@@ -358,6 +358,41 @@ def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
     assert out["average_rank"] == pytest.approx(ranks.to_dict())
 
 
+
+def test_the_critical_difference_diagram_draws_the_ranks_as_the_metric_reads_them(monkeypatch):
+    # The report's diagram (comparison.html) is scikit-posthocs' drawing of the average ranks it is handed: they
+    # must be 1 = the best by the metric (the lower error here), the user's models in red, the paper's in grey.
+    import scikit_posthocs as sp
+    from scipy import stats
+
+    from eemrepro.reports._compare import cd_diagram
+
+    error = pd.DataFrame({"LS-SVM": [0.03, 0.22, 0.05, 0.10], "Naive Bayes": [0.05, 0.20, 0.07, 0.12],
+                          "Mine": [0.02, 0.25, 0.04, 0.09]}, index=list("abcd"))
+    drawn = {}
+    draw = sp.critical_difference_diagram
+
+    def spy(ranks, significance, **kwargs):
+        drawn.update(ranks=ranks, palette=kwargs.get("color_palette"))
+        return draw(ranks, significance, **kwargs)
+
+    monkeypatch.setattr(sp, "critical_difference_diagram", spy)
+    svg = cd_diagram(error, greater_is_better=False, highlight=["Mine"])
+    assert svg.startswith("<svg")
+    # scipy's ranks of each data set's errors (1 = the lowest), averaged over the data sets.
+    expected = np.mean([stats.rankdata(row) for row in error.to_numpy()], axis=0)
+    assert drawn["ranks"].to_dict() == pytest.approx(dict(zip(error.columns, expected, strict=True)))
+    assert drawn["palette"] == {"LS-SVM": "0.35", "Naive Bayes": "0.35", "Mine": "tab:red"}
+    # The same table as "greater is better" values (negated) draws the same ranks.
+    cd_diagram(-error, greater_is_better=True, highlight=["Mine"])
+    assert drawn["ranks"].to_dict() == pytest.approx(dict(zip(error.columns, expected, strict=True)))
+    # Rebuilt, the page is the same bytes (no clock, no random ids in the SVG).
+    assert cd_diagram(error, greater_is_better=False, highlight=["Mine"]) == svg and "<dc:date>" not in svg
+    # Not drawn under two data sets or three models.
+    assert cd_diagram(error.iloc[:1], greater_is_better=False) is None
+    assert cd_diagram(error[["LS-SVM", "Mine"]], greater_is_better=False) is None
+
+
 # -- a, e. folders read a group of data sets at a time -------------------------------------------------------------
 # Kills (a): a group whose cells all timed out (no metric value in it) skipped by ``rows_by_datasets`` (its
 # cells dropped: read "missing", not "> N", and check turns a timed-out cell of the paper's into a skipped one:
