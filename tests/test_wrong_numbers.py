@@ -281,15 +281,41 @@ def test_a_pair_on_exactly_six_data_sets_is_tested_and_counts_in_holm():
         assert pairs.loc[b, "wilcoxon p"] == pytest.approx(raw[b], rel=1e-12)
         assert pairs.loc[b, "holm p"] == pytest.approx(holm[b], rel=1e-12)
     assert holm["SVMrbf"] == pytest.approx(2 * raw["SVMrbf"])  # two tests: the smaller p doubled, not left as is
-    # What the user reads in <table>_comparison.md (p at 3 significant digits).
+    # What the user reads in <table>_comparison.md, every number from the independent computations above.
     text = comparison_markdown(_eem_table4(), result, "t")
-    pairs_part = text.split("## Each new model")[1]
-    rows = {cells[1]: cells[-2:] for line in pairs_part.splitlines() if line.startswith("| Mine")
-            for cells in [[c.strip() for c in line.strip("|").split("|")]]}
-    assert rows == {"EEMrbf": ["0.0625", "0.0625"], "SVMrbf": ["0.00781", "0.0156"]}
-    assert text.splitlines()[:4] == [
+    six = pd.DataFrame({m: v[:6] for m, v in values.items()})
+    ranks = np.mean([stats.rankdata(-row) for row in six.to_numpy()], axis=0)  # 1 = the highest GMean
+    friedman = stats.friedmanchisquare(*(six[m] for m in six))
+    cd = 2.343 * np.sqrt(3 * 4 / (6 * 6))  # Nemenyi, Demsar (2006) Table 5: q_0.05 = 2.343 for 3 models
+    shown = {b: (pd.Series(values["Mine"]).round(1), pd.Series(values[b]).round(1)) for b in ("EEMrbf", "SVMrbf")}
+    wdl = {b: [int(((m > o) & o.notna()).sum()), int(((m == o) & o.notna()).sum()), int(((m < o) & o.notna()).sum())]
+           for b, (m, o) in shown.items()}
+    median = {b: np.nanmedian(values["Mine"] - values[b]) for b in ("EEMrbf", "SVMrbf")}
+    lines = text.splitlines()
+    assert lines[:8] == [
         "# t", "", "New models: Mine; the paper's: EEMrbf, SVMrbf.",
-        "Ranks and tests on 6 of 8 data sets (those where every compared model has a value: d0, d1, d2, d3, d4, d5)."]
+        "Ranks and tests on 6 of 8 data sets (those where every compared model has a value: d0, d1, d2, d3, d4, d5).",
+        "", "## Average rank on GMean (1 = best)", "", "| model   |   average rank |"]
+    table = _md_rows(lines[9:12])
+    assert table == sorted([[m, f"{r:.2f}"] for m, r in zip(six.columns, ranks, strict=True)], key=lambda r: r[1])
+    assert lines[12:15] == ["", f"Friedman chi2 = {friedman.statistic:.3f}, p = {friedman.pvalue:.3g}; Nemenyi "
+                            f"critical difference (alpha 0.05) = {cd:.2f} (6 data sets, 3 models): two models whose "
+                            "average ranks differ by less are not told apart.", ""]
+    assert lines[15:19] == ["## Each new model against each of the paper's", "",
+                            "wins / draws / losses on GMean (a draw: equal at the printed 1 decimal(s)), each pair on "
+                            "the data sets both have; Wilcoxon signed-rank p (none under 6 data sets, where it cannot "
+                            "reach 0.05) and Holm's correction over all these tests.", ""]
+    assert _md_rows(lines[19:20]) == [["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
+                                       "Wilcoxon p", "Holm p"]]
+    assert _md_rows(lines[21:]) == [
+        ["Mine", b, *map(str, wdl[b]), str(sum(wdl[b])), f"{median[b]:+.2f}", f"{raw[b]:.3g}", f"{holm[b]:.3g}"]
+        for b in ("EEMrbf", "SVMrbf")]
+    assert [f"{raw[b]:.3g}" for b in raw] == ["0.0625", "0.00781"] and f"{holm['SVMrbf']:.3g}" == "0.0156"
+
+
+def _md_rows(lines):
+    """The cells of Markdown table rows (blank lines ignored)."""
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.strip()]
 
 
 def test_a_pair_on_five_data_sets_is_not_tested_and_leaves_holm_to_the_others():
@@ -310,6 +336,14 @@ def test_a_pair_on_five_data_sets_is_not_tested_and_leaves_holm_to_the_others():
     text = comparison_markdown(_eem_table4(), result, "t")
     row = next(line for line in text.splitlines() if line.startswith("| Mine") and "EEMrbf" in line)
     assert [c.strip() for c in row.strip("|").split("|")][-2:] == ["–", "–"]
+    # No data set where all three have a value: no ranks, no Friedman, and the page says so.
+    values["SVMrbf"][:5] = np.nan
+    text = comparison_markdown(_eem_table4(), compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in
+                                                                                            range(8)])), "t")
+    assert text.splitlines()[3:7] == [
+        "Ranks and tests on 0 of 8 data sets (those where every compared model has a value).", "",
+        "Friedman / Nemenyi: needs two or more data sets where every model ran, and three models.", ""]
+    assert "Average rank" not in text
 
 
 def test_wins_of_a_lower_is_better_metric_are_the_lower_values():
