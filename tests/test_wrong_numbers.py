@@ -393,6 +393,26 @@ def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
 
 
 
+def test_a_model_identical_to_a_baseline_has_wilcoxon_p_one_and_draws_at_the_printed_digits():
+    # Every difference zero: no signed-rank statistic (scipy gives NaN); the comparison says p = 1, no evidence.
+    # A draw is equal at the digits the table prints: a table that names none prints fractions (scale 1) at 3.
+    import dataclasses
+
+    from eemrepro.reports._compare import compare_methods, printed_digits
+    from eemrepro.reports._spec import registered_tables
+
+    values = {"EEMrbf": [70.0 + i for i in range(7)], "Mine": [70.0 + i for i in range(7)]}
+    pairs = compare_methods(_eem_table4(), _long({m: np.array(v) for m, v in values.items()},
+                                                 [f"d{i}" for i in range(7)]))["pairs"]
+    assert pairs[["wins", "draws", "losses", "wilcoxon p", "holm p"]].values.tolist() == [[0, 7, 0, 1.0, 1.0]]
+    spec = dataclasses.replace(next(s for s in registered_tables() if s.id == "melm_table2"), digits=None)
+    assert spec.scale == 1 and printed_digits(spec) == 3
+    bac = pd.DataFrame([{"dataset": "a", "method": m, "bac": v} for m, v in (("MELM", 0.8121), ("Mine", 0.8124))])
+    pairs = compare_methods(spec, bac)["pairs"]
+    assert pairs[["wins", "draws", "losses"]].values.tolist() == [[0, 1, 0]]  # 0.812 both at 3 digits
+
+
+
 def test_the_critical_difference_diagram_draws_the_ranks_as_the_metric_reads_them(monkeypatch):
     # The report's diagram (comparison.html) is scikit-posthocs' drawing of the average ranks it is handed: they
     # must be 1 = the best by the metric (the lower error here), the user's models in red, the paper's in grey.
