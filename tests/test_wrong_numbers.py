@@ -413,6 +413,81 @@ def test_a_model_identical_to_a_baseline_has_wilcoxon_p_one_and_draws_at_the_pri
 
 
 
+def test_a_model_better_by_exactly_one_everywhere_is_tested_not_called_a_tie():
+    # Differences of exactly +1.0 on 7 data sets: all of one sign, scipy's exact p = 2 / 2**7.
+    from scipy import stats
+
+    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._tables import ranks_and_tests
+
+    base = np.array([70.5 + i for i in range(7)])
+    values = {"EEMrbf": base, "SVMrbf": base - 3 * np.arange(7), "Mine": base + 1.0}
+    assert set(values["Mine"] - values["EEMrbf"]) == {1.0}
+    table = _long(values, [f"d{i}" for i in range(7)])
+    pairs = compare_methods(_eem_table4(), table)["pairs"].set_index("baseline")
+    assert pairs.loc["EEMrbf", "wilcoxon p"] == pytest.approx(2 / 2**7)
+    assert pairs.loc["EEMrbf", "wilcoxon p"] == pytest.approx(stats.wilcoxon(values["Mine"], base).pvalue)
+    tests = ranks_and_tests(table, pairs=[("EEMrbf", "Mine")])["wilcoxon"]
+    assert tests == [{"pair": "Mine vs EEMrbf", "median_difference": 1.0, "wilcoxon_p": pytest.approx(2 / 2**7)}]
+
+
+def test_ranks_and_friedman_from_the_fewest_data_sets_that_allow_them():
+    # One common data set: average ranks, no Friedman; two: Friedman too (Demsar: k models, n data sets).
+    from scipy import stats
+
+    from eemrepro.reports._compare import compare_methods
+
+    values = {"EEMrbf": np.array([80.0, 70.0, 60.0]), "SVMrbf": np.array([82.0, 69.0, np.nan]),
+              "Mine": np.array([81.0, 71.0, 65.0])}
+    one = compare_methods(_eem_table4(), _long({m: v.copy() for m, v in values.items()} | {
+        "SVMrbf": np.array([82.0, np.nan, np.nan])}, ["wine", "heart", "abalone"]))
+    assert dict(zip(one["ranks"]["method"], one["ranks"]["average rank"], strict=True)) == \
+        {"SVMrbf": 1.0, "Mine": 2.0, "EEMrbf": 3.0}  # wine: 82 > 81 > 80
+    assert "friedman" not in one and one["datasets"] == ["wine"]
+    two = compare_methods(_eem_table4(), _long(values, ["wine", "heart", "abalone"]))
+    # The data sets in the table's order, not sorted: wine before heart.
+    assert two["datasets"] == ["wine", "heart"] and two["of"] == ["wine", "heart", "abalone"]
+    friedman = stats.friedmanchisquare([80.0, 70.0], [82.0, 69.0], [81.0, 71.0])
+    assert two["friedman"] == pytest.approx((friedman.statistic, friedman.pvalue))
+    assert two["cd"] == pytest.approx(2.343 * np.sqrt(3 * 4 / (6 * 2)), abs=1e-3)
+
+
+def test_a_time_table_has_no_comparison():
+    # A time table (EEM Table 5) holding a user's model: its values are seconds, not a metric to rank.
+    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._spec import registered_tables
+
+    spec = next(s for s in registered_tables() if s.id == "eem_table5")
+    df = pd.DataFrame([{"dataset": d, "method": m, "seconds": 1.0 + i, "gmean": 70.0 + i}
+                       for i, d in enumerate(["heart", "sonar"]) for m in ("EEMrbf", "Mine")])
+    assert compare_methods(spec, df) is None
+
+
+def test_the_papers_own_comparisons_at_their_smallest_and_with_a_method_missing():
+    # ``wins_draws_losses`` and ``ranks_and_tests`` (<table>_summary.md, the report's summary): a pair whose
+    # method is not in the table is left out and the pairs after it still counted; two data sets and two methods
+    # are enough for ranks and a Wilcoxon p; for a lower-is-better metric rank 1 is the lowest value.
+    from scipy import stats
+
+    from eemrepro.reports._tables import ranks_and_tests, wins_draws_losses
+
+    table = _long({"EEMrbf": np.array([80.0, 70.0, 60.0]), "Mine": np.array([81.0, 70.04, 55.0])},
+                  ["wine", "heart", "abalone"])
+    pairs = [("Gone", "EEMrbf"), ("EEMrbf", "Mine")]
+    wdl = wins_draws_losses(table, pairs, value="gmean")
+    # By hand at one decimal: wine 81.0 > 80.0, heart 70.0 = 70.0, abalone 55.0 < 60.0.
+    assert wdl.to_dict("records") == [{"pair": "Mine vs EEMrbf", "wins": 1, "draws": 1, "losses": 1, "datasets": 3}]
+    two = table[table["dataset"] != "abalone"]
+    out = ranks_and_tests(two, pairs, value="gmean")
+    assert out["datasets"] == 2 and out["methods"] == ["EEMrbf", "Mine"]
+    assert out["average_rank"] == {"Mine": 1.0, "EEMrbf": 2.0}
+    assert out["wilcoxon"] == [{"pair": "Mine vs EEMrbf", "median_difference": pytest.approx(np.median([1.0, 0.04])),
+                                "wilcoxon_p": pytest.approx(stats.wilcoxon([81.0, 70.04], [80.0, 70.0]).pvalue)}]
+    lower = ranks_and_tests(two, pairs, value="gmean", greater_is_better=False)
+    assert lower["average_rank"] == {"EEMrbf": 1.0, "Mine": 2.0}
+
+
+
 def test_the_critical_difference_diagram_draws_the_ranks_as_the_metric_reads_them(monkeypatch):
     # The report's diagram (comparison.html) is scikit-posthocs' drawing of the average ranks it is handed: they
     # must be 1 = the best by the metric (the lower error here), the user's models in red, the paper's in grey.
