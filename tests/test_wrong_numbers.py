@@ -697,3 +697,98 @@ def test_a_timeout_inside_a_batch_skips_its_point_on_that_data_set_only(tmp_path
     assert [statuses[("heart", "N", slow, f)] for f in range(3)] == ["ok"] * 3
     # The first point, stored by the first run, stays as it was on both.
     assert all(statuses[(d, "N", _point(0.05), f)] == "ok" for d in ("heart", "sonar") for f in range(3))
+
+
+# -- a user's own data set (local_datasets:) ----------------------------------------------------------------------
+# Kills survivors of mutmut on datasets/_local.py: the refusals' messages, ARFF nominal labels left as bytes, the
+# class counts and classes a run records, the entry a stored config gives without its file.
+LOCAL = """name: local
+datasets: [mine]
+local_datasets:
+  mine: {spec}
+models:
+  EEMrbf: {{estimator: EEM, activation: rbf, grid: {{n_hidden: [10]}}}}
+protocol: {{folds: 2, repeats: 1, seed: 5}}
+"""
+
+
+def _local_run(tmp_path, spec, code=0):
+    cfg = tmp_path / "local.yaml"
+    cfg.write_text(LOCAL.format(spec=spec))
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet"])
+    assert result.exit_code == code, result.output
+    return _one_line(result.output)
+
+
+@pytest.mark.parametrize(("name", "content", "spec", "message"), [
+    ("gone.csv", None, "", "{path}: no such file"),
+    ("bad.arff", "not an arff file\n", "", "{path}: not a readable arff file (it ends before its data)"),
+    ("bad.csv", "", "", "{path}: not a readable csv file (No columns to parse from file)"),
+    ("one.csv", "y\np\nq\n", "", "{path}: 1 column(s); a data set needs features and a label"),
+    ("inf.csv", "a,y\n1,p\ninf,q\n2,p\n3,q\n", "", "{path}: an infinite value in a feature column"),
+    ("na.csv", "a,y\n1,p\n2,\n3,q\n,q\n5,p\n", "",
+     "{path}: a missing value in row 2 (column 'y') and 1 more row(s); drop or impute them first"),
+    ("many.csv", "a,b,c\n1,2,p\n3,4,q\n", ", target: z",
+     "{path}: no column 'z' (the target); its columns are ['a', 'b', 'c']"),
+    ("d.txt", "a,y\n1,p\n2,q\n", "", "{path}: format None unknown; name it with 'format' (one of ['csv', 'arff', "
+     "'libsvm']; by extension: ['.arff', '.csv', '.libsvm', '.svm', '.svmlight'])"),
+    ("all.csv", "a,y\n1,p\n2,q\n3,p\n4,q\n", ", positive: [p, q]", "{path}: positive label(s) ['p', 'q'] leave one class"),
+    ("yes.csv", "a,y\n1,yes\n2,no\n3,yes\n4,no\n", ", positive: yes",
+     "{path}: positive label(s) ['True'] not in the file; its classes are ['no', 'yes'] (YAML reads yes/no/on/off "
+     "as true/false: quote the label)"),
+    ("text.csv", "a,b,y\n1,red,p\n2,blue,q\n", "", "{path}: column 'b' is not numeric (such as 'red'); encode it as "
+     "numbers first"),
+])
+def test_a_local_file_that_cannot_be_used_is_refused_naming_it_and_why(tmp_path, name, content, spec, message):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    output = _local_run(tmp_path, f"{{file: {name}{spec}}}", code=1)
+    assert message.format(path=path) in output, output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_local_file_whose_binary_labels_are_read_as_written_and_counted(tmp_path):
+    # An ARFF file's nominal labels (bytes to scipy) read as their text: the positive class named in the config
+    # is found, and the run records the classes' sizes, negatives first: 40 well, 20 sick, counted by hand.
+    # (Its run warned on every binary local data set that its sizes differed from its own entry's.)
+    rows = [f"{i % 7}.5,{'sick' if i < 20 else 'well'},{i}" for i in range(60)]
+    (tmp_path / "d.arff").write_text("\n".join(["@relation d", "@attribute a numeric", "@attribute status {sick,well}",
+                                                "@attribute b numeric", "@data", *rows]) + "\n")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _local_run(tmp_path, "{file: d.arff, target: status, positive: [sick]}")
+    stored = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())["local_datasets"]["mine"]
+    assert {k: stored[k] for k in ("format", "target", "positive", "n", "d", "class_counts")} == {
+        "format": "arff", "target": "status", "positive": ["sick"], "n": 60, "d": 2, "class_counts": [40, 20]}
+    # The sizes loaded are the sizes recorded: no "differ from the registry's" warning on the user's own file
+    # (the entry said class_counts, the loader n_neg / n_pos).
+    assert not [w for w in caught if "differ from the registry" in str(w.message)], [str(w.message) for w in caught]
+    from eemrepro.datasets import get_entry
+
+    assert get_entry("mine").expected == {"n": 60, "d": 2, "n_neg": 40, "n_pos": 20}
+
+
+def test_a_stored_config_gives_the_entry_its_file_gave_without_reading_it(tmp_path):
+    # A three-class CSV (10 a, 20 b, 30 c, counted by hand) run once; its store's config.yaml, read for the
+    # reports after the file is gone, gives the registry entry the file gave: checksum, shape, classes, reading.
+    from eemrepro.datasets import get_entry, local_entry
+    from eemrepro.experiments import load_config
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x1": rng.normal(size=60), "x2": rng.normal(size=60),
+                          "kind": ["a"] * 10 + ["b"] * 20 + ["c"] * 30})
+    frame.to_csv(tmp_path / "three.csv", index=False)
+    read = local_entry("mine", {"file": "three.csv", "target": "kind"}, home=tmp_path)
+    assert read.classes == ("a", "b", "c") and read.positive is None
+    assert read.expected == {"n": 60, "d": 2, "class_counts": [10, 20, 30]}
+    _local_run(tmp_path, "{file: three.csv, target: kind}")
+    (tmp_path / "three.csv").unlink()
+    load_config(tmp_path / "out" / "config.yaml", import_estimators=False)  # registers the entry it names
+    stored = get_entry("mine")
+    for field in ("paper_name", "group", "format", "files", "expected", "positive", "classes", "local"):
+        assert getattr(stored, field) == getattr(read, field), field
+    assert stored.notes.startswith("a local csv file: ") and stored.notes.endswith("three.csv")
+    assert stored.files[0].sha256 == read.files[0].sha256 != None  # noqa: E711  (a checksum, not a missing one)

@@ -50,8 +50,11 @@ def read_local_file(path, fmt, target=None):
                     frame[c] = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
         else:
             frame = pd.read_csv(path)
-    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError) as exc:
-        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({str(exc).splitlines()[0][:200]})") from None
+    # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
+    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
+            StopIteration) as exc:
+        why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
+        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
     if frame.shape[1] < 2:
         raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label")
     target = frame.columns[-1] if target is None else target
@@ -138,6 +141,10 @@ def local_entry(dataset_id, spec, home=None, read=True):
         sha = spec.get("sha256")
         expected = {k: spec[k] for k in ("n", "d", "class_counts") if k in spec}
         classes = spec.get("classes")
+    if positive is not None and "class_counts" in expected:
+        # A binary entry's sizes as the registry's and the loader's (``_load._sizes``) are: negatives, positives.
+        n_neg, n_pos = expected.pop("class_counts")
+        expected.update(n_neg=n_neg, n_pos=n_pos)
     local = {"format": fmt, "target": spec.get("target"), "positive": None if positive is None
              else [_text(p) for p in positive]}
     binary = positive is not None
@@ -173,4 +180,7 @@ def stored_spec(entry, out=None):
         out_spec["positive"] = list(entry.positive)
     else:
         out_spec["classes"] = list(entry.classes)
-    return {**out_spec, "sha256": spec.sha256, **entry.expected}
+    expected = dict(entry.expected)
+    if "n_neg" in expected:  # stored as the config writes it: class_counts, negatives first
+        expected["class_counts"] = [expected.pop("n_neg"), expected.pop("n_pos")]
+    return {**out_spec, "sha256": spec.sha256, **expected}
