@@ -33,11 +33,14 @@ docs: install
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/test_fuzz.py -q
 
-# Mutation testing ([tool.mutmut] in pyproject.toml: selection, check's rules, the store's keys); the survivors
-# and what was done about each are in benchmarks/MUTATION.md. Resumable: `mutmut results` lists them.
+# Mutation testing ([tool.mutmut] in pyproject.toml: selection, check's rules, the store's keys, the scheduler, the
+# readers of a group of data sets at a time, the baseline check, local data sets, the comparison statistics); the
+# survivors and what was done about each are in benchmarks/MUTATION.md. Resumable: `mutmut results` lists them.
+# MUTANTS runs some only, by mutmut's names (globs allowed): make mutate MUTANTS='eemrepro.experiments._schedule.*'
+MUTATE_JOBS ?= 2
 mutate: install
 	$(PY) -m pip install --quiet "mutmut>=3.3"
-	$(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTANTS),'$(m)')
 	$(VENV)/bin/mutmut results
 
 bench: install

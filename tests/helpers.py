@@ -161,3 +161,21 @@ class Breakable(Sleepy):
     def decision_function(self, X):
         d = super().decision_function(X)
         return np.ones_like(d) if self._broken() else d
+
+
+class WaitsFor(Sleepy):
+    """Sleepy whose fit first waits until the file ``flag`` exists (at most ``hold`` seconds): a run held open
+    until the test lets it go, whatever the machine's load."""
+
+    def __init__(self, flag="", hold=120.0, delay=0.0, marker=None, fail=False):
+        super().__init__(delay=delay, marker=marker, fail=fail)
+        self.flag = flag
+        self.hold = hold
+
+    def fit(self, X, y):
+        import os
+
+        deadline = time.monotonic() + self.hold
+        while self.flag and not os.path.exists(self.flag) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return super().fit(X, y)

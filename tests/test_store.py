@@ -245,22 +245,28 @@ protocol: {folds: 2, repeats: 1, seed: 0}
 
 
 def test_two_runs_at_once_on_one_folder_lose_and_duplicate_nothing(tmp_path):
-    text = """name: two
+    # The first run's fits wait for a file the test writes once the second run is done: the two overlap
+    # whatever the machine's load (a fixed sleep let the first finish before a slow second start).
+    flag = tmp_path / "go"
+    text = f"""name: two
 datasets: [heart]
 models:
-  Slow: {estimator: 'tests.helpers:Sleepy', delay: 1.5, grid: {fail: [false]}}
-protocol: {folds: 4, repeats: 1, seed: 0}
+  Slow: {{estimator: 'tests.helpers:WaitsFor', flag: '{flag}', grid: {{fail: [false]}}}}
+protocol: {{folds: 4, repeats: 1, seed: 0}}
 """
     (tmp_path / "c.yaml").write_text(text)
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out", str(out), "--jobs", "1",
            "--quiet"]
     first = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not (out / ".lock").exists() or not (out / "runs").exists():
-        assert time.monotonic() < deadline and first.poll() is None
-        time.sleep(0.05)
-    second = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / ".lock").exists() or not (out / "runs").exists():
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        second = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    finally:
+        flag.write_text("")
     first.communicate(timeout=120)
     assert first.returncode == 0
     assert second.returncode == 1 and "is being written by process" in second.stderr

@@ -234,8 +234,11 @@ def test_a_damaged_run_file_is_a_one_line_warning_in_the_terminal(tmp_path):
 
 # -- 9. readers see one consistent state while a writer seals -------------------------------------------------
 def test_readers_racing_seals_and_compaction_see_every_record_once(tmp_path):
+    # A reader reads in a loop while the writer appends, seals and compacts (the race). The two are synchronised
+    # by counting reads, never by sleeping: after each write the writer waits for a read that started after the
+    # write to finish, so every state is read at least once whatever the machine's load (a read under way while
+    # the next write seals or compacts is the race under test).
     import threading
-    import time
 
     from eemrepro.store import ResultStore
 
@@ -246,21 +249,39 @@ def test_readers_racing_seals_and_compaction_see_every_record_once(tmp_path):
     root = tmp_path / "s"
     root.mkdir()
     seen, errors, stop = [], [], threading.Event()
+    reads = threading.Condition()
+    count = {"started": 0, "finished": 0}
 
     def read():
         while not stop.is_set():
+            with reads:
+                count["started"] += 1
+                mine = count["started"]
             try:
                 df = ResultStore(root).frame(["gmean"])
             except Exception as exc:  # noqa: BLE001  (any failure is the test's finding)
                 errors.append(exc)
+            else:
+                # A write-ahead file just opened holds no record yet: no gmean column.
+                seen.append(sorted(df["gmean"].round(2).tolist()) if "gmean" in df else [])
+            with reads:
+                count["finished"] = mine
+                reads.notify_all()
+            if errors:
                 return
-            # A write-ahead file just opened holds no record yet: no gmean column.
-            seen.append(sorted(df["gmean"].round(2).tolist()) if "gmean" in df else [])
 
+    def a_read_after_this_write():
+        with reads:
+            after = count["started"] + 1
+            # Not a timing: a reader stuck for a minute is a hang, reported as such.
+            if not reads.wait_for(lambda: count["finished"] >= after or errors, timeout=60):
+                raise AssertionError("the reader made no progress in 60 s")
+
+    n = 40
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        for i in range(40):
+        for i in range(n):
             store = ResultStore(root)
             store.append([rec(i)])
             if i % 2:
@@ -268,13 +289,16 @@ def test_readers_racing_seals_and_compaction_see_every_record_once(tmp_path):
             else:
                 store.close(seal=False)
                 ResultStore(root).compact()  # sealed by compact
-            time.sleep(0.02)
+            a_read_after_this_write()
+            if errors:
+                break
     finally:
         stop.set()
         reader.join()
     assert not errors, errors[0]
-    assert len(seen) >= 20 and len({len(s) for s in seen}) >= 3
-    # Every state read is a prefix of the writes: never a record twice, never one skipped.
+    # Every state was read (each write's, one to n records), and every state read is a prefix of the writes:
+    # never a record twice, never one skipped.
+    assert set(range(1, n + 1)) <= {len(s) for s in seen}
     assert all(s == [i / 100 for i in range(len(s))] for s in seen)
 
 

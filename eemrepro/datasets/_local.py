@@ -52,8 +52,11 @@ def read_local_file(path, fmt, target=None, columns=None):
                     frame[c] = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
         else:
             frame = pd.read_csv(path)
-    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError) as exc:
-        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({str(exc).splitlines()[0][:200]})") from None
+    # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
+    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
+            StopIteration) as exc:
+        why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
+        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
     if frame.shape[1] < 2:
         raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label")
     target = frame.columns[-1] if target is None else target

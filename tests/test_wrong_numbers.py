@@ -1,0 +1,794 @@
+"""Wrong numbers a user would see, each pinned by a test that a planted bug fails (issue 58, round two).
+
+Each section names the planted wrong rule (the mutant) it kills; every one was planted by hand, seen to fail
+its test, and reverted. Expected numbers come from an independent computation written out here (scipy's
+Wilcoxon and statsmodels' Holm, a hand count of the fit budgets) or from the same folders read in one piece
+(the grouped reader must give what the whole-frame reader gives).
+"""
+
+import os
+import textwrap
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from eemrepro import read_results
+from eemrepro.cli import app
+
+runner = CliRunner()
+
+#: A user's classifier (a nearest class mean) whose fit first sleeps ``delay`` seconds on data of
+#: ``on_features`` columns only: a grid point slow on one data set and quick on the others.
+MODULE = textwrap.dedent('''
+    import time
+
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+    class Napper(ClassifierMixin, BaseEstimator):
+        def __init__(self, delay=0.0, on_features=60, shrink=0.0):
+            self.delay = delay
+            self.on_features = on_features
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            if X.shape[1] == self.on_features:
+                time.sleep(self.delay)
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+            return d[:, 0] - d[:, 1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+HEART_FEATURES, SONAR_FEATURES = 13, 60  # the registry's shapes (eemrepro/datasets/registry.yaml)
+
+
+def _user_folder(tmp_path, name="mine"):
+    """A folder of the user's own holding the classifier module (uniquely named: each test imports its own)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    module = f"napper_{uuid.uuid4().hex[:8]}"
+    (folder / f"{module}.py").write_text(MODULE)
+    return folder, module
+
+
+def _write_config(folder, name, body):
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(body, sort_keys=False))
+    return path
+
+
+def _run(cfg, out, *extra, code=0):
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+    assert result.exit_code == code, result.output
+    return result
+
+
+def _one_line(text):
+    return " ".join(text.split())
+
+
+# -- f. the baseline check: every protocol key and the kind --------------------------------------------------------
+# Kills: a key dropped from PROTOCOL_KEYS, "kind" dropped from first_difference's keys or from protocol_of,
+# first_difference comparing nothing (or only the first key), the per-data-set train_size restricted to the wrong
+# data sets. Each baseline is a real store, made by `eemrepro run` under the protocol named; the user's config
+# differs from it in that one key only, so the refusal must name that key.
+PROTOCOL = {"splitter": "stratified-kfold", "folds": 2, "repeats": 1, "seed": 5, "scaling": "global",
+            "selection": "best-of-grid", "select_metric": "gmean"}
+#: key -> (the user's protocol changes, the baseline's), each a protocol differing from the other in that key.
+DIFFERENCES = {
+    "splitter": ({}, {"splitter": "whole"}),
+    "folds": ({}, {"folds": 3}),
+    "repeats": ({}, {"repeats": 2}),
+    "seed": ({}, {"seed": 6}),
+    "train_size": ({"splitter": "train-test", "train_size": 0.7}, {"splitter": "train-test", "train_size": 0.6}),
+    "scaling": ({}, {"scaling": "per-fold"}),
+    "selection": ({}, {"selection": "best-per-fold"}),
+    "select_metric": ({}, {"select_metric": "bac"}),
+    "inner_folds": ({"selection": "nested", "inner_folds": 2}, {"selection": "nested", "inner_folds": 3}),
+}
+
+
+def _grid_config(folder, module, name, protocol, datasets=("heart",), **top):
+    """A config of the classifier (the model is named after the config: a baseline's cells are not the user's)."""
+    body = {"name": name, "datasets": list(datasets),
+            "models": {name.capitalize(): {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": protocol, **top}
+    return _write_config(folder, name, body)
+
+
+def _refusal(tmp_path, mine, baseline_dir, folder, module, datasets=("heart",)):
+    """`eemrepro run` of the user's config naming ``baseline_dir``: (exit code, output in one line)."""
+    rel = os.path.relpath(baseline_dir, folder)
+    cfg = _grid_config(folder, module, "mine", mine, datasets, baselines=[rel])
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    return result.exit_code, _one_line(result.output), out
+
+
+@pytest.mark.parametrize("key", list(DIFFERENCES))
+def test_a_baseline_differing_in_one_protocol_key_is_refused_naming_that_key(tmp_path, key):
+    folder, module = _user_folder(tmp_path)
+    mine, theirs = ({**PROTOCOL, **d} for d in DIFFERENCES[key])
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", theirs), baseline)
+    code, output, out = _refusal(tmp_path, mine, baseline, folder, module)
+    assert code == 1, output
+    assert f"{os.path.normpath(baseline)} was made with protocol.{key} {theirs[key]!r}, this config has " \
+           f"{mine[key]!r}" in output
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_baseline_of_another_kind_is_refused_naming_the_kind(tmp_path):
+    # The same protocol, another experiment kind (MELM's 2-D embeddings of the data): its records are no
+    # classifier's cells.
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "embedding"
+    body = {"name": "embedding", "kind": "embedding", "datasets": ["heart"],
+            "models": {"PCA": {"estimator": "sklearn.decomposition:PCA", "n_components": 2}},
+            "protocol": PROTOCOL}
+    _run(_write_config(folder, "embedding", body), baseline)
+    code, output, out = _refusal(tmp_path, PROTOCOL, baseline, folder, module)
+    assert code == 1, output
+    assert f"{os.path.normpath(baseline)} was made with kind 'embedding', this config has 'grid-search'" in output
+    assert not out.exists()
+
+
+def test_a_per_data_set_train_size_is_compared_on_the_data_sets_both_stores_hold(tmp_path):
+    # The paper's store sizes heart and sonar; the user's config runs heart alone. Sonar's size is not the
+    # user's business (accepted); heart's is (refused when it differs).
+    folder, module = _user_folder(tmp_path)
+    split = {**PROTOCOL, "splitter": "train-test"}
+    paper = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", {**split, "train_size": {"heart": 0.7, "sonar": 0.5}},
+                      datasets=("heart", "sonar")), paper)
+    code, output, out = _refusal(tmp_path, {**split, "train_size": {"heart": 0.7}}, paper, folder, module)
+    assert code == 0, output
+    assert out.is_dir()
+    other = tmp_path / "results" / "other"
+    _run(_grid_config(folder, module, "other", {**split, "train_size": {"heart": 0.6, "sonar": 0.5}},
+                      datasets=("heart", "sonar")), other)
+    code, output, _ = _refusal(tmp_path, {**split, "train_size": {"heart": 0.7}}, other, folder, module)
+    assert code == 1, output
+    assert "was made with protocol.train_size {'heart': 0.6}, this config has {'heart': 0.7}" in output
+
+
+def test_a_baseline_differing_only_in_what_does_not_change_a_cell_is_accepted(tmp_path):
+    # The fit budget, what follows a timeout and (outside nested selection) the inner folds change no cell's
+    # value: a baseline made with other values of them is compared (the run goes on).
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", {**PROTOCOL, "fit_timeout": 300, "after_timeout": "run",
+                                                "inner_folds": 4}), baseline)
+    code, output, out = _refusal(tmp_path, PROTOCOL, baseline, folder, module)
+    assert code == 0, output
+    assert (read_results(out)["status"] == "ok").sum() == 2  # heart, 2 folds, 1 point
+
+
+
+# The refusals name the config file, the baseline and what is wrong with it (mutants of check_baselines' messages
+# and of its tests of the folder survived the tests above).
+def test_each_refusal_of_a_baseline_names_the_config_file_and_why(tmp_path):
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", PROTOCOL), baseline)
+
+    def refusal(where):
+        code, output, _ = _refusal(tmp_path, PROTOCOL, where, folder, module)
+        assert code == 1, output
+        return output
+
+    cfg = folder / "mine.yaml"
+    # A folder that exists but is no results folder (the user's own folder).
+    assert f"{cfg}: key 'baselines': {folder} is not a results folder (what `eemrepro run` writes)" \
+        in refusal(folder)
+    # A results folder whose config.yaml is gone.
+    bare = tmp_path / "results" / "bare"
+    _run(_grid_config(folder, module, "bare", PROTOCOL), bare)
+    (bare / "config.yaml").unlink()
+    assert f"{cfg}: key 'baselines': {bare} has no config.yaml, so its protocol cannot be checked" in refusal(bare)
+    # Another protocol: the file, then the baseline's value and this config's.
+    other = tmp_path / "results" / "other"
+    _run(_grid_config(folder, module, "other", {**PROTOCOL, "seed": 6}), other)
+    assert f"{cfg}: key 'baselines': {other} was made with protocol.seed 6, this config has 5; its cells cannot " \
+           "be compared with this run's (set protocol.seed: 6 to compare with it)" in refusal(other)
+
+
+def test_a_baseline_made_on_other_data_is_refused_naming_both_checksums(tmp_path):
+    from eemrepro.experiments import load_config
+    from eemrepro.experiments._baselines import BaselineError, check_baselines
+
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", PROTOCOL), baseline)
+    theirs = read_results(baseline)["data_sha256"].iloc[0]
+    config = load_config(_grid_config(folder, module, "mine", PROTOCOL,
+                                      baselines=[os.path.relpath(baseline, folder)]))
+    with pytest.raises(BaselineError) as refused:
+        check_baselines(config, {"heart": "ab" * 32})
+    assert str(refused.value) == (f"{folder / 'mine.yaml'}: key 'baselines': {baseline} holds records of heart made "
+                                  f"on other data (sha256 {theirs[:12]}..., the data here is abababababab...)")
+    assert check_baselines(config, {"heart": theirs}) == [baseline]  # the same data: accepted
+
+
+def test_a_config_made_in_python_names_its_baselines_by_absolute_path(tmp_path):
+    # parse_config without a folder (no home): an absolute baseline path is that path.
+    from eemrepro.experiments import parse_config, run_experiment
+    from eemrepro.experiments._baselines import BaselineError
+
+    folder, module = _user_folder(tmp_path)
+    baseline = tmp_path / "results" / "paper"
+    _run(_grid_config(folder, module, "paper", {**PROTOCOL, "seed": 6}), baseline)
+    config = parse_config({"name": "mine", "datasets": ["heart"], "protocol": PROTOCOL,
+                           "models": {"EEMrbf": {"estimator": "EEM", "activation": "rbf", "grid": {"n_hidden": [10]}}},
+                           "baselines": [str(baseline)]})
+    with pytest.raises(BaselineError) as refused:
+        run_experiment(config, out=tmp_path / "out", jobs=1, progress=False)
+    assert str(refused.value).startswith(f"<config>: key 'baselines': {baseline} was made with protocol.seed 6")
+
+
+# -- c. Wilcoxon from exactly 6 data sets, and Holm over every pair tested -----------------------------------------
+# Kills: ``len(both) >= MIN_WILCOXON`` written ``>`` (a pair on exactly 6 data sets untested, so Holm adjusts the
+# other pairs over one test fewer), MIN_WILCOXON moved off 6, Holm over the wrong set of p-values.
+def _eem_table4():
+    from eemrepro.reports._spec import registered_tables
+
+    return next(s for s in registered_tables() if s.id == "eem_table4")
+
+
+#: A user's model "Mine" and two of EEM Table 4's on eight data sets; EEMrbf ran on the first six only. No tie
+#: and no zero difference within a pair, so scipy's Wilcoxon is its exact two-sided test.
+SIX_AND_EIGHT = {
+    "Mine": [80.2, 71.5, 90.3, 64.8, 55.1, 77.7, 68.4, 83.9],
+    "EEMrbf": [78.0, 70.1, 88.6, 66.0, 52.3, 75.2, np.nan, np.nan],
+    "SVMrbf": [79.5, 69.0, 86.1, 61.2, 53.0, 74.0, 66.9, 80.2],
+}
+
+
+def _long(values, datasets):
+    return pd.DataFrame([{"dataset": d, "method": m, "gmean": v[i]}
+                         for m, v in values.items() for i, d in enumerate(datasets) if not np.isnan(v[i])])
+
+
+def test_a_pair_on_exactly_six_data_sets_is_tested_and_counts_in_holm():
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from eemrepro.reports._compare import MIN_WILCOXON, compare_methods, comparison_markdown
+
+    assert MIN_WILCOXON == 6  # two-sided exact Wilcoxon: n = 6 is the least that can reach p < 0.05 (2 / 2**6)
+    values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))
+    pairs = result["pairs"].set_index("baseline")
+    assert pairs.loc["EEMrbf", "datasets"] == 6 and pairs.loc["SVMrbf", "datasets"] == 8
+    # The independent computation: scipy's exact test on each pair's data sets, statsmodels' Holm over both.
+    raw = {"EEMrbf": stats.wilcoxon(values["Mine"][:6], values["EEMrbf"][:6]).pvalue,
+           "SVMrbf": stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue}
+    holm = dict(zip(raw, multipletests(list(raw.values()), method="holm")[1], strict=True))
+    assert raw == pytest.approx({"EEMrbf": 4 / 64, "SVMrbf": 2 / 256})  # every difference of one sign but one
+    for b in raw:
+        assert pairs.loc[b, "wilcoxon p"] == pytest.approx(raw[b], rel=1e-12)
+        assert pairs.loc[b, "holm p"] == pytest.approx(holm[b], rel=1e-12)
+    assert holm["SVMrbf"] == pytest.approx(2 * raw["SVMrbf"])  # two tests: the smaller p doubled, not left as is
+    # What the user reads in <table>_comparison.md, every number from the independent computations above.
+    text = comparison_markdown(_eem_table4(), result, "t")
+    six = pd.DataFrame({m: v[:6] for m, v in values.items()})
+    ranks = np.mean([stats.rankdata(-row) for row in six.to_numpy()], axis=0)  # 1 = the highest GMean
+    friedman = stats.friedmanchisquare(*(six[m] for m in six))
+    cd = 2.343 * np.sqrt(3 * 4 / (6 * 6))  # Nemenyi, Demsar (2006) Table 5: q_0.05 = 2.343 for 3 models
+    shown = {b: (pd.Series(values["Mine"]).round(1), pd.Series(values[b]).round(1)) for b in ("EEMrbf", "SVMrbf")}
+    wdl = {b: [int(((m > o) & o.notna()).sum()), int(((m == o) & o.notna()).sum()), int(((m < o) & o.notna()).sum())]
+           for b, (m, o) in shown.items()}
+    median = {b: np.nanmedian(values["Mine"] - values[b]) for b in ("EEMrbf", "SVMrbf")}
+    lines = text.splitlines()
+    assert lines[:8] == [
+        "# t", "", "New models: Mine; the paper's: EEMrbf, SVMrbf.",
+        "Ranks and tests on 6 of 8 data sets (those where every compared model has a value: d0, d1, d2, d3, d4, d5).",
+        "", "## Average rank on GMean (1 = best)", "", "| model   |   average rank |"]
+    table = _md_rows(lines[9:12])
+    assert table == sorted([[m, f"{r:.2f}"] for m, r in zip(six.columns, ranks, strict=True)], key=lambda r: r[1])
+    assert lines[12:15] == ["", f"Friedman chi2 = {friedman.statistic:.3f}, p = {friedman.pvalue:.3g}; Nemenyi "
+                            f"critical difference (alpha 0.05) = {cd:.2f} (6 data sets, 3 models): two models whose "
+                            "average ranks differ by less are not told apart.", ""]
+    assert lines[15:19] == ["## Each new model against each of the paper's", "",
+                            "wins / draws / losses on GMean (a draw: equal at the printed 1 decimal(s)), each pair on "
+                            "the data sets both have; Wilcoxon signed-rank p (none under 6 data sets, where it cannot "
+                            "reach 0.05) and Holm's correction over all these tests.", ""]
+    assert _md_rows(lines[19:20]) == [["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
+                                       "Wilcoxon p", "Holm p"]]
+    assert _md_rows(lines[21:]) == [
+        ["Mine", b, *map(str, wdl[b]), str(sum(wdl[b])), f"{median[b]:+.2f}", f"{raw[b]:.3g}", f"{holm[b]:.3g}"]
+        for b in ("EEMrbf", "SVMrbf")]
+    assert [f"{raw[b]:.3g}" for b in raw] == ["0.0625", "0.00781"] and f"{holm['SVMrbf']:.3g}" == "0.0156"
+
+
+def _md_rows(lines):
+    """The cells of Markdown table rows (blank lines ignored)."""
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.strip()]
+
+
+def test_a_pair_on_five_data_sets_is_not_tested_and_leaves_holm_to_the_others():
+    from scipy import stats
+
+    from eemrepro.reports._compare import compare_methods, comparison_markdown
+
+    values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
+    values["EEMrbf"][5] = np.nan  # EEMrbf on five data sets now
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))
+    pairs = result["pairs"].set_index("baseline")
+    assert pairs.loc["EEMrbf", "datasets"] == 5
+    assert np.isnan(pairs.loc["EEMrbf", "wilcoxon p"]) and np.isnan(pairs.loc["EEMrbf", "holm p"])
+    # One test left: Holm over one p-value is that p-value.
+    p = stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue
+    assert pairs.loc["SVMrbf", "wilcoxon p"] == pytest.approx(p) and pairs.loc["SVMrbf", "holm p"] == pytest.approx(p)
+    # The markdown page prints no p-value for the untested pair ("–"), not "nan".
+    text = comparison_markdown(_eem_table4(), result, "t")
+    row = next(line for line in text.splitlines() if line.startswith("| Mine") and "EEMrbf" in line)
+    assert [c.strip() for c in row.strip("|").split("|")][-2:] == ["–", "–"]
+    # No data set where all three have a value: no ranks, no Friedman, and the page says so.
+    values["SVMrbf"][:5] = np.nan
+    text = comparison_markdown(_eem_table4(), compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in
+                                                                                            range(8)])), "t")
+    assert text.splitlines()[3:7] == [
+        "Ranks and tests on 0 of 8 data sets (those where every compared model has a value).", "",
+        "Friedman / Nemenyi: needs two or more data sets where every model ran, and three models.", ""]
+    assert "Average rank" not in text
+
+
+def test_wins_of_a_lower_is_better_metric_are_the_lower_values():
+    # LS-SVM ensemble's Table 4.1 reports error (lower is better), printed at 4 decimals: a "win" of the user's
+    # model is a lower error, a draw equal errors at 4 decimals. Counted by hand on five data sets: lower on
+    # a, c, e, higher on b, equal at 4 decimals on d (0.10002 vs 0.10001).
+    from eemrepro.experiments import get_metric
+    from eemrepro.reports._compare import compare_methods, comparison_frame, comparison_markdown
+    from eemrepro.reports._spec import registered_tables
+
+    spec = next(s for s in registered_tables() if s.id == "lssvm_ensemble_table41")
+    better = get_metric(spec.metric).greater_is_better
+    assert better is False
+    values = {"LS-SVM": [0.0315, 0.2230, 0.0500, 0.10001, 0.0200], "Mine": [0.0279, 0.2249, 0.0400, 0.10002, 0.0100]}
+    df = pd.DataFrame([{"dataset": d, "method": m, "error": v[i]} for m, v in values.items()
+                       for i, d in enumerate("abcde")])
+    result = compare_methods(spec, df, greater_is_better=better)
+    # Ranks, 1 = the lower error: Mine 1, 2, 1, 2, 1; LS-SVM 2, 1, 2, 1, 2.
+    assert dict(zip(result["ranks"]["method"], result["ranks"]["average rank"], strict=True)) == \
+        pytest.approx({"Mine": 7 / 5, "LS-SVM": 8 / 5})
+    pairs = comparison_frame(spec, result, better)
+    assert pairs[["model", "baseline", "wins", "draws", "losses", "datasets"]].values.tolist() == \
+        [["Mine", "LS-SVM", 3, 1, 1, 5]]
+    text = comparison_markdown(spec, result, "t", greater_is_better=better)
+    row = next(line for line in text.splitlines() if line.startswith("| Mine") and "LS-SVM" in line)
+    assert [c.strip() for c in row.strip("|").split("|")][:6] == ["Mine", "LS-SVM", "3", "1", "1", "5"]
+
+
+def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
+    # ``ranks_and_tests`` (the paper's comparisons, <table>_summary.md): on the data sets where every method has
+    # a value, each pair's Wilcoxon p is scipy's and the ranks / Friedman statistic are scipy's.
+    from scipy import stats
+
+    from eemrepro.reports._tables import ranks_and_tests
+
+    values = {m: np.array(v[:6]) for m, v in SIX_AND_EIGHT.items()}
+    out = ranks_and_tests(_long(values, [f"d{i}" for i in range(6)]), pairs=[("EEMrbf", "Mine"), ("SVMrbf", "Mine")])
+    assert out["datasets"] == 6
+    got = {t["pair"]: t["wilcoxon_p"] for t in out["wilcoxon"]}
+    assert got == pytest.approx({"Mine vs EEMrbf": stats.wilcoxon(values["Mine"], values["EEMrbf"]).pvalue,
+                                 "Mine vs SVMrbf": stats.wilcoxon(values["Mine"], values["SVMrbf"]).pvalue})
+    friedman = stats.friedmanchisquare(*(values[m] for m in sorted(values)))
+    assert out["friedman_statistic"] == pytest.approx(friedman.statistic)
+    assert out["friedman_p"] == pytest.approx(friedman.pvalue)
+    ranks = pd.DataFrame(values).rank(axis=1, ascending=False).mean()
+    assert out["average_rank"] == pytest.approx(ranks.to_dict())
+
+
+
+def test_a_model_identical_to_a_baseline_has_wilcoxon_p_one_and_draws_at_the_printed_digits():
+    # Every difference zero: no signed-rank statistic (scipy gives NaN); the comparison says p = 1, no evidence.
+    # A draw is equal at the digits the table prints: a table that names none prints fractions (scale 1) at 3.
+    import dataclasses
+
+    from eemrepro.reports._compare import compare_methods, printed_digits
+    from eemrepro.reports._spec import registered_tables
+
+    values = {"EEMrbf": [70.0 + i for i in range(7)], "Mine": [70.0 + i for i in range(7)]}
+    pairs = compare_methods(_eem_table4(), _long({m: np.array(v) for m, v in values.items()},
+                                                 [f"d{i}" for i in range(7)]))["pairs"]
+    assert pairs[["wins", "draws", "losses", "wilcoxon p", "holm p"]].values.tolist() == [[0, 7, 0, 1.0, 1.0]]
+    spec = dataclasses.replace(next(s for s in registered_tables() if s.id == "melm_table2"), digits=None)
+    assert spec.scale == 1 and printed_digits(spec) == 3
+    bac = pd.DataFrame([{"dataset": "a", "method": m, "bac": v} for m, v in (("MELM", 0.8121), ("Mine", 0.8124))])
+    pairs = compare_methods(spec, bac)["pairs"]
+    assert pairs[["wins", "draws", "losses"]].values.tolist() == [[0, 1, 0]]  # 0.812 both at 3 digits
+
+
+
+def test_a_model_better_by_exactly_one_everywhere_is_tested_not_called_a_tie():
+    # Differences of exactly +1.0 on 7 data sets: all of one sign, scipy's exact p = 2 / 2**7.
+    from scipy import stats
+
+    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._tables import ranks_and_tests
+
+    base = np.array([70.5 + i for i in range(7)])
+    values = {"EEMrbf": base, "SVMrbf": base - 3 * np.arange(7), "Mine": base + 1.0}
+    assert set(values["Mine"] - values["EEMrbf"]) == {1.0}
+    table = _long(values, [f"d{i}" for i in range(7)])
+    pairs = compare_methods(_eem_table4(), table)["pairs"].set_index("baseline")
+    assert pairs.loc["EEMrbf", "wilcoxon p"] == pytest.approx(2 / 2**7)
+    assert pairs.loc["EEMrbf", "wilcoxon p"] == pytest.approx(stats.wilcoxon(values["Mine"], base).pvalue)
+    tests = ranks_and_tests(table, pairs=[("EEMrbf", "Mine")])["wilcoxon"]
+    assert tests == [{"pair": "Mine vs EEMrbf", "median_difference": 1.0, "wilcoxon_p": pytest.approx(2 / 2**7)}]
+
+
+def test_ranks_and_friedman_from_the_fewest_data_sets_that_allow_them():
+    # One common data set: average ranks, no Friedman; two: Friedman too (Demsar: k models, n data sets).
+    from scipy import stats
+
+    from eemrepro.reports._compare import compare_methods
+
+    values = {"EEMrbf": np.array([80.0, 70.0, 60.0]), "SVMrbf": np.array([82.0, 69.0, np.nan]),
+              "Mine": np.array([81.0, 71.0, 65.0])}
+    one = compare_methods(_eem_table4(), _long({m: v.copy() for m, v in values.items()} | {
+        "SVMrbf": np.array([82.0, np.nan, np.nan])}, ["wine", "heart", "abalone"]))
+    assert dict(zip(one["ranks"]["method"], one["ranks"]["average rank"], strict=True)) == \
+        {"SVMrbf": 1.0, "Mine": 2.0, "EEMrbf": 3.0}  # wine: 82 > 81 > 80
+    assert "friedman" not in one and one["datasets"] == ["wine"]
+    two = compare_methods(_eem_table4(), _long(values, ["wine", "heart", "abalone"]))
+    # The data sets in the table's order, not sorted: wine before heart.
+    assert two["datasets"] == ["wine", "heart"] and two["of"] == ["wine", "heart", "abalone"]
+    friedman = stats.friedmanchisquare([80.0, 70.0], [82.0, 69.0], [81.0, 71.0])
+    assert two["friedman"] == pytest.approx((friedman.statistic, friedman.pvalue))
+    assert two["cd"] == pytest.approx(2.343 * np.sqrt(3 * 4 / (6 * 2)), abs=1e-3)
+
+
+def test_a_time_table_has_no_comparison():
+    # A time table (EEM Table 5) holding a user's model: its values are seconds, not a metric to rank.
+    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._spec import registered_tables
+
+    spec = next(s for s in registered_tables() if s.id == "eem_table5")
+    df = pd.DataFrame([{"dataset": d, "method": m, "seconds": 1.0 + i, "gmean": 70.0 + i}
+                       for i, d in enumerate(["heart", "sonar"]) for m in ("EEMrbf", "Mine")])
+    assert compare_methods(spec, df) is None
+
+
+def test_the_papers_own_comparisons_at_their_smallest_and_with_a_method_missing():
+    # ``wins_draws_losses`` and ``ranks_and_tests`` (<table>_summary.md, the report's summary): a pair whose
+    # method is not in the table is left out and the pairs after it still counted; two data sets and two methods
+    # are enough for ranks and a Wilcoxon p; for a lower-is-better metric rank 1 is the lowest value.
+    from scipy import stats
+
+    from eemrepro.reports._tables import ranks_and_tests, wins_draws_losses
+
+    table = _long({"EEMrbf": np.array([80.0, 70.0, 60.0]), "Mine": np.array([81.0, 70.04, 55.0])},
+                  ["wine", "heart", "abalone"])
+    pairs = [("Gone", "EEMrbf"), ("EEMrbf", "Mine")]
+    wdl = wins_draws_losses(table, pairs, value="gmean")
+    # By hand at one decimal: wine 81.0 > 80.0, heart 70.0 = 70.0, abalone 55.0 < 60.0.
+    assert wdl.to_dict("records") == [{"pair": "Mine vs EEMrbf", "wins": 1, "draws": 1, "losses": 1, "datasets": 3}]
+    two = table[table["dataset"] != "abalone"]
+    out = ranks_and_tests(two, pairs, value="gmean")
+    assert out["datasets"] == 2 and out["methods"] == ["EEMrbf", "Mine"]
+    assert out["average_rank"] == {"Mine": 1.0, "EEMrbf": 2.0}
+    assert out["wilcoxon"] == [{"pair": "Mine vs EEMrbf", "median_difference": pytest.approx(np.median([1.0, 0.04])),
+                                "wilcoxon_p": pytest.approx(stats.wilcoxon([81.0, 70.04], [80.0, 70.0]).pvalue)}]
+    lower = ranks_and_tests(two, pairs, value="gmean", greater_is_better=False)
+    assert lower["average_rank"] == {"EEMrbf": 1.0, "Mine": 2.0}
+
+
+
+def test_the_critical_difference_diagram_draws_the_ranks_as_the_metric_reads_them(monkeypatch):
+    # The report's diagram (comparison.html) is scikit-posthocs' drawing of the average ranks it is handed: they
+    # must be 1 = the best by the metric (the lower error here), the user's models in red, the paper's in grey.
+    import scikit_posthocs as sp
+    from scipy import stats
+
+    from eemrepro.reports._compare import cd_diagram
+
+    error = pd.DataFrame({"LS-SVM": [0.03, 0.22, 0.05, 0.10], "Naive Bayes": [0.05, 0.20, 0.07, 0.12],
+                          "Mine": [0.02, 0.25, 0.04, 0.09]}, index=list("abcd"))
+    drawn = {}
+    draw = sp.critical_difference_diagram
+
+    def spy(ranks, significance, **kwargs):
+        drawn.update(ranks=ranks, palette=kwargs.get("color_palette"))
+        return draw(ranks, significance, **kwargs)
+
+    monkeypatch.setattr(sp, "critical_difference_diagram", spy)
+    svg = cd_diagram(error, greater_is_better=False, highlight=["Mine"])
+    assert svg.startswith("<svg")
+    # scipy's ranks of each data set's errors (1 = the lowest), averaged over the data sets.
+    expected = np.mean([stats.rankdata(row) for row in error.to_numpy()], axis=0)
+    assert drawn["ranks"].to_dict() == pytest.approx(dict(zip(error.columns, expected, strict=True)))
+    assert drawn["palette"] == {"LS-SVM": "0.35", "Naive Bayes": "0.35", "Mine": "tab:red"}
+    # The same table as "greater is better" values (negated) draws the same ranks.
+    cd_diagram(-error, greater_is_better=True, highlight=["Mine"])
+    assert drawn["ranks"].to_dict() == pytest.approx(dict(zip(error.columns, expected, strict=True)))
+    # Rebuilt, the page is the same bytes (no clock, no random ids in the SVG).
+    assert cd_diagram(error, greater_is_better=False, highlight=["Mine"]) == svg and "<dc:date>" not in svg
+    # Not drawn under two data sets or three models.
+    assert cd_diagram(error.iloc[:1], greater_is_better=False) is None
+    assert cd_diagram(error[["LS-SVM", "Mine"]], greater_is_better=False) is None
+
+
+# -- a, e. folders read a group of data sets at a time -------------------------------------------------------------
+# Kills (a): a group whose cells all timed out (no metric value in it) skipped by ``rows_by_datasets`` (its
+# cells dropped: read "missing", not "> N", and check turns a timed-out cell of the paper's into a skipped one:
+# a failing gate passes); (e): the printed limit "> N" taken from the last group read (or the smallest
+# budget), not the largest budget any timed-out record ran into.
+# Two folders as a user makes them: heart with a fit budget of 0.5 s (a quick model of the user's, and a slow one
+# timed out), sonar with 0.01 s (EEM Table 4's EEMrbf at 1000 hidden units: every fit past it). Read grouped
+# (a data set per group, TABLE_CHUNK_RECORDS = 1: heart, then sonar) the tables and the check are those of the
+# folders read in one piece, and the limit is the largest budget: max(0.5, 0.01) = 0.5, counted by hand.
+@pytest.fixture(scope="module")
+def timed_out_folders(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("grouped")
+    folder, module = _user_folder(tmp)
+    napper = f"{module}:Napper"
+    heart = tmp / "results" / "heart"
+    _run(_write_config(folder, "heart", {
+        "name": "heart", "datasets": ["heart"],
+        "models": {"Quick": {"estimator": napper, "grid": {"shrink": [0.0, 0.5]}},
+                   "Slow": {"estimator": napper, "delay": 30, "on_features": HEART_FEATURES,
+                            "grid": {"shrink": [0.0]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}), heart)
+    sonar = tmp / "results" / "sonar"
+    _run(_write_config(folder, "sonar", {
+        "name": "sonar", "datasets": ["sonar"],
+        "models": {"EEMrbf": {"estimator": "EEM", "activation": "rbf", "grid": {"n_hidden": [1000]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.01}}), sonar)
+    records = read_results([heart, sonar])
+    # What the folders hold (else the test tests nothing): sonar's cell timed out on its first fold and was
+    # abandoned on the second; heart's Slow likewise, at its own budget.
+    by = records.set_index(["dataset", "model", "fold"])["status"].to_dict()
+    assert by == {("heart", "Quick", 0): "ok", ("heart", "Quick", 1): "ok",
+                  ("heart", "Slow", 0): "timed-out", ("heart", "Slow", 1): "skipped-after-timeout",
+                  ("sonar", "EEMrbf", 0): "timed-out", ("sonar", "EEMrbf", 1): "skipped-after-timeout"}
+    budgets = records.loc[records["status"] == "timed-out"].groupby("dataset")["fit_seconds"].max().to_dict()
+    assert budgets == {"heart": 0.5, "sonar": 0.01}
+    return heart, sonar
+
+
+def _tables_of(dirs, where):
+    result = runner.invoke(app, ["tables", *map(str, dirs), "--out", str(where), "--format", "md", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    return where
+
+
+def _wide_rows(md):
+    """{data set: {column: cell}} of a Markdown table's wide view (its first table)."""
+    lines = [line for line in md.splitlines() if line.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        if line.startswith("|--") or line.startswith("| data set"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header[1:], cells[1:], strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_group_whose_cells_all_timed_out_shows_them_past_the_largest_budget(tmp_path, timed_out_folders,
+                                                                           monkeypatch, grouped):
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    heart, sonar = timed_out_folders
+    out = _tables_of([heart, sonar], tmp_path / "tables")
+    text = (out / "eem_table4_gmean.md").read_text()
+    wide = _wide_rows(text)
+    assert wide["heart"]["Slow"] == "> 0.5" and wide["sonar"]["EEMrbf"] == "> 0.5"
+    # The quick model's cell: the better of its two points by mean GMean over the folds, mean±std (ddof 1) in %.
+    quick = read_results(heart).query("model == 'Quick'").groupby("point")["gmean"].agg(["mean", "std"]) * 100
+    best = quick.loc[quick["mean"].idxmax()]
+    assert wide["heart"]["Quick"] == f"{best['mean']:.1f}±{best['std']:.1f} (–)"
+    table = pd.read_csv(out / "eem_table4_gmean.csv", comment="#")
+    cells = table.set_index(["dataset", "method"])["status"]
+    assert cells[("sonar", "EEMrbf")] == "timed-out" and cells[("heart", "Slow")] == "timed-out"
+    assert cells[("heart", "Quick")] == "ok"
+    # The paper's EEMrbf on sonar ran and has no value: check counts it missing (a failure), not skipped.
+    check = (out / "check.md").read_text()
+    assert "missing 1" in check, check
+
+
+def test_the_grouped_reader_writes_what_the_whole_frame_reader_writes(tmp_path, timed_out_folders, monkeypatch):
+    from eemrepro.reports import _tables as tables_module
+
+    heart, sonar = timed_out_folders
+    whole = _tables_of([heart, sonar], tmp_path / "whole")
+    monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    grouped = _tables_of([heart, sonar], tmp_path / "grouped")
+    names = sorted(p.name for p in whole.iterdir())
+    assert names == sorted(p.name for p in grouped.iterdir())
+    for name in names:
+        assert (grouped / name).read_bytes() == (whole / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_check_fails_on_a_papers_cell_that_timed_out_in_a_group_of_its_own(timed_out_folders, monkeypatch, grouped):
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    heart, sonar = timed_out_folders
+    result = runner.invoke(app, ["check", str(heart), str(sonar)])
+    assert result.exit_code == 1, result.output
+    assert "MISSING eem_table4 sonar EEMrbf: no reproduced value (published 82.8)" in result.output
+    assert "within tolerance: 0 of 1 cells" in result.output
+
+
+# -- d. a timeout abandons its grid point on its own data set only ------------------------------------------------
+# Kills: the key of what a timeout abandons (``_timeout_key``) or its use in ``_run_batch`` (units run one after
+# the other in one worker) or between dispatches dropping the data set: a point slow on sonar skipped on heart.
+# Under ``after_timeout: skip`` the point's other folds of the same data set and model are skipped, nothing else.
+# The classifier sleeps 30 s at "delay: 30" on sonar's 60 columns only: past the 2 s budget there, quick on heart.
+def _statuses(out):
+    frame = read_results(out)
+    return {(r.dataset, r.model, r.point, r.fold): r.status for r in frame.itertuples()}, frame
+
+
+def _point(delay):
+    return f'{{"delay": {delay}, "shrink": 0.0}}'
+
+
+def test_a_timeout_on_one_data_set_skips_its_point_there_and_not_on_the_next_one(tmp_path):
+    # Every unit dispatched alone (a first run: no timing is known, none is batched); sonar's come first (the
+    # prior cost of its 60 columns), so heart's units of the point are dispatched after its timeout is seen.
+    folder, module = _user_folder(tmp_path)
+    cfg = _write_config(folder, "spill", {
+        "name": "spill", "datasets": ["heart", "sonar"],
+        "models": {"S": {"estimator": f"{module}:Napper", "on_features": SONAR_FEATURES,
+                         "grid": {"delay": [30], "shrink": [0.0]}}},
+        "protocol": {"folds": 3, "repeats": 1, "seed": 5, "fit_timeout": 2, "after_timeout": "skip"}})
+    out = tmp_path / "out"
+    _run(cfg, out)
+    statuses, frame = _statuses(out)
+    slow = _point(30)
+    assert [statuses[("sonar", "S", slow, f)] for f in range(3)] == ["timed-out", *["skipped-after-timeout"] * 2]
+    assert [statuses[("heart", "S", slow, f)] for f in range(3)] == ["ok"] * 3
+    # The order that makes this a test of the rule: sonar's timeout was stored before heart's fits of the point.
+    order = list(zip(frame["dataset"], frame["status"], strict=True))
+    assert order.index(("sonar", "timed-out")) < order.index(("heart", "ok"))
+
+
+def test_a_timeout_inside_a_batch_skips_its_point_on_that_data_set_only(tmp_path, monkeypatch):
+    # A grid grown by a point after a first run: the new point's units are estimated from the stored timings of
+    # their cells and, small, run as one batch in one worker, sonar's first (its first run napped 0.05 s a fit).
+    from eemrepro.experiments import _runner
+
+    folder, module = _user_folder(tmp_path)
+
+    def config(delays):
+        return _write_config(folder, "grown", {
+            "name": "grown", "datasets": ["heart", "sonar"],
+            "models": {"N": {"estimator": f"{module}:Napper", "on_features": SONAR_FEATURES,
+                             "grid": {"delay": delays, "shrink": [0.0]}}},
+            "protocol": {"folds": 3, "repeats": 1, "seed": 5, "fit_timeout": 2, "after_timeout": "skip"}})
+
+    out = tmp_path / "out"
+    _run(config([0.05]), out)
+    batches = []
+    run_batch = _runner._run_batch
+
+    def spy(tasks):  # what the run's worker was handed (jobs 1: in this process)
+        batches.append([(t["dataset"], t["fold"]) for t in tasks])
+        return run_batch(tasks)
+
+    monkeypatch.setattr(_runner, "_run_batch", spy)
+    _run(config([0.05, 30]), out)
+    # The scenario: the six new units in one batch, sonar's three first.
+    assert batches == [[("sonar", 0), ("sonar", 1), ("sonar", 2), ("heart", 0), ("heart", 1), ("heart", 2)]]
+    statuses, _ = _statuses(out)
+    slow = _point(30)
+    assert [statuses[("sonar", "N", slow, f)] for f in range(3)] == ["timed-out", *["skipped-after-timeout"] * 2]
+    assert [statuses[("heart", "N", slow, f)] for f in range(3)] == ["ok"] * 3
+    # The first point, stored by the first run, stays as it was on both.
+    assert all(statuses[(d, "N", _point(0.05), f)] == "ok" for d in ("heart", "sonar") for f in range(3))
+
+
+# -- a user's own data set (local_datasets:) ----------------------------------------------------------------------
+# Kills survivors of mutmut on datasets/_local.py: the refusals' messages, ARFF nominal labels left as bytes, the
+# class counts and classes a run records, the entry a stored config gives without its file.
+LOCAL = """name: local
+datasets: [mine]
+local_datasets:
+  mine: {spec}
+models:
+  EEMrbf: {{estimator: EEM, activation: rbf, grid: {{n_hidden: [10]}}}}
+protocol: {{folds: 2, repeats: 1, seed: 5}}
+"""
+
+
+def _local_run(tmp_path, spec, code=0):
+    cfg = tmp_path / "local.yaml"
+    cfg.write_text(LOCAL.format(spec=spec))
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--jobs", "1", "--quiet"])
+    assert result.exit_code == code, result.output
+    return _one_line(result.output)
+
+
+@pytest.mark.parametrize(("name", "content", "spec", "message"), [
+    ("gone.csv", None, "", "{path}: no such file"),
+    ("bad.arff", "not an arff file\n", "", "{path}: not a readable arff file (it ends before its data)"),
+    ("bad.csv", "", "", "{path}: not a readable csv file (No columns to parse from file)"),
+    ("one.csv", "y\np\nq\n", "", "{path}: 1 column(s); a data set needs features and a label"),
+    ("inf.csv", "a,y\n1,p\ninf,q\n2,p\n3,q\n", "", "{path}: an infinite value in a feature column"),
+    ("na.csv", "a,y\n1,p\n2,\n3,q\n,q\n5,p\n", "",
+     "{path}: a missing value in row 2 (column 'y') and 1 more row(s); drop or impute them first"),
+    ("many.csv", "a,b,c\n1,2,p\n3,4,q\n", ", target: z",
+     "{path}: no column 'z' (the target); its columns are ['a', 'b', 'c']"),
+    ("d.txt", "a,y\n1,p\n2,q\n", "", "{path}: format None unknown; name it with 'format' (one of ['csv', 'arff', "
+     "'libsvm']; by extension: ['.arff', '.csv', '.libsvm', '.svm', '.svmlight'])"),
+    ("all.csv", "a,y\n1,p\n2,q\n3,p\n4,q\n", ", positive: [p, q]", "{path}: positive label(s) ['p', 'q'] leave one class"),
+    ("yes.csv", "a,y\n1,yes\n2,no\n3,yes\n4,no\n", ", positive: yes",
+     "{path}: positive label(s) ['True'] not in the file; its classes are ['no', 'yes'] (YAML reads yes/no/on/off "
+     "as true/false: quote the label)"),
+    ("text.csv", "a,b,y\n1,red,p\n2,blue,q\n", "", "{path}: column 'b' is not numeric (such as 'red'); encode it as "
+     "numbers first"),
+])
+def test_a_local_file_that_cannot_be_used_is_refused_naming_it_and_why(tmp_path, name, content, spec, message):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    output = _local_run(tmp_path, f"{{file: {name}{spec}}}", code=1)
+    assert message.format(path=path) in output, output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_local_file_whose_binary_labels_are_read_as_written_and_counted(tmp_path):
+    # An ARFF file's nominal labels (bytes to scipy) read as their text: the positive class named in the config
+    # is found, and the run records the classes' sizes, negatives first: 40 well, 20 sick, counted by hand.
+    # (Its run warned on every binary local data set that its sizes differed from its own entry's.)
+    rows = [f"{i % 7}.5,{'sick' if i < 20 else 'well'},{i}" for i in range(60)]
+    (tmp_path / "d.arff").write_text("\n".join(["@relation d", "@attribute a numeric", "@attribute status {sick,well}",
+                                                "@attribute b numeric", "@data", *rows]) + "\n")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _local_run(tmp_path, "{file: d.arff, target: status, positive: [sick]}")
+    stored = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())["local_datasets"]["mine"]
+    assert {k: stored[k] for k in ("format", "target", "positive", "n", "d", "class_counts")} == {
+        "format": "arff", "target": "status", "positive": ["sick"], "n": 60, "d": 2, "class_counts": [40, 20]}
+    # The sizes loaded are the sizes recorded: no "differ from the registry's" warning on the user's own file
+    # (the entry said class_counts, the loader n_neg / n_pos).
+    assert not [w for w in caught if "differ from the registry" in str(w.message)], [str(w.message) for w in caught]
+    from eemrepro.datasets import get_entry
+
+    assert get_entry("mine").expected == {"n": 60, "d": 2, "n_neg": 40, "n_pos": 20}
+
+
+def test_a_stored_config_gives_the_entry_its_file_gave_without_reading_it(tmp_path):
+    # A three-class CSV (10 a, 20 b, 30 c, counted by hand) run once; its store's config.yaml, read for the
+    # reports after the file is gone, gives the registry entry the file gave: checksum, shape, classes, reading.
+    from eemrepro.datasets import get_entry, local_entry
+    from eemrepro.experiments import load_config
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x1": rng.normal(size=60), "x2": rng.normal(size=60),
+                          "kind": ["a"] * 10 + ["b"] * 20 + ["c"] * 30})
+    frame.to_csv(tmp_path / "three.csv", index=False)
+    read = local_entry("mine", {"file": "three.csv", "target": "kind"}, home=tmp_path)
+    assert read.classes == ("a", "b", "c") and read.positive is None
+    assert read.expected == {"n": 60, "d": 2, "class_counts": [10, 20, 30]}
+    _local_run(tmp_path, "{file: three.csv, target: kind}")
+    (tmp_path / "three.csv").unlink()
+    load_config(tmp_path / "out" / "config.yaml", import_estimators=False)  # registers the entry it names
+    stored = get_entry("mine")
+    for field in ("paper_name", "group", "format", "files", "expected", "positive", "classes", "local"):
+        assert getattr(stored, field) == getattr(read, field), field
+    assert stored.notes.startswith("a local csv file: ") and stored.notes.endswith("three.csv")
+    assert stored.files[0].sha256 == read.files[0].sha256 != None  # noqa: E711  (a checksum, not a missing one)
