@@ -859,3 +859,7 @@ def test_the_scheduler_learns_from_prior_units_only_and_from_all_of_them():
     assert s.observe(None, 1.0) is None and list(s.estimates(np.array([2]))) == [6.0]  # a unit of no index
     s.observe(2, float("nan"))  # a failed fit's time says nothing
     assert list(s.estimates(np.array([2]))) == [6.0]
+    # A unit of a prior (never timed: it may take hours) goes alone even when small and followed by small
+    # measured ones, which go together.
+    t = Scheduler([0.3, 0.2, 0.2], [False, True, True], [("d", "A"), ("d", "B"), ("d", "B")], batch_seconds=0.5)
+    assert [t.next_batch(), t.next_batch(), t.next_batch()] == [[0], [1, 2], None]
