@@ -738,6 +738,9 @@ def _local_run(tmp_path, spec, code=0):
      "as true/false: quote the label)"),
     ("text.csv", "a,b,y\n1,red,p\n2,blue,q\n", "", "{path}: column 'b' is not numeric (such as 'red'); encode it as "
      "numbers first"),
+    ("bool.csv", "a,b,y\n1,True,p\n2,False,q\n", "", "{path}: column 'b' is not numeric (such as True)"),
+    ("wide.csv", ",".join(f"c{i}" for i in range(22)) + "\n" + ",".join("1" * 22) + "\n", ", target: z",
+     "{path}: no column 'z' (the target); its columns are " + str([f"c{i}" for i in range(20)])),
 ])
 def test_a_local_file_that_cannot_be_used_is_refused_naming_it_and_why(tmp_path, name, content, spec, message):
     path = tmp_path / name
@@ -783,6 +786,7 @@ def test_a_stored_config_gives_the_entry_its_file_gave_without_reading_it(tmp_pa
     frame.to_csv(tmp_path / "three.csv", index=False)
     read = local_entry("mine", {"file": "three.csv", "target": "kind"}, home=tmp_path)
     assert read.classes == ("a", "b", "c") and read.positive is None
+    assert (read.paper_name, read.group, read.format) == ("three.csv", "local", "local")
     assert read.expected == {"n": 60, "d": 2, "class_counts": [10, 20, 30]}
     _local_run(tmp_path, "{file: three.csv, target: kind}")
     (tmp_path / "three.csv").unlink()
@@ -863,3 +867,24 @@ def test_the_scheduler_learns_from_prior_units_only_and_from_all_of_them():
     # measured ones, which go together.
     t = Scheduler([0.3, 0.2, 0.2], [False, True, True], [("d", "A"), ("d", "B"), ("d", "B")], batch_seconds=0.5)
     assert [t.next_batch(), t.next_batch(), t.next_batch()] == [[0], [1, 2], None]
+
+
+
+def test_a_stores_config_run_again_refuses_a_local_file_that_changed_since(tmp_path):
+    # The store's config.yaml names the file by its checksum: run again from it after the file changed, it is
+    # refused naming both checksums (the first 12 hex digits of each), not run on other data.
+    import hashlib
+
+    (tmp_path / "d.txt").write_text("a,y\n" + "".join(f"{i},{'p' if i % 3 else 'q'}\n" for i in range(12)))
+    before = hashlib.sha256((tmp_path / "d.txt").read_bytes()).hexdigest()
+    _local_run(tmp_path, "{file: d.txt, format: csv}")  # a name no extension tells: the format says it
+    stored = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())["local_datasets"]["mine"]
+    assert (stored["format"], stored["sha256"]) == ("csv", before)
+    with open(tmp_path / "d.txt", "a") as fh:
+        fh.write("12,q\n")
+    after = hashlib.sha256((tmp_path / "d.txt").read_bytes()).hexdigest()
+    result = runner.invoke(app, ["run", str(tmp_path / "out" / "config.yaml"), "--out", str(tmp_path / "out"),
+                                 "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1
+    assert f"d.txt: sha256 {after[:12]}... differs from the {before[:12]}... recorded for it: the file changed" \
+        in _one_line(result.output)
