@@ -746,6 +746,9 @@ def _local_run(tmp_path, spec, code=0):
      "as true/false: quote the label)"),
     ("text.csv", "a,b,y\n1,red,p\n2,blue,q\n", "", "{path}: column 'b' is not numeric (such as 'red'); encode it as "
      "numbers first"),
+    ("bool.csv", "a,b,y\n1,True,p\n2,False,q\n", "", "{path}: column 'b' is not numeric (such as True)"),
+    ("wide.csv", ",".join(f"c{i}" for i in range(22)) + "\n" + ",".join("1" * 22) + "\n", ", target: z",
+     "{path}: no column 'z' (the target); its columns are " + str([f"c{i}" for i in range(20)])),
 ])
 def test_a_local_file_that_cannot_be_used_is_refused_naming_it_and_why(tmp_path, name, content, spec, message):
     path = tmp_path / name
@@ -791,6 +794,7 @@ def test_a_stored_config_gives_the_entry_its_file_gave_without_reading_it(tmp_pa
     frame.to_csv(tmp_path / "three.csv", index=False)
     read = local_entry("mine", {"file": "three.csv", "target": "kind"}, home=tmp_path)
     assert read.classes == ("a", "b", "c") and read.positive is None
+    assert (read.paper_name, read.group, read.format) == ("three.csv", "local", "local")
     assert read.expected == {"n": 60, "d": 2, "class_counts": [10, 20, 30]}
     _local_run(tmp_path, "{file: three.csv, target: kind}")
     (tmp_path / "three.csv").unlink()
@@ -800,3 +804,95 @@ def test_a_stored_config_gives_the_entry_its_file_gave_without_reading_it(tmp_pa
         assert getattr(stored, field) == getattr(read, field), field
     assert stored.notes.startswith("a local csv file: ") and stored.notes.endswith("three.csv")
     assert stored.files[0].sha256 == read.files[0].sha256 != None  # noqa: E711  (a checksum, not a missing one)
+
+
+# -- the scheduler's cost model ----------------------------------------------------------------------------------
+# Kills survivors of mutmut on experiments/_schedule.py: the seconds a record cost when some timings are missing,
+# each unit's estimate from the stored timings of its own cell (data set, model, inner or outer) and point only,
+# what a finished unit teaches the scheduler. A dry run's estimate (``eemrepro run --dry-run``) is these costs.
+def test_a_records_cost_counts_a_missing_timing_as_nothing_and_a_missing_path_as_one_point():
+    from eemrepro.experiments._schedule import record_seconds, records_seconds
+
+    records = [{"fit_seconds": 3.0, "path_size": None, "predict_seconds": None, "standalone_fit_seconds": 9.0},
+               {"fit_seconds": None, "path_size": 4, "predict_seconds": 0.5, "standalone_fit_seconds": None},
+               {"fit_seconds": 8.0, "path_size": 4, "predict_seconds": 0.25, "standalone_fit_seconds": 1.0}]
+    # By hand: 3 (a point alone: its standalone time is its own fit); 0 + 0.5; 8 / 4 + 0.25 + 1.
+    expected = [3.0, 0.5, 3.25]
+    assert records_seconds(records) == pytest.approx(sum(expected))
+    assert record_seconds(pd.DataFrame(records)).tolist() == pytest.approx([3.0, np.nan, 3.25], nan_ok=True)
+    # A frame without the timing columns a segment lacked: the fit's seconds alone.
+    assert record_seconds(pd.DataFrame({"fit_seconds": [2.0, 4.0]})).tolist() == [2.0, 4.0]
+
+
+def test_each_units_estimate_is_its_own_cells_stored_timings(tmp_path):
+    from eemrepro.experiments import enumerate_units, load_config
+    from eemrepro.experiments._schedule import unit_costs
+    from eemrepro.store._keys import point_id
+
+    folder, module = _user_folder(tmp_path)
+    cfg = _write_config(folder, "costs", {
+        "name": "costs", "datasets": ["heart", "sonar"],
+        "models": {m: {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}} for m in ("A", "B")},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "selection": "nested", "inner_folds": 2}})
+    config = load_config(cfg)
+    units = enumerate_units(config)
+    # Stored seconds per record: 1 for heart, 10 for sonar; + 100 for model B; + 1000 inside (inner); + 0.5 for
+    # the second point. One record per cell, point and position, made under the cell's identity ("ok"), and
+    # one of another identity (10**6 s) that must not count.
+    shas = {(d, m, inner): f"{d}-{m}-{inner}" for d in ("heart", "sonar") for m in ("A", "B") for inner in (False, True)}
+    rows = []
+    for u in units:
+        for p in u.point_dicts():
+            s = ((1 if u.dataset == "heart" else 10) + (100 if u.model == "B" else 0)
+                 + (1000 if u.inner is not None else 0) + (0.5 if p["shrink"] == 0.5 else 0))
+            base = {"dataset": u.dataset, "model": u.model, "point": point_id(p), "inner": u.inner,
+                    "path_size": 1, "predict_seconds": 0.0, "standalone_fit_seconds": np.nan}
+            rows.append({**base, "identity_sha": shas[(u.dataset, u.model, u.inner is not None)], "fit_seconds": s})
+            rows.append({**base, "identity_sha": "another", "fit_seconds": 1e6})
+    timed = pd.DataFrame(rows)
+    costs = unit_costs(config, units, timed, shas)
+    for u, c in zip(units, costs, strict=True):
+        each = (1 if u.dataset == "heart" else 10) + (100 if u.model == "B" else 0) + (1000 if u.inner is not None
+                                                                                       else 0)
+        assert c == pytest.approx(sum(each + (0.5 if p["shrink"] == 0.5 else 0) for p in u.point_dicts())), u
+
+
+def test_the_scheduler_learns_from_prior_units_only_and_from_all_of_them():
+    from eemrepro.experiments._schedule import Scheduler
+
+    # Cell A: priors of 1 s; two finished units took 4 s and 8 s: the ratio is 12 / 2 = 6, so A's third is 6 s,
+    # ahead of B's 5 s. A measured unit's time (known) teaches nothing: C's prior stays 5 s.
+    cells = [("d", "A")] * 3 + [("d", "B"), ("d", "C"), ("d", "C")]
+    s = Scheduler([1, 1, 1, 5, 2, 5], [False, False, False, False, True, False], cells)
+    s.observe(0, 4.0)
+    s.observe(1, 8.0)
+    s.observe(4, 60.0)
+    assert list(s.estimates(np.array([2, 3, 5]))) == [6.0, 5.0, 5.0]
+    assert s.observe(None, 1.0) is None and list(s.estimates(np.array([2]))) == [6.0]  # a unit of no index
+    s.observe(2, float("nan"))  # a failed fit's time says nothing
+    assert list(s.estimates(np.array([2]))) == [6.0]
+    # A unit of a prior (never timed: it may take hours) goes alone even when small and followed by small
+    # measured ones, which go together.
+    t = Scheduler([0.3, 0.2, 0.2], [False, True, True], [("d", "A"), ("d", "B"), ("d", "B")], batch_seconds=0.5)
+    assert [t.next_batch(), t.next_batch(), t.next_batch()] == [[0], [1, 2], None]
+
+
+
+def test_a_stores_config_run_again_refuses_a_local_file_that_changed_since(tmp_path):
+    # The store's config.yaml names the file by its checksum: run again from it after the file changed, it is
+    # refused naming both checksums (the first 12 hex digits of each), not run on other data.
+    import hashlib
+
+    (tmp_path / "d.txt").write_text("a,y\n" + "".join(f"{i},{'p' if i % 3 else 'q'}\n" for i in range(12)))
+    before = hashlib.sha256((tmp_path / "d.txt").read_bytes()).hexdigest()
+    _local_run(tmp_path, "{file: d.txt, format: csv}")  # a name no extension tells: the format says it
+    stored = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())["local_datasets"]["mine"]
+    assert (stored["format"], stored["sha256"]) == ("csv", before)
+    with open(tmp_path / "d.txt", "a") as fh:
+        fh.write("12,q\n")
+    after = hashlib.sha256((tmp_path / "d.txt").read_bytes()).hexdigest()
+    result = runner.invoke(app, ["run", str(tmp_path / "out" / "config.yaml"), "--out", str(tmp_path / "out"),
+                                 "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1
+    assert f"d.txt: sha256 {after[:12]}... differs from the {before[:12]}... recorded for it: the file changed" \
+        in _one_line(result.output)

@@ -76,6 +76,7 @@ def read_local_file(path, fmt, target=None, columns=None):
     for column in features.columns:
         if not pd.api.types.is_numeric_dtype(features[column]) or pd.api.types.is_bool_dtype(features[column]):
             example = features[column].dropna().iloc[0] if features[column].notna().any() else None
+            example = example.item() if isinstance(example, np.generic) else example  # True, not np.True_
             raise LocalDatasetError(f"{path}: column {column!r} is not numeric (such as {example!r}); encode it "
                                     "as numbers first")
     X = features.to_numpy(dtype=np.float64)
