@@ -24,8 +24,9 @@ from pathlib import Path
 
 from eemrepro.experiments import _watchdog as watchdog
 from eemrepro.experiments import load_config
+from eemrepro.experiments._dispatch import run_task as _run_task
 from eemrepro.experiments._kinds import get_kind
-from eemrepro.experiments._runner import _run_task
+from eemrepro.experiments._runner import unit_task
 from eemrepro.experiments._schedule import records_seconds
 from eemrepro.store._keys import identity_sha
 
@@ -38,12 +39,9 @@ def tasks(dataset, n_units, mirror, run_id):
     kind = get_kind(config.kind)
     units = [u for u in kind.units(config) if u.model == "ESMM"][:n_units]
     out = []
-    for u in units:
+    for u in units:  # the runner's own task of each unit
         ident = kind.identity(config, u)
-        out.append({**kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
-                    "points": u.point_dicts(), "skip_points": [], "repeat": u.repeat, "fold": u.fold,
-                    "inner": u.inner, "run_id": run_id, "identity": ident, "identity_sha": identity_sha(ident),
-                    "data_home": None, "mirror": mirror})
+        out.append(unit_task(config, u, ident, identity_sha(ident), run_id, None, mirror))
     return out
 
 

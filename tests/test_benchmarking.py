@@ -336,12 +336,12 @@ def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
     """A 10 s start-up, then 100 units of 0.1 s each: 9.9 s of units remain after the first, not 16.5 min."""
     import io
 
-    from eemrepro.experiments import _runner
+    from eemrepro.experiments import _dispatch
 
     clock = iter([0.0] + [10.0 + 0.1 * i for i in range(100)])
-    monkeypatch.setattr(_runner.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(_dispatch.time, "monotonic", lambda: next(clock))
     stream = io.StringIO()
-    progress = _runner.Progress(100, stream=stream)
+    progress = _dispatch.Progress(100, stream=stream)
     for _ in range(100):
         progress.update("heart KNM")
     lines = stream.getvalue().splitlines()

@@ -295,7 +295,7 @@ def test_dry_run_of_a_resumed_store_is_estimated_from_its_own_timings(reference,
     fresh = run_experiment(cfg, out=tmp_path / "fresh", dry_run=True, repeats=1, jobs=2)
     assert fresh.estimate_seconds < summary.estimate_seconds / 100
     # Records without timings (a store whose segments hold no such column) fall back to it too.
-    from eemrepro.experiments._runner import estimate_seconds
+    from eemrepro.experiments._plan import estimate_seconds
 
     units = [u for u in enumerate_units(cfg) if u.repeat == 0]
     untimed = ResultStore(resumed).frame(["identity_sha"])

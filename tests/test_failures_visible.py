@@ -91,7 +91,7 @@ def test_a_grid_whose_points_fail_shows_the_mark_and_the_count_in_every_table(tm
     # The table the run prints: the surviving point's mean±std, then the mark with the count; the legend says why.
     row = next(line for line in output.splitlines() if line.startswith("| heart"))
     assert re.search(rf"\| {re.escape(value)} †{FAILED} +\|$", row), row
-    assert f"'†k': k of the cell's fits failed or ran past the fit budget" in output
+    assert "'†k': k of the cell's fits failed or ran past the fit budget" in output
 
     tables = tmp_path / "tables"
     result = runner.invoke(app, ["tables", str(out), "--format", "md", "--format", "csv", "--format", "latex",

@@ -491,7 +491,7 @@ def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
 
     config_text, commands = _guide_section()
     config = yaml.safe_load(config_text)
-    for k, (name, spec) in enumerate(config["local_datasets"].items()):  # the user's CSVs, as the config reads them
+    for k, spec in enumerate(config["local_datasets"].values()):  # the user's CSVs, as the config reads them
         rng = np.random.default_rng(k)
         y = np.where(rng.random(90) < 0.3, spec["positive"], "benign")
         frame = pd.DataFrame(rng.normal(size=(90, 3)) + (y == spec["positive"])[:, None] * (0.6 + 0.3 * k),

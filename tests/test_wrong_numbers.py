@@ -675,7 +675,7 @@ def test_a_timeout_on_one_data_set_skips_its_point_there_and_not_on_the_next_one
 def test_a_timeout_inside_a_batch_skips_its_point_on_that_data_set_only(tmp_path, monkeypatch):
     # A grid grown by a point after a first run: the new point's units are estimated from the stored timings of
     # their cells and, small, run as one batch in one worker, sonar's first (its first run napped 0.05 s a fit).
-    from eemrepro.experiments import _runner
+    from eemrepro.experiments import _dispatch
 
     folder, module = _user_folder(tmp_path)
 
@@ -689,13 +689,13 @@ def test_a_timeout_inside_a_batch_skips_its_point_on_that_data_set_only(tmp_path
     out = tmp_path / "out"
     _run(config([0.05]), out)
     batches = []
-    run_batch = _runner._run_batch
+    run_batch = _dispatch.run_batch
 
     def spy(tasks):  # what the run's worker was handed (jobs 1: in this process)
         batches.append([(t["dataset"], t["fold"]) for t in tasks])
         return run_batch(tasks)
 
-    monkeypatch.setattr(_runner, "_run_batch", spy)
+    monkeypatch.setattr(_dispatch, "run_batch", spy)
     _run(config([0.05, 30]), out)
     # The scenario: the six new units in one batch, sonar's three first.
     assert batches == [[("sonar", 0), ("sonar", 1), ("sonar", 2), ("heart", 0), ("heart", 1), ("heart", 2)]]

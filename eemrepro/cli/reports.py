@@ -30,9 +30,7 @@ class Layout(str, Enum):
 def _check_folders(results):
     """Each RESULTS argument must be a folder: a config file given by mistake is named, with the folder its run
     writes (``eemrepro tables configs/quick.yaml`` means ``results/quick``)."""
-    from ._common import fail
-
-    from ._common import existing_store
+    from ._common import existing_store, fail
 
     for r in results:
         if r.is_file():

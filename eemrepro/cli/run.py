@@ -77,7 +77,7 @@ def run_cmd(
         if reading is not None:
             primary, cfg = cfg, cfg.with_reading(reading)
             if cfg.reading.derived:
-                from ..experiments._runner import record_derived_reading
+                from ..experiments._run_folder import record_derived_reading
 
                 where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg,
                                                primary.readings)

@@ -60,11 +60,10 @@ def export_cmd(
     force: Annotated[bool, typer.Option("--force", metavar="", help="Overwrite the file if it exists.")] = False,
 ):
     """Write the stored records (one row each, the latest of a retried unit) as CSV or Parquet."""
-    from ..store import StoreError, export_results
-    from ._common import fail
-
     # Never into a results folder by default: a committed store would gain a file of every record.
     from ..reports._outputs import OutputPlaceError, check_place
+    from ..store import StoreError, export_results
+    from ._common import fail
 
     target = out or Path(f"{dirs[0].resolve().name}-records.{format.value}")
     try:

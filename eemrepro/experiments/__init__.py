@@ -15,15 +15,9 @@ from ._criteria import Criterion, criterion_names, get_criterion, register_crite
 from ._kinds import ExperimentKind, get_kind, kind_names, register_kind
 from ._metrics import Metric, get_metric, metric_names, register_metric, score_all
 from ._model_sets import ModelSet, model_set_names, register_model_set
-from ._runner import (
-    ChangedConfigError,
-    RunInterrupted,
-    RunSummary,
-    done_keys,
-    enumerate_units,
-    run_experiment,
-    unfinished_cells_in,
-)
+from ._plan import Plan, RunOptions, done_keys, plan_run
+from ._run_folder import unfinished_cells_in
+from ._runner import ChangedConfigError, RunInterrupted, RunSummary, enumerate_units, run_experiment
 from ._selection import grid_summary, records_frame, select
 from ._splitters import (
     StratifiedKFoldSplitter,
@@ -37,7 +31,7 @@ from ._units import Unit
 __all__ = [
     "load_config", "parse_config", "ConfigError", "ExperimentConfig", "ModelSpec", "Protocol", "Reading",
     "run_experiment", "RunSummary", "ChangedConfigError", "ResultStore", "enumerate_units", "Unit",
-    "unfinished_cells_in", "done_keys", "RunInterrupted",
+    "unfinished_cells_in", "done_keys", "RunInterrupted", "Plan", "RunOptions", "plan_run",
     "select", "grid_summary", "records_frame",
     "ExperimentKind", "register_kind", "get_kind", "kind_names",
     "Metric", "register_metric", "get_metric", "metric_names", "score_all",

@@ -9,7 +9,7 @@ checked for its provenance: records made under another identity than the
 config's now (``identity_sha``) or on other data (``data_sha256``) are named
 and not re-run (their values would be compared with another experiment's).
 The others are re-run exactly as the runner runs them (``unit_task``,
-``_execute`` on loky) into a scratch results folder, and each new record is
+``_dispatch.dispatch`` on loky) into a scratch results folder, and each new record is
 compared with the stored one, field by field, timings and run facts aside.
 
 Sampling: the (data set, model) cells are visited in a random order, round
@@ -39,12 +39,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._units import cell_key
+
 #: The relative tolerance of float noise: |a - b| <= FLOAT_NOISE * max(1, |a|, |b|).
 FLOAT_NOISE = 1e-9
 
 #: Record fields that say when, where and how fast a record was made, not what it is: never compared (with
 #: every field named ``*_seconds``).
-IGNORED = frozenset({"run_id", "host", "versions", "finished_at", "warnings"})
+IGNORED = frozenset({"run_id", "host", "versions", "finished_at", "started_at", "worker", "warnings"})
 #: Fields that find a record (its key) or say what made it (its identity, checked on its own): not compared.
 KEYS = frozenset({"dataset", "model", "params", "repeat", "fold", "inner", "kind", "estimator", "fixed_params",
                   "identity", "identity_sha", "data_sha256"})
@@ -256,7 +258,7 @@ def _stored_units(units, stored):
         return np.zeros(len(units), dtype=bool)
     # ``done_units`` matches identities and data too: with every row made to match, it counts keys alone.
     anything = stored.assign(identity_sha=pd.Categorical.from_codes(np.zeros(len(stored), dtype=np.int8), ["*"]))
-    cells = {(u.dataset, u.model, u.inner is not None): "*" for u in units}
+    cells = dict.fromkeys(map(cell_key, units), "*")
     found = done_units(units, anything, np.ones(len(stored), dtype=bool), cells)
     if found is None:  # a kind whose units are not groups of points x positions: key by key
         keys = set(frame_keys(stored).tolist())
@@ -399,8 +401,9 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     """
     from ..datasets import DatasetError, dataset_checksum
     from ..store import ResultStore, StoreError
-    from ._identity import cell_identity
-    from ._runner import _execute, _n_jobs, unit_task
+    from ._dispatch import dispatch
+    from ._plan import RunOptions, cell_identities
+    from ._runner import unit_task
     from ._units import frame_keys
     from ._watchdog import close_fit_child
 
@@ -408,8 +411,9 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     folder = Path(folder)
     config, kind = load_audited(folder, only_datasets, only_models)
     every = kind.units(config)
-    mirror = mirror if mirror is not None else config.mirror
-    data_home = data_home if data_home is not None else config.data_home
+    # The run's own options, resolved as a run resolves them (the folder's config fills what is not given).
+    _, _, options = RunOptions(out=folder, jobs=jobs, mirror=mirror, data_home=data_home).resolve(config)
+    mirror, data_home, n_jobs = options.mirror, options.data_home, options.jobs
     store = ResultStore(folder)
     try:
         stored = store.frame(_DRAW_COLUMNS, datasets=only_datasets)
@@ -425,7 +429,6 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
                          + (" among the data sets and models chosen" if only_datasets or only_models else ""))
     n = min(len(population), math.ceil(fraction * len(population)) if fraction is not None else sample)
     index = pd.Index(frame_keys(stored))
-    n_jobs = _n_jobs(jobs if jobs is not None else config.jobs)
     chosen, budget, over = [], 0.0, 0
     for i in sample_order(population, np.random.default_rng(seed)):
         if len(chosen) == n:
@@ -455,11 +458,9 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
                 raise AuditError(f"{folder}: data set {d}: {exc}") from None
             audit.unavailable[d] = str(exc)
     chosen = [u for u in chosen if u.dataset not in audit.unavailable]
-    identities, to_run, codes = {}, [], {}
+    identities, to_run = cell_identities(kind, config, chosen), []
     for u in chosen:
-        cell = (u.dataset, u.model, u.inner is not None)
-        if cell not in identities:
-            identities[cell] = cell_identity(kind, config, u, codes)
+        cell = cell_key(u)
         why = _provenance(identities[cell], checksums[u.dataset], [records[k] for k in u.keys()])
         if why:
             result = UnitAudit(unit=u, verdict=OTHER, why=why)
@@ -474,7 +475,7 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     try:
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
         for u, new in _rerun(config, to_run, records, identities, scratch, n_jobs, data_home, mirror, unit_task,
-                             _execute, folder, deadline):
+                             dispatch, folder, deadline):
             result = _judge(u, [records[k] for k in u.keys()], new)
             if result.verdict == DIFFERS:
                 reason = known_reason(known, folder, result)
@@ -612,7 +613,7 @@ def _rerun(config, units, records, identities, scratch, n_jobs, data_home, mirro
                     return
                 skipped = {point_id(records[k]["params"]) for k in u.keys()
                            if records[k]["status"] == "skipped-after-timeout"}
-                cell = (u.dataset, u.model, u.inner is not None)
+                cell = cell_key(u)
                 task = unit_task(config, u, identities[cell], identity_sha(identities[cell]), store.run_id,
                                  data_home, mirror, skip=lambda p, skipped=skipped: point_id(p) in skipped)
                 yield [dict(task, unit_index=i)]

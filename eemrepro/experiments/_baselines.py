@@ -12,9 +12,8 @@ stores of different protocols whose records meet in a table.
 """
 
 import os
-from pathlib import Path
-
 from dataclasses import fields
+from pathlib import Path
 
 from ._config import ConfigError, Protocol
 

@@ -85,7 +85,7 @@ class _WholeDataKind(ExperimentKind):
         proto = config.protocol
         return {"estimator": spec.estimator, "home": spec.home, "params": spec.params_for(unit.dataset),
                 "analysis": vars(config.analysis), "fit_timeout": proto.fit_timeout,
-                "after_timeout": proto.after_timeout, "fit_memory_gb": proto.fit_memory_gb,
+                "fit_memory_gb": proto.fit_memory_gb,
                 "scaling": proto.scaling,
                 "seed": derive_seed(proto.seed, unit.dataset, unit.model, self.name, unit.repeat)}
 

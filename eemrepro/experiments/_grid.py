@@ -98,8 +98,7 @@ class GridSearch(ExperimentKind):
             train, test = train[tr], train[va]
         X_train, X_test = scale_parts(proto.scaling, X[train], X[test])
         data = (X_train, y[train], X_test, y[test])
-        task = dict(task, fit_timeout=proto.fit_timeout, after_timeout=proto.after_timeout,
-                    fit_memory_gb=proto.fit_memory_gb)
+        task = dict(task, fit_timeout=proto.fit_timeout, fit_memory_gb=proto.fit_memory_gb)
         results = run_points(task, _fit_steps, data)
         return [make_record(task, p, results[point_id(p)], meta["sha256"], len(train), len(test))
                 for p in task["points"]]

@@ -218,8 +218,7 @@ class ProjectionPipeline(ExperimentKind):
             "estimator": spec.estimator, "home": spec.home, "params": spec.params_for(unit.dataset),
             "projection_point": json.loads(ppoint), "protocol": asdict(proto),
             "classifier_specs": config.analysis.classifier_specs(), "cv_folds": config.analysis.cv_folds,
-            "fit_timeout": proto.fit_timeout, "after_timeout": proto.after_timeout,
-            "fit_memory_gb": proto.fit_memory_gb,
+            "fit_timeout": proto.fit_timeout, "fit_memory_gb": proto.fit_memory_gb,
             "seed": derive_seed(proto.seed, unit.dataset, unit.model, unit.repeat, unit.fold,
                                 *(() if unit.inner is None else ("inner", unit.inner))),
         }

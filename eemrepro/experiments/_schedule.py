@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._kinds import get_kind
-from ._units import as_category, point_ids
+from ._units import as_category, cell_key, point_ids
 
 #: Units estimated under this many seconds are packed into batches of about this much work.
 BATCH_SECONDS = 0.5
@@ -73,7 +73,7 @@ def unit_costs(config, units, timed=None, shas=None, known=False):
         by_cell, by_point = _measured(timed, shas, {(u.dataset, u.model) for u in units})
     out, trusted = np.empty(len(units)), np.ones(len(units), dtype=bool)
     for i, u in enumerate(units):
-        cell = (u.dataset, u.model, u.inner is not None)
+        cell = cell_key(u)
         if by_point:
             each = [by_point.get((*cell, p)) for p in point_ids(u.points)]
             if all(e is not None for e in each):

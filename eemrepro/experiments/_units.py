@@ -41,6 +41,12 @@ class Unit:
 
 
 @lru_cache(maxsize=65536)
+def cell_key(unit):
+    """A unit's cell as identities are kept: (data set, model, is inner) -- an inner split's fits are made
+    under their own identity."""
+    return unit.dataset, unit.model, unit.inner is not None
+
+
 def point_ids(points):
     """The ``point_id`` of each point of a unit's ``points`` tuple (the record keys' middle part).
 

@@ -37,6 +37,7 @@ import traceback
 from functools import cache, lru_cache
 
 from ._guards import EstimatorOutputError, input_write_error, read_only
+from ._timeouts import TimeoutLedger, out_of_memory  # noqa: F401  (out_of_memory: re-exported)
 from ._units import point_id
 
 _HEADER = struct.Struct("<Q")
@@ -110,11 +111,6 @@ def scale_parts(scaling, X_fit, X_other=None):
         scaler = StandardScaler().fit(X_fit)
         return scaler.transform(X_fit), None if X_other is None else scaler.transform(X_other)
     return X_fit, X_other
-
-
-def out_of_memory(fields):
-    """Whether a record's fields say its fit failed for lack of memory."""
-    return fields.get("status") == "failed" and str(fields.get("error") or "").startswith("MemoryError")
 
 
 def short_error(exc):
@@ -413,6 +409,7 @@ def run_points(task, steps, data):
     points = [p for p in task["points"] if point_id(p) not in skip]
     results = {point_id(p): {"status": "skipped-after-timeout"} for p in task["points"] if point_id(p) in skip}
     use_fork = hasattr(os, "fork")
+    ledger = TimeoutLedger.of(task)
     while points:
         if use_fork:
             done, timed_out, crashed, reason = _run_points_in_child(task, steps, data, points, task["fit_timeout"])
@@ -428,13 +425,14 @@ def run_points(task, steps, data):
                                     "error": f"fit ran past fit_timeout={task['fit_timeout']} s and was killed"}
         for p in crashed:
             results[point_id(p)] = {"status": "failed", "error": reason}
+        # What a fit of this round abandoned (under skip-model the rest of the model's grid on this data set:
+        # the paper's "not finished within the budget") is not attempted.
+        for p in [*done, *map(point_id, timed_out), *map(point_id, crashed)]:
+            ledger.note(task.get("dataset"), task.get("model"), p, results[p])
         points = [p for p in points if point_id(p) not in results]
-        if task.get("after_timeout") == "skip-model" and (timed_out or any(map(out_of_memory, done.values()))):
-            # The model has run past the time (or memory) budget on this data
-            # set: the rest of its grid is not attempted (the paper's "not
-            # finished within the budget").
-            results.update({point_id(p): {"status": "skipped-after-timeout"} for p in points})
-            points = []
+        abandoned = [p for p in points if ledger.skips(task.get("dataset"), task.get("model"), point_id(p))]
+        results.update({point_id(p): {"status": "skipped-after-timeout"} for p in abandoned})
+        points = [p for p in points if point_id(p) not in results]
     return results
 
 

@@ -195,7 +195,7 @@ class _Facts:
 def _read_folders(dirs, columns, facts, datasets=None):
     """The records frame of ``dirs`` (of ``datasets`` only, unless None), each kind's rows in one block;
     ``facts`` (``_Facts``) gathers what the provenance says of them."""
-    from ..experiments._runner import config_scope_in
+    from ..experiments._run_folder import config_scope_in
 
     pieces = {}
     for d in dirs:

@@ -1,0 +1,251 @@
+"""The plan of a run, read-only: what ``run`` executes and ``run --dry-run``, ``status`` and ``audit`` print.
+
+``RunOptions`` holds a run's options as one frozen object; ``check_data``
+checksums the data sets run now and checks the baselines (before any lock:
+a failed checksum moves nothing); ``plan_run`` reads the store and says, for
+every unit, whether it is done -- every record stored, made with the data as
+it is now, under the cell's identity now (``cell_identity``: the config's
+settings, a user's code, a local data set's definition), a failed fit not
+counting under ``retry_failed`` -- and so which units are pending, which
+stored cells were made under another identity, which stored records the
+config no longer names, and a rough time estimate.
+"""
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._identity import cell_identity
+from ._kinds import get_kind
+from ._run_folder import default_out
+from ._units import as_category, cell_key, changed_identities, done_units, frame_keys, identity_sha, scope_rows
+
+#: The stored columns a plan reads: what a unit's resume and a cell's identity need, and the timings an
+#: estimate and the longest-first order are made of.
+PLAN_COLUMNS = ["status", "identity_sha", "data_sha256", "identity", "error_message", "fit_seconds",
+                "predict_seconds", "path_size", "standalone_fit_seconds"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """A run's options (``run_experiment``'s keywords), resolved against its config by ``resolve``."""
+
+    out: Path | None = None
+    jobs: int | None = None
+    backend: str = "loky"
+    scheduler: str | None = None
+    fresh: bool = False
+    dry_run: bool = False
+    mirror: str | None = None
+    data_home: str | None = None
+    progress: bool = True
+    repeats: int | None = None
+    skip_unavailable: bool = False
+    retry_failed: bool = False
+    only_models: tuple | None = None
+    only_datasets: tuple | None = None
+    rerun_changed: bool = False
+
+    def resolve(self, config):
+        """(the config as run now, the config as its folder keeps it, these options with every default
+        filled in: ``out``, ``jobs``, ``mirror``, ``data_home`` from the config where not given).
+
+        ``repeats`` overrides the config's ``protocol.repeats`` for this run;
+        the folder's config.yaml keeps the config's own unless the flag asks
+        for more: a run at fewer repeats (a screen, a chunk of a long run) is
+        a partial run of the config, whose reports read every repeat stored.
+        """
+        stored = config
+        if self.repeats is not None:
+            if self.repeats < 1:
+                raise ValueError(f"repeats must be >= 1, got {self.repeats}")
+            config = replace(config, protocol=replace(config.protocol, repeats=int(self.repeats)))
+            if self.repeats > stored.protocol.repeats:
+                stored = config
+        jobs = self.jobs if self.jobs is not None else config.jobs
+        options = replace(
+            self, out=Path(self.out) if self.out is not None else default_out(config),
+            jobs=n_jobs(jobs), mirror=self.mirror if self.mirror is not None else config.mirror,
+            data_home=self.data_home if self.data_home is not None else config.data_home,
+            only_models=None if self.only_models is None else tuple(self.only_models),
+            only_datasets=None if self.only_datasets is None else tuple(self.only_datasets))
+        return config, stored, options
+
+
+def n_jobs(jobs):
+    """Workers for ``--jobs`` (None or -1: every core)."""
+    import os
+
+    if jobs is None or jobs == -1:
+        return os.cpu_count() or 1
+    return max(1, int(jobs))
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """The data sets run now with their checksums, and those skipped as unavailable (with why)."""
+
+    sha256: dict
+    unavailable: dict
+
+
+def check_data(config, options):
+    """Refuse unknown ``--only-*`` names, checksum the data sets run now, and check the baselines against
+    them (``options`` resolved). Reads no store and writes nothing."""
+    from ..datasets import DatasetError, dataset_checksum
+
+    kind = get_kind(config.kind)
+    model_names = sorted({u.model for u in kind.units(replace(config, datasets=config.datasets[:1]))})
+    for label, chosen, known in (("model", options.only_models, model_names),
+                                 ("data set", options.only_datasets, list(config.datasets))):
+        unknown = sorted(set(chosen or ()) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {label}(s) {unknown}; the config has {known}")
+    sha, unavailable = {}, {}
+    for d in config.datasets:
+        if options.only_datasets and d not in options.only_datasets:
+            continue
+        try:
+            sha[d] = dataset_checksum(d, data_home=options.data_home, mirror=options.mirror)
+        except DatasetError as exc:
+            if not options.skip_unavailable:
+                raise
+            unavailable[d] = str(exc)
+    if config.baselines:  # refused before anything runs: a comparison made under two protocols means nothing
+        from ._baselines import check_baselines
+
+        check_baselines(config, sha, options.out)
+    return DataCheck(sha256=sha, unavailable=unavailable)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run would do now. ``units`` are those run now (``--only-*``, available data) in the kind's
+    order, ``finished`` whether each is done, ``pending`` those that are not; ``identities`` and ``shas``
+    cover every cell of the whole config; ``stored`` is the store's frame (``PLAN_COLUMNS``)."""
+
+    config: object
+    stored_config: object
+    options: RunOptions
+    data: DataCheck
+    units: list
+    finished: np.ndarray
+    identities: dict
+    shas: dict
+    stored: pd.DataFrame = field(repr=False)
+    changed: list
+    left_out: dict
+
+    @property
+    def pending(self):
+        return [u for u, f in zip(self.units, self.finished, strict=True) if not f]
+
+    def identity(self, unit):
+        return self.identities[cell_key(unit)]
+
+    def sha(self, unit):
+        return self.shas[cell_key(unit)]
+
+    def estimate_seconds(self):
+        """A rough wall-time estimate of the pending units on the run's workers (``_schedule.unit_costs``:
+        stored timings of the same point under the cell's identity where there are any, else the kind's
+        cost model)."""
+        return estimate_seconds(self.config, self.pending, self.options.jobs, self.stored, self.shas)
+
+    def by_cell(self):
+        """{(data set, model): (units done, units)} of the units run now, in the kind's order."""
+        out = {}
+        for u, f in zip(self.units, self.finished, strict=True):
+            done, total = out.get((u.dataset, u.model), (0, 0))
+            out[(u.dataset, u.model)] = (done + bool(f), total + 1)
+        return out
+
+
+def plan_run(config, store, options, data, stored=None, stored_config=None):
+    """The plan of running ``config`` (as run now) into ``store`` with ``options`` (resolved) on ``data``
+    (``check_data``'s); ``stored``: the store's frame, if read already; ``stored_config``: the config as the
+    folder keeps it (``RunOptions.resolve``), if not ``config``. Reads only."""
+    kind = get_kind(config.kind)
+    stored_config = config if stored_config is None else stored_config
+    now = replace(config, datasets=tuple(d for d in config.datasets if d in data.sha256))
+    units = [u for u in kind.units(now) if not options.only_models or u.model in options.only_models]
+    # Identities of every cell of the config, not only of those run now: the folder's config.yaml is
+    # rewritten by a run and must not claim a setting that stored records of another cell were not made with.
+    whole = now.datasets == config.datasets and not options.only_models
+    every_unit = units if whole else kind.units(config)
+    identities = cell_identities(kind, config, every_unit)
+    shas = {cell: identity_sha(i) for cell, i in identities.items()}
+    if stored is None:
+        stored = store.frame(PLAN_COLUMNS)
+    # Stored records the config no longer names (a grid shrunk since) stay, but count for nothing.
+    scope = kind.scope_with(stored_config, every_unit if stored_config is config else None)
+    return Plan(config=config, stored_config=stored_config, options=options, data=data, units=units,
+                finished=finished_units(units, stored, data.sha256, shas, options.retry_failed),
+                identities=identities, shas=shas, stored=stored, changed=changed_identities(stored, identities),
+                left_out=scope_rows(scope, stored).left_out)
+
+
+def cell_identities(kind, config, units):
+    """{cell: identity} of the cells of ``units`` (``cell_identity``; a user's code digested once)."""
+    identities, codes = {}, {}
+    for u in units:
+        cell = cell_key(u)
+        if cell not in identities:
+            identities[cell] = cell_identity(kind, config, u, codes)
+    return identities
+
+
+def finished_units(units, stored, data_sha256, shas, retry_failed=False):
+    """Per unit: every one of its records is stored, made with the data as it is now (``data_sha256``) under
+    its cell's identity (``shas``), and (with ``retry_failed``) none of them a failed fit."""
+    ok = data_ok(stored, data_sha256, retry_failed)
+    finished = done_units(units, stored, ok, shas)  # matched as integer codes
+    if finished is None:  # a kind whose units are not groups of points x positions: key by key
+        done = done_keys(stored, data_sha256, retry_failed=retry_failed)
+        finished = [all((k, shas[cell_key(u)]) in done for k in u.keys()) for u in units]
+    return np.asarray(finished, dtype=bool).reshape(len(units))
+
+
+def done_keys(stored, data_sha256, retry_failed=False, keys=None):
+    """(key, identity sha) of the stored records made with this data (what resume skips).
+
+    With ``retry_failed``, failed fits do not count as done (timed-out ones do). ``keys``: the
+    ``frame_keys`` of ``stored`` as a list, if the caller has them already.
+    """
+    if stored.empty:
+        return set()
+    ok = data_ok(stored, data_sha256, retry_failed)
+    keys = np.asarray(frame_keys(stored).tolist() if keys is None else keys, dtype=object)
+    return set(zip(keys[ok].tolist(), stored["identity_sha"].astype(object).to_numpy()[ok].tolist(), strict=True))
+
+
+def data_ok(stored, data_sha256, retry_failed=False):
+    """Per stored row: made with the data as it is now (``data_sha256``: {data set: checksum}), and (with
+    ``retry_failed``) not a failed fit. Compared as category codes, never as ten million strings."""
+    if stored.empty:
+        return np.zeros(0, dtype=bool)
+    datasets, shas = as_category(stored["dataset"]), as_category(stored["data_sha256"])
+    expected = shas.cat.categories.get_indexer(pd.Index([data_sha256.get(d) for d in datasets.cat.categories],
+                                                        dtype=object))
+    codes = datasets.cat.codes.to_numpy()
+    ok = (codes >= 0) & (shas.cat.codes.to_numpy() == np.where(codes >= 0, expected[codes], -2)) & \
+        (shas.cat.codes.to_numpy() >= 0)
+    if retry_failed:
+        ok &= (stored["status"] != "failed").to_numpy()
+    return ok
+
+
+def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
+    """A rough wall-time estimate of ``units`` on ``n_jobs`` workers (for --dry-run).
+
+    Each unit's cost is ``_schedule.unit_costs``: from the stored timings of
+    the same data set, model and point made under the config's identity
+    (``timed``: a store frame; ``shas``: {cell: identity sha}) where there are
+    any, a resumed run so estimated from its own first part whatever its
+    solver costs; any other unit from the kind's cost model.
+    """
+    from ._schedule import unit_costs
+
+    return float(unit_costs(config, units, timed, shas).sum()) / max(1, n_jobs)

@@ -1,0 +1,177 @@
+"""The run folder: ``config.yaml``, the run files (``runs/<run id>.json``), the commit, and what the reports
+read of them (``config_scope_in``, ``unfinished_cells_in``).
+
+A results folder belongs to the config that made it (``refuse_another_configs_store``). A run writes the
+config and its run file before its first task, and the run file again when it ends, with the seconds of
+each stage (``RunFile.stage``): planning and checksums, worker start, dispatch until the last unit, the
+seal, and the table (noted afterwards by the command that prints it, ``note_stage``).
+"""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import yaml
+
+from ..store._files import atomic_write
+from ._kinds import get_kind
+
+
+def default_out(config):
+    """The results folder of a config run without ``--out``: ``results/<its name>``."""
+    return Path("results") / config.name
+
+
+class AnotherConfigsStoreError(ValueError):
+    """``--out`` names a results folder that another config (another name or kind) made."""
+
+
+def refuse_another_configs_store(out, config):
+    """A results folder belongs to the config that made it: a run of another name or kind into it would
+    replace its config.yaml, and every report would then read its records as this config's (or drop them)."""
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        return
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    try:
+        raw = load_yaml_file(path)[0]
+    except YAMLDocumentError:
+        return  # the scope check names what is wrong with it
+    if not isinstance(raw, dict):
+        return
+    name, kind = raw.get("name"), raw.get("kind", "grid-search")
+    if name != config.name or kind != config.kind:
+        raise AnotherConfigsStoreError(
+            f"{out} holds the results of config {name!r} (kind {kind}), not of {config.name!r} (kind "
+            f"{config.kind}, {config.source or 'this config'}): nothing was run; use another --out")
+
+
+def git_commit():
+    """The eemrepro checkout's commit (with '+dirty' for uncommitted changes), if any.
+
+    Changes under ``results/`` do not count: a run rewrites its folder's
+    ``config.yaml`` itself, and a committed store's config would otherwise make
+    every later run of the same checkout look dirty.
+    """
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)results"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def write_config(out, config):
+    """Write ``out/config.yaml``: the config as the folder keeps it (``stored_dict``)."""
+    return atomic_write(Path(out) / "config.yaml", yaml.safe_dump(stored_dict(config, out), sort_keys=False))
+
+
+def stored_dict(config, out):
+    """The config as ``out/config.yaml`` holds it: its baselines' paths made relative to ``out``."""
+    raw = config.to_dict()
+    if config.baselines:
+        from ._baselines import stored_baselines
+
+        raw["baselines"] = stored_baselines(config, out)
+    from ..models._lookup import lies_in
+
+    for spec in config.models:  # where a user's module lies, like the baselines, named from the results folder
+        if spec.home is not None and lies_in(spec.estimator, spec.home):
+            raw["models"][spec.name]["home"] = os.path.relpath(Path(spec.home).resolve(), Path(out).resolve())
+    if config.local_datasets:  # the files, like the baselines, named from the results folder
+        from ..datasets._local import stored_spec
+
+        raw["local_datasets"] = {k: stored_spec(e, out) for k, e in config.local_datasets.items()}
+    return raw
+
+
+class RunFile:
+    """``runs/<run id>.json`` of one run: what is the same for the whole run, written before its first task
+    (a killed run's records still name it) and again when it ends; ``stage`` times its stages."""
+
+    def __init__(self, store, info):
+        self.store, self.info = store, dict(info, stage_seconds={})
+        self._since = time.monotonic()
+
+    def stage(self, name, seconds=None):
+        """Note that stage ``name`` ended now (its seconds since the last one ended), or took ``seconds``."""
+        now = time.monotonic()
+        self.info["stage_seconds"][name] = round(now - self._since if seconds is None else seconds, 6)
+        self._since = now
+
+    def write(self, **more):
+        self.info.update(more)
+        return self.store.write_run(self.info)
+
+
+def note_stage(out, run_id, name, seconds):
+    """Add a stage's seconds (the table, printed after the run returned) to a run file already written."""
+    path = Path(out) / "runs" / f"{run_id}.json"
+    info = json.loads(path.read_text())
+    info.setdefault("stage_seconds", {})[name] = round(seconds, 6)
+    return atomic_write(path, json.dumps(info, indent=2, sort_keys=True))
+
+
+def record_derived_reading(out, config, readings=()):
+    """Note in ``out/config.yaml`` a reading that changes only how tables read the records.
+
+    Such a reading (``tables.`` keys only) has nothing to run: its tables are
+    the folder's own records (or those of the reading it names under
+    ``records``) read its way, and ``eemrepro tables`` finds it in the
+    folder's config, with the reading whose records it reads (found among
+    ``readings``, the primary config's) so that the stored config names
+    both. Returns the config path.
+    """
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        raise ValueError(f"{path}: no stored run of {config.name}; run the primary reading first "
+                         f"(reading {config.reading.name} is reported beside it)")
+    other = config.reading.records
+    if other and not (Path(out) / "readings" / other / "records").is_dir():
+        raise ValueError(f"{Path(out) / 'readings' / other}: no stored run of reading {other}, whose records "
+                         f"reading {config.reading.name} reads; run it first (eemrepro run CONFIG --reading {other})")
+    raw = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(raw, dict) or raw.get("name") != config.name:
+        raise ValueError(f"{path} is not a stored config of {config.name}")
+    base = next((r for r in readings if other and r.name == other), None)
+    stored = raw.setdefault("readings", {})
+    for reading in (base, config.reading):
+        if reading is not None:
+            entry = reading.to_dict()
+            stored[entry.pop("name")] = entry
+    return atomic_write(path, yaml.safe_dump(raw, sort_keys=False))
+
+
+def unfinished_cells_in(folder, df):
+    """(data set, model) cells of a results folder's config whose units lack a record in ``df`` (its frame).
+
+    The run state the reports need to tell an interrupted grid from a
+    finished one; empty without a config.yaml.
+    """
+    scope = config_scope_in(folder, df)
+    return set() if scope is None else scope.unfinished
+
+
+def config_scope_in(folder, df):
+    """What of ``df`` (a results folder's frame) the folder's config.yaml names now (``_units.Scope``).
+
+    None without a config.yaml (every record is read then).
+    """
+    from ._config import load_config
+    from ._units import scope_rows
+
+    path = Path(folder) / "config.yaml"
+    if not path.is_file():
+        return None
+    config = load_config(path, import_estimators=False)  # reports never import a user's module
+    return scope_rows(get_kind(config.kind).scope(config), df)
