@@ -26,7 +26,7 @@ protocol: {folds: 10, repeats: 2, seed: 0}
 
 
 def _facts(out):
-    return {(r["repeat"], r["fold"]): (r["status"], r["metrics"]["gmean"]) for r in ResultStore(out).read()}
+    return {(r["repeat"], r["fold"]): (r["status"], r["metrics"].get("gmean"), r.get("error")) for r in ResultStore(out).read()}
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

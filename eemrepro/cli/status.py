@@ -1,65 +1,92 @@
-"""``eemrepro status DIR``: progress of a results folder."""
+"""``eemrepro status DIR``: progress of a results folder, as the runner's own plan sees it."""
 
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ._common import flag
 
-def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results/<config name>).")]):
-    """Done/total units per data set and model, and every failure."""
+
+def status_cmd(
+    out: Annotated[Path, typer.Argument(help="Results folder (results/<config name>).")],
+    retry_failed: Annotated[bool, flag(
+        "--retry-failed", help="Count units with failed fits as not done (as `run --retry-failed` would).")] = False,
+    mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
+    data_home: Annotated[Path | None, typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
+    config_file: Annotated[Path | None, typer.Option(
+        "--config", help="Plan the folder as this config (edited since its last run) would run it.")] = None,
+):
+    """Done/total units per data set and model, and every failure.
+
+    A unit is done when `eemrepro run` of the folder's config (or of --config) would skip it: every record stored, made with
+    the data as it is now, under the cell's identity now (settings, a user's code and data definition).
+    """
     from tabulate import tabulate
 
-    from ..experiments import enumerate_units, load_config
+    from ..experiments import ConfigError, get_kind, load_config
+    from ..experiments._plan import PLAN_COLUMNS, RunOptions, data_checksums, plan_run
     from ..store import ResultStore, StoreError
     from ._common import fail
 
     if not (out / "config.yaml").is_file():
         fail(f"{out} has no config.yaml: not a results folder written by `eemrepro run`")
-    from ..experiments import ConfigError
+    from ..experiments._run_folder import planned_config
 
     try:
-        # A user's estimator is imported where it can be: its code and parameters are part of a cell's identity.
-        try:
-            config = load_config(out / "config.yaml")
-        except ConfigError:
-            config = load_config(out / "config.yaml", import_estimators=False)
+        config = planned_config(out) if config_file is None else load_config(config_file)
     except ConfigError as exc:
         fail(exc)
+    _, _, options = RunOptions(out=out, retry_failed=retry_failed, skip_unavailable=True, mirror=mirror,
+                               data_home=None if data_home is None else str(data_home)).resolve(config)
+    store = ResultStore(out)
     try:
-        stored = ResultStore(out).frame(["status", "identity_sha", "error_message"])
+        stored = store.frame([*PLAN_COLUMNS])
+        plan = plan_run(config, store, options, data_checksums(config, options), stored=stored)
     except StoreError as exc:
         fail(exc)
-    counts = stored.groupby(["dataset", "model"])["status"].value_counts().to_dict() if len(stored) else {}
-    from ..experiments import get_kind
-    from ..experiments._identity import cell_identity
-    from ..experiments._units import frame_keys, identity_sha
-
-    kind = get_kind(config.kind)
-    keys = frame_keys(stored).tolist() if len(stored) else []
-    done_keys = set(zip(keys, stored["identity_sha"].tolist(), strict=True)) if keys else set()
-    rows, failures, codes = [], [], {}
-    for (dataset, model), units in _group(enumerate_units(config)).items():
-        shas = {}  # outer and inner units have their own identity
-        for u in units:
-            if (u.inner is None) not in shas:
-                shas[u.inner is None] = identity_sha(cell_identity(kind, config, u, codes))
-        done = sum(all((k, shas[u.inner is None]) in done_keys for k in u.keys()) for u in units)
+    counts = stored.groupby(["dataset", "model"], observed=True)["status"].value_counts().to_dict() \
+        if len(stored) else {}
+    cells = plan.by_cell()
+    for d in plan.data.unavailable:  # its units cannot be planned: how many there are, and why
+        for u in get_kind(config.kind).units(_only(config, d)):
+            cells.setdefault((u.dataset, u.model), (None, 0))
+            cells[(u.dataset, u.model)] = (None, cells[(u.dataset, u.model)][1] + 1)
+    rows = []
+    for (dataset, model), (done, total) in cells.items():
         c = {s: counts.get((dataset, model, s), 0) for s in ("ok", "timed-out", "failed", "skipped-after-timeout")}
-        rows.append([dataset, model, f"{done}/{len(units)}", c["ok"], c["timed-out"], c["failed"],
-                     c["skipped-after-timeout"]])
+        rows.append([dataset, model, f"{'?' if done is None else done}/{total}", c["ok"], c["timed-out"],
+                     c["failed"], c["skipped-after-timeout"]])
     typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped"]))
-    for r in stored[stored["status"] == "failed"].itertuples(index=False) if len(stored) else ():
-        where = f"{r.dataset} {r.model} {r.point} repeat {r.repeat} fold {r.fold}"
-        failures.append(f"{where}: {r.error_message}")
+    _explain(plan, stored)
+
+
+def _only(config, dataset):
+    from dataclasses import replace
+
+    return replace(config, datasets=(dataset,))
+
+
+def _explain(plan, stored):
+    """Why units are not done, as the run would say it, and every failed fit."""
+    pending = len(plan.pending)
+    for name, why in plan.data.unavailable.items():
+        typer.secho(f"data set {name} unavailable, its units not counted: {why}", fg=typer.colors.YELLOW)
+    if plan.changed:
+        typer.echo(f"{len(plan.changed)} cell(s) stored under another setting than the config's now (not done; "
+                   "`eemrepro run --rerun-changed` reruns them): " +
+                   ", ".join(f"{m} on {d} ({', '.join(diff)})" for d, m, diff in plan.changed[:5]))
+    if plan.left_out:
+        from ..experiments._units import describe_left_out
+
+        typer.echo(f"kept but not used (the config no longer names them): {describe_left_out(plan.left_out)}")
+    typer.echo(f"{len(plan.units) - pending} of {len(plan.units)} units done, {pending} to run"
+               + (" (failed fits counted as not done)" if plan.options.retry_failed else ""))
+    if not len(stored):
+        return
+    failures = [f"{r.dataset} {r.model} {r.point} repeat {r.repeat} fold {r.fold}: {r.error_message}"
+                for r in stored[stored["status"] == "failed"].itertuples(index=False)]
     if failures:
         typer.echo(f"\n{len(failures)} failed fits:")
         for line in failures[:50]:
             typer.echo("  " + line)
-
-
-def _group(units):
-    out = {}
-    for u in units:
-        out.setdefault((u.dataset, u.model), []).append(u)
-    return out

@@ -94,8 +94,6 @@ class DataCheck:
 def check_data(config, options):
     """Refuse unknown ``--only-*`` names, checksum the data sets run now, and check the baselines against
     them (``options`` resolved). Reads no store and writes nothing."""
-    from ..datasets import DatasetError, dataset_checksum
-
     kind = get_kind(config.kind)
     model_names = sorted({u.model for u in kind.units(replace(config, datasets=config.datasets[:1]))})
     for label, chosen, known in (("model", options.only_models, model_names),
@@ -103,6 +101,19 @@ def check_data(config, options):
         unknown = sorted(set(chosen or ()) - set(known))
         if unknown:
             raise ValueError(f"unknown {label}(s) {unknown}; the config has {known}")
+    data = data_checksums(config, options)
+    if config.baselines:  # refused before anything runs: a comparison made under two protocols means nothing
+        from ._baselines import check_baselines
+
+        check_baselines(config, data.sha256, options.out)
+    return data
+
+
+def data_checksums(config, options):
+    """The checksums of the config's data sets run now (``only_datasets``), those that cannot be fetched
+    named with why (with ``skip_unavailable``; else the first one's error is raised)."""
+    from ..datasets import DatasetError, dataset_checksum
+
     sha, unavailable = {}, {}
     for d in config.datasets:
         if options.only_datasets and d not in options.only_datasets:
@@ -113,10 +124,6 @@ def check_data(config, options):
             if not options.skip_unavailable:
                 raise
             unavailable[d] = str(exc)
-    if config.baselines:  # refused before anything runs: a comparison made under two protocols means nothing
-        from ._baselines import check_baselines
-
-        check_baselines(config, sha, options.out)
     return DataCheck(sha256=sha, unavailable=unavailable)
 
 

@@ -152,6 +152,32 @@ def record_derived_reading(out, config, readings=()):
     return atomic_write(path, yaml.safe_dump(raw, sort_keys=False))
 
 
+#: What a run records of a local data set's file in the folder's config (for the reports when the file is gone).
+_RECORDED = ("sha256", "n", "d", "class_counts")
+
+
+def planned_config(folder):
+    """The folder's config as a run of it would read it now (for ``status``): a user's estimator imported
+    where it can be (else only named), a local data set's file read as it is now -- its recorded checksum
+    and sizes dropped, so that a changed file makes its units stale instead of the config unreadable."""
+    from .._yaml import YAMLDocumentError, load_yaml_file
+    from ._config import ConfigError, parse_config
+
+    path = Path(folder) / "config.yaml"
+    try:
+        raw, lines = load_yaml_file(path)
+    except YAMLDocumentError as exc:
+        raise ConfigError(str(exc)) from None
+    if isinstance(raw, dict) and isinstance(raw.get("local_datasets"), dict):
+        raw["local_datasets"] = {k: {f: v for f, v in spec.items() if f not in _RECORDED}
+                                 if isinstance(spec, dict) else spec for k, spec in raw["local_datasets"].items()}
+    home = str(path.resolve().parent)
+    try:
+        return parse_config(raw, source=str(path), lines=lines, home=home)
+    except ConfigError:  # a module that cannot be imported here: named only (its cells' identity is unknown)
+        return parse_config(raw, source=str(path), lines=lines, home=home, import_estimators=False)
+
+
 def unfinished_cells_in(folder, df):
     """(data set, model) cells of a results folder's config whose units lack a record in ``df`` (its frame).
 
