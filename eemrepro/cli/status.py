@@ -19,8 +19,9 @@ def status_cmd(
 ):
     """Done/total units per data set and model, and every failure.
 
-    A unit is done when `eemrepro run` of the folder's config (or of --config) would skip it: every record stored, made with
-    the data as it is now, under the cell's identity now (settings, a user's code and data definition).
+    A unit is done when `eemrepro run` of the folder's config (or of --config) would skip it: every record
+    stored, made with the data as it is now, under the cell's identity now (settings, a user's code and data
+    definition).
     """
     from tabulate import tabulate
 

@@ -399,29 +399,63 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     -------
     StoreAudit
     """
-    from ..datasets import DatasetError, dataset_checksum
     from ..store import ResultStore, StoreError
     from ._dispatch import dispatch
-    from ._plan import RunOptions, cell_identities
+    from ._plan import RunOptions
     from ._runner import unit_task
-    from ._units import frame_keys
     from ._watchdog import close_fit_child
 
     start = time.monotonic()
     folder = Path(folder)
     config, kind = load_audited(folder, only_datasets, only_models)
-    every = kind.units(config)
     # The run's own options, resolved as a run resolves them (the folder's config fills what is not given).
-    _, _, options = RunOptions(out=folder, jobs=jobs, mirror=mirror, data_home=data_home).resolve(config)
-    mirror, data_home, n_jobs = options.mirror, options.data_home, options.jobs
+    _, _, options = RunOptions(out=folder, jobs=jobs, mirror=mirror, data_home=data_home,
+                               skip_unavailable=skip_unavailable).resolve(config)
     store = ResultStore(folder)
+    population, chosen, over = _draw(store, config, kind, options.jobs, sample, fraction, seed, only_datasets,
+                                     only_models, max_seconds)
+    audit = StoreAudit(folder=folder, config=config, seed=seed, population=population, over_budget=over)
+    try:
+        records = stored_records(store, [k for u in chosen for k in u.keys()])
+    except StoreError as exc:
+        raise AuditError(str(exc)) from None
+    identities, to_run = _check_provenance(audit, kind, chosen, records, options, echo)
+    scratch = Path(tempfile.mkdtemp(prefix="eemrepro-audit-"))
+    audit.scratch = scratch if keep else None
+    try:
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        for u, new in _rerun(config, to_run, records, identities, scratch, options.jobs, options.data_home,
+                             options.mirror, unit_task, dispatch, folder, deadline):
+            result = _judge(u, [records[k] for k in u.keys()], new)
+            if result.verdict == DIFFERS:
+                reason = known_reason(known, folder, result)
+                if reason is not None:
+                    result.verdict, result.why = KNOWN, reason
+            audit.units.append(result)
+            if echo:
+                echo(result)
+        audit.not_run = len(to_run) - sum(r.verdict != OTHER for r in audit.units)
+    finally:
+        close_fit_child()
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    audit.seconds = time.monotonic() - start
+    return audit
+
+
+def _draw(store, config, kind, n_jobs, sample, fraction, seed, only_datasets, only_models, max_seconds):
+    """(how many units are stored, the units drawn, how many drawn were passed over for the time budget)."""
+    from ..store import StoreError
+    from ._units import frame_keys
+
+    folder = store.root
     try:
         stored = store.frame(_DRAW_COLUMNS, datasets=only_datasets)
     except StoreError as exc:
         raise AuditError(str(exc)) from None
     if stored.empty:
         raise AuditError(f"{folder} holds no records: nothing to audit")
-    units = [u for u in every
+    units = [u for u in kind.units(config)
              if (not only_datasets or u.dataset in only_datasets) and (not only_models or u.model in only_models)]
     population = [u for u, h in zip(units, _stored_units(units, stored), strict=True) if h]
     if not population:
@@ -441,27 +475,30 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
                 continue
             budget += cost
         chosen.append(u)
-    del stored, index
-    audit = StoreAudit(folder=folder, config=config, seed=seed, population=len(population), over_budget=over)
-    try:
-        records = stored_records(store, [k for u in chosen for k in u.keys()])
-    except StoreError as exc:
-        raise AuditError(str(exc)) from None
+    return len(population), chosen, over
 
-    # Provenance first: a unit made under another identity or on other data is named, not re-run.
+
+def _check_provenance(audit, kind, chosen, records, options, echo):
+    """Provenance first, as the run's plan sees it (the data's checksums now, each cell's identity now): a
+    drawn unit made under another identity or on other data is named, not re-run. ({cell: identity}, the
+    units to re-run); the unavailable data sets' units are left out (``audit.unavailable``)."""
+    from dataclasses import replace
+
+    from ..datasets import DatasetError
+    from ._plan import cell_identities, data_checksums
+
     checksums = {}
-    for d in sorted({u.dataset for u in chosen}):
+    for d in sorted({u.dataset for u in chosen}):  # one by one: a missing one is named with its folder
         try:
-            checksums[d] = dataset_checksum(d, data_home=data_home, mirror=mirror)
+            data = data_checksums(audit.config, replace(options, only_datasets=(d,)))
         except DatasetError as exc:
-            if not skip_unavailable:
-                raise AuditError(f"{folder}: data set {d}: {exc}") from None
-            audit.unavailable[d] = str(exc)
+            raise AuditError(f"{audit.folder}: data set {d}: {exc}") from None
+        checksums.update(data.sha256)
+        audit.unavailable.update(data.unavailable)
     chosen = [u for u in chosen if u.dataset not in audit.unavailable]
-    identities, to_run = cell_identities(kind, config, chosen), []
+    identities, to_run = cell_identities(kind, audit.config, chosen), []
     for u in chosen:
-        cell = cell_key(u)
-        why = _provenance(identities[cell], checksums[u.dataset], [records[k] for k in u.keys()])
+        why = _provenance(identities[cell_key(u)], checksums[u.dataset], [records[k] for k in u.keys()])
         if why:
             result = UnitAudit(unit=u, verdict=OTHER, why=why)
             audit.units.append(result)
@@ -469,28 +506,7 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
                 echo(result)
         else:
             to_run.append(u)
-
-    scratch = Path(tempfile.mkdtemp(prefix="eemrepro-audit-"))
-    audit.scratch = scratch if keep else None
-    try:
-        deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        for u, new in _rerun(config, to_run, records, identities, scratch, n_jobs, data_home, mirror, unit_task,
-                             dispatch, folder, deadline):
-            result = _judge(u, [records[k] for k in u.keys()], new)
-            if result.verdict == DIFFERS:
-                reason = known_reason(known, folder, result)
-                if reason is not None:
-                    result.verdict, result.why = KNOWN, reason
-            audit.units.append(result)
-            if echo:
-                echo(result)
-        audit.not_run = len(to_run) - sum(r.verdict != OTHER for r in audit.units)
-    finally:
-        close_fit_child()
-        if not keep:
-            shutil.rmtree(scratch, ignore_errors=True)
-    audit.seconds = time.monotonic() - start
-    return audit
+    return identities, to_run
 
 
 def _provenance(identity, checksum, stored):

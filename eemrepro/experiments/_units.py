@@ -293,21 +293,10 @@ def changed_identities(df, expected):
     return out
 
 
-def done_units(units, df, ok, shas):
-    """Which of ``units`` have every record key among the rows of ``df`` (a store frame) that ``ok`` marks and
-    whose identity sha is their cell's (``shas``: {(data set, model, is inner): sha}); a bool array.
-
-    Vectorised: each row is mapped to its unit through integer codes (its cell, its point's group of points
-    and its position's group of positions; every kind's units are such groups) and the rows counted per
-    unit. Returns None where a kind's units are not so grouped (the caller checks keys one by one).
-    """
-    if df.empty or not units:
-        return np.zeros(len(units), dtype=bool)
-    d_rows, d_units = _codes(df["dataset"], [u.dataset for u in units])
-    m_rows, m_units = _codes(df["model"], [u.model for u in units])
-    p_rows, _ = _codes(df["point"], [])
-    p_categories = as_category(df["point"]).cat.categories
-    n_m = int(max(m_rows.max(initial=0), m_units.max(initial=0))) + 2
+def _unit_groups(units, d_units, m_units, n_m):
+    """``done_units``'s tables of ``units``: cells, each cell's groups of points and of positions, the unit
+    of each (cell, group, group) and the records each unit needs; None where a kind's units are not so
+    grouped."""
     # Cells numbered by the units' own (data set, model); a row's cell found through its category codes.
     cell_ids, cell_codes = {}, {}
     for u, d, m in zip(units, d_units.tolist(), m_units.tolist(), strict=True):
@@ -348,6 +337,44 @@ def done_units(units, df, ok, shas):
         for s in positions if new_h else ():
             if position_group.setdefault((cell, s), h) != h:
                 return None
+    return cell_ids, cell_codes, point_group, position_group, unit_of, need, groups_of
+
+
+def _lookup(keys, table_keys, table_values):
+    """``table_values`` at ``keys`` in ``table_keys`` (-1 where a key is not in it)."""
+    size = int(table_keys.max(initial=-1)) + 1
+    if size <= max(4 * len(keys), 1 << 20):  # a dense table: one index per row, no binary search
+        dense = np.full(size + 1, -1, dtype=np.int64)  # the last slot: every key outside the table
+        dense[table_keys[table_keys >= 0]] = table_values[table_keys >= 0]
+        return dense[np.where((keys >= 0) & (keys < size), keys, size)]
+    order = np.argsort(table_keys)
+    sorted_keys = table_keys[order]
+    at = np.searchsorted(sorted_keys, keys)
+    at = np.minimum(at, max(len(sorted_keys) - 1, 0))
+    found = (sorted_keys[at] == keys) if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
+    return np.where(found, table_values[order][at] if len(sorted_keys) else -1, -1)
+
+
+
+def done_units(units, df, ok, shas):
+    """Which of ``units`` have every record key among the rows of ``df`` (a store frame) that ``ok`` marks and
+    whose identity sha is their cell's (``shas``: {(data set, model, is inner): sha}); a bool array.
+
+    Vectorised: each row is mapped to its unit through integer codes (its cell, its point's group of points
+    and its position's group of positions; every kind's units are such groups) and the rows counted per
+    unit. Returns None where a kind's units are not so grouped (the caller checks keys one by one).
+    """
+    if df.empty or not units:
+        return np.zeros(len(units), dtype=bool)
+    d_rows, d_units = _codes(df["dataset"], [u.dataset for u in units])
+    m_rows, m_units = _codes(df["model"], [u.model for u in units])
+    p_rows, _ = _codes(df["point"], [])
+    p_categories = as_category(df["point"]).cat.categories
+    n_m = int(max(m_rows.max(initial=0), m_units.max(initial=0))) + 2
+    grouped = _unit_groups(units, d_units, m_units, n_m)
+    if grouped is None:
+        return None
+    cell_ids, cell_codes, point_group, position_group, unit_of, need, groups_of = grouped
     repeat = df["repeat"].to_numpy(np.int64)
     fold = df["fold"].to_numpy(np.int64)
     inner = pd.to_numeric(df["inner"], errors="coerce").fillna(-1).to_numpy(np.int64)
@@ -366,23 +393,10 @@ def done_units(units, df, ok, shas):
                          for (c, (r, f, i)) in position_group], dtype=np.int64)
     pos_values = np.fromiter(position_group.values(), dtype=np.int64, count=len(position_group))
 
-    def lookup(keys, table_keys, table_values):
-        size = int(table_keys.max(initial=-1)) + 1
-        if size <= max(4 * len(keys), 1 << 20):  # a dense table: one index per row, no binary search
-            dense = np.full(size + 1, -1, dtype=np.int64)  # the last slot: every key outside the table
-            dense[table_keys[table_keys >= 0]] = table_values[table_keys >= 0]
-            return dense[np.where((keys >= 0) & (keys < size), keys, size)]
-        order = np.argsort(table_keys)
-        sorted_keys = table_keys[order]
-        at = np.searchsorted(sorted_keys, keys)
-        at = np.minimum(at, max(len(sorted_keys) - 1, 0))
-        found = (sorted_keys[at] == keys) if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
-        return np.where(found, table_values[order][at] if len(sorted_keys) else -1, -1)
-
-    cell_rows = lookup((d_rows + 1) * n_m + (m_rows + 1), np.fromiter(cell_codes, dtype=np.int64),
+    cell_rows = _lookup((d_rows + 1) * n_m + (m_rows + 1), np.fromiter(cell_codes, dtype=np.int64),
                        np.fromiter(cell_codes.values(), dtype=np.int64))
-    g_rows = lookup(cell_rows * n_p + p_rows + 1, point_keys, point_values)
-    h_rows = lookup(((cell_rows * n_r + repeat) * n_f + fold) * n_i + inner + 1, pos_keys, pos_values)
+    g_rows = _lookup(cell_rows * n_p + p_rows + 1, point_keys, point_values)
+    h_rows = _lookup(((cell_rows * n_r + repeat) * n_f + fold) * n_i + inner + 1, pos_keys, pos_values)
     # The identity each row's cell asks for (outer and inner units have their own), compared as codes.
     sha_rows, _ = _codes(df["identity_sha"], [])
     sha_categories = as_category(df["identity_sha"]).cat.categories
@@ -392,13 +406,13 @@ def done_units(units, df, ok, shas):
             wanted[cell_ids[(dataset, model)] * 2 + int(is_inner)] = sha_categories.get_indexer([sha])[0]
     want_keys = np.fromiter(wanted.keys(), dtype=np.int64, count=len(wanted))
     want_values = np.fromiter(wanted.values(), dtype=np.int64, count=len(wanted))
-    expected_sha = lookup(cell_rows * 2 + (inner >= 0), want_keys, want_values)
+    expected_sha = _lookup(cell_rows * 2 + (inner >= 0), want_keys, want_values)
     good = np.asarray(ok, dtype=bool) & (cell_rows >= 0) & (g_rows >= 0) & (h_rows >= 0) & \
         (expected_sha >= 0) & (sha_rows == expected_sha)
     n_g = max(len(gs) for gs, _ in groups_of.values())
     n_h = max(len(hs) for _, hs in groups_of.values())
     unit_keys = np.array([(c * n_g + g) * n_h + h for (c, g, h) in unit_of], dtype=np.int64)
     unit_index = np.fromiter(unit_of.values(), dtype=np.int64, count=len(unit_of))
-    row_units = lookup((cell_rows[good] * n_g + g_rows[good]) * n_h + h_rows[good], unit_keys, unit_index)
+    row_units = _lookup((cell_rows[good] * n_g + g_rows[good]) * n_h + h_rows[good], unit_keys, unit_index)
     counts = np.bincount(row_units[row_units >= 0], minlength=len(units))
     return counts >= np.array(need, dtype=np.int64)
