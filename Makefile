@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test docs mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units fuzz lint clean tables figures report
+.PHONY: install test docs mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units bench-main fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ bench-svm: install
 
 # The runner's cost per unit on small units (ESMM paths on a KEEL set): a fit child per unit against one per run
 # (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).
+# The main process's own seconds per unit and per record, dispatch and fit-child costs, and the simulator's
+# makespan at 16 and 64 workers with them (issue 60; benchmarks/RESULTS.md).
+bench-main: install
+	$(PY) benchmarks/bench_main_process.py
+
 bench-units: install
 	$(PY) benchmarks/bench_units.py $(if $(MIRROR),--mirror $(MIRROR))
 

@@ -151,3 +151,33 @@ def test_a_shrunk_grid(tmp_path):
     status, dry, run = _three(config, out, edited=True)
     assert status == (12, UNITS, 12) and dry == (UNITS, 12, 12) and run == (12, 12)
     assert re.search(r"24 of 24 units done, 0 to run", _invoke("status", out).output)  # run: config.yaml grown
+
+
+def test_a_run_records_each_unit_s_start_and_worker_its_stages_and_the_timeline_draws_it(tmp_path):
+    import json
+    import sys
+    from pathlib import Path
+
+    from eemrepro.store import ResultStore
+
+    config, out = _setup(tmp_path), tmp_path / "out"
+    before = __import__("time").time()
+    _first_run(config, out)
+    records = ResultStore(out).read()
+    # Every record carries its unit's start (after the run began, before the record was finished) and worker.
+    assert all(before <= r["started_at"] <= r["finished_at"] for r in records)
+    assert {r["worker"] for r in records} and all(isinstance(r["worker"], int) for r in records)
+    # One unit's records share one start: 2 points of M per unit, so M's records pair up on it.
+    starts = [r["started_at"] for r in records if r["model"] == "M"]
+    assert len(starts) == 2 * len(set(starts))
+    (info,) = [json.loads(p.read_text()) for p in (out / "runs").glob("*.json")]
+    stages = info["stage_seconds"]
+    assert set(stages) == {"planning", "worker_start", "dispatch", "seal", "table"}
+    assert all(v >= 0 for v in stages.values())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import timeline
+
+    units, untimed = timeline.units_of(out)
+    assert untimed == 0 and len(units) == UNITS  # the timeline's units are the run's units
+    timeline.main([str(out), "--out", str(tmp_path / "t.png")])
+    assert (tmp_path / "t.png").stat().st_size > 1000

@@ -132,7 +132,17 @@ def run_cmd(
         if len(summary.warnings) > 5:
             typer.secho(f"... and {len(summary.warnings) - 5} other warning(s); each record holds its fit's "
                         "(column 'warnings' of eemrepro export)", fg=typer.colors.YELLOW, err=True)
+    import time
+
     from ..reports import run_table
 
+    start = time.monotonic()
     typer.echo("\n" + run_table(cfg, summary.out))
+    if summary.run_id is not None:  # the table is the run's last stage: its seconds go into the run file
+        from ..experiments._run_folder import note_stage
+
+        try:
+            note_stage(summary.out, summary.run_id, "table", time.monotonic() - start)
+        except OSError:
+            pass  # the run file holds the other stages; a read-only folder by now loses only this one
     typer.echo(f"\nAll tables: eemrepro tables {summary.out}")

@@ -86,6 +86,7 @@ class RunSummary:
     interrupted: bool = False
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
     warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
+    run_id: str = None  # the run file (runs/<run id>.json) of a run that executed
 
 
 
@@ -173,7 +174,7 @@ def execute_plan(plan, store, summary, planning_seconds=0.0):
     versions, host = environment()
     options.out.mkdir(parents=True, exist_ok=True)
     write_config(options.out, plan.stored_config)
-    store.run_id = store.new_run_id()
+    store.run_id = summary.run_id = store.new_run_id()
     run_file = RunFile(store, {
         "config": config.to_dict(), "config_file": config.source, "versions": versions, "host": host,
         "started_at": time.time(), "jobs": options.jobs, "backend": options.backend, "units_total": len(plan.units),
@@ -228,17 +229,18 @@ def _collect(execution, order, store, ledger, summary, bar):
         for index, records in batch:
             ok = [r for r in records if r["status"] == "ok"]  # a failed fit's time says nothing of its cost
             order.observe(index, records_seconds(ok) if ok else float("nan"))
-            store.append(records)
+            ledger.note_records(records)
             for r in records:
                 summary.status_counts[r["status"]] = summary.status_counts.get(r["status"], 0) + 1
                 for text in r.get("warnings") or ():
                     text = re.sub(r" \(x\d+\)$", "", text)
                     summary.warnings[text] = summary.warnings.get(text, 0) + 1
-            ledger.note_records(records)
             if records and records[0].get("started_at") is not None:
                 first = min(first or records[0]["started_at"], records[0]["started_at"])
-            summary.done_units += 1
-            bar.update(f"{records[0]['dataset']} {records[0]['model']}" if records else "")
+        store.append_units([records for _, records in batch])  # a batch's units: one write, one fsync
+        summary.done_units += len(batch)
+        if batch and batch[-1][1]:
+            bar.update(f"{batch[-1][1][0]['dataset']} {batch[-1][1][0]['model']}", units=len(batch))
     return first
 
 
