@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simulate_schedule import makespan  # noqa: E402
+from simulate_schedule import makespan, replay  # noqa: E402
 
 from eemrepro.experiments import _runner  # noqa: E402
 from eemrepro.experiments._dispatch import Progress, dispatch  # noqa: E402
@@ -102,6 +102,10 @@ def fit_child_seconds(n_units):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--units", type=int, default=2000)
+    parser.add_argument("--store", default="results/unbalanced", help="a store whose timings are replayed")
+    parser.add_argument("--config", default="configs/unbalanced.yaml")
+    parser.add_argument("--datasets", nargs="+", default=["libras-move", "spectrometer", "arrhythmia", "ecoli",
+                                                            "oil-spill", "car-evaluation", "solar-flare"])
     args = parser.parse_args(argv)
     n = args.units
     print(f"main process, {n} units (seconds per unit; per record = per unit / records):")
@@ -129,6 +133,34 @@ def main(argv=None):
             print(f"  {workers:>2} workers, {batch:>2} unit(s)/task: makespan before {spans[0]:6.1f} s, after "
                   f"{spans[1]:6.1f} s, ideal {ideal:5.1f} s; efficiency before {ideal / spans[0]:6.1%}, "
                   f"after {ideal / spans[1]:6.1%}")
+    # The 7-set chunk (1 repeat), its stored timings replayed with the measured costs (10 records a unit
+    # is about a grid's; the fresh store's order: one unit a task, so the per-unit cost of 1 unit a task).
+    print(f"replayed: {args.config} over {args.store}, {' '.join(args.datasets)}, 1 repeat")
+    for which, label in ((0, "before"), (1, "after")):
+        n, total, rows = replay(args.config, args.store, [16, 64], unit, task, args.datasets, 1,
+                                costs[(10, 1)][which])
+        for workers, name, tasks, span, ideal, eff, _, _ in rows:
+            if name != "today":
+                print(f"  {label:>6} {workers:>2} workers, {name:>9} order: makespan {span:6.1f} s, ideal {ideal:5.1f}"
+                      f" s, efficiency {eff:6.1%}")
+    durations = _unit_durations(args.config, args.store, args.datasets)
+    print(f"  the longest unit takes {durations.max():.1f} s of the {durations.sum():.0f} s: no order makes 64 "
+          f"workers finish before it (ideal at 64: {durations.sum() / 64:.1f} s)")
+
+
+def _unit_durations(config_path, store_path, datasets):
+    from dataclasses import replace as _replace
+
+    from eemrepro.experiments import get_kind, load_config
+    from eemrepro.experiments._schedule import record_seconds
+    from eemrepro.experiments._units import frame_keys
+
+    config = load_config(config_path, import_estimators=False)
+    config = _replace(config, datasets=tuple(d for d in config.datasets if d in datasets),
+                      protocol=_replace(config.protocol, repeats=1))
+    frame = ResultStore(store_path).frame(["fit_seconds", "predict_seconds", "path_size", "standalone_fit_seconds"])
+    seconds = dict(zip(frame_keys(frame).tolist(), record_seconds(frame).fillna(0.0).tolist(), strict=True))
+    return np.array([sum(seconds.get(k, 0.0) for k in u.keys()) for u in get_kind(config.kind).units(config)])
 
 
 if __name__ == "__main__":

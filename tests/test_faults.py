@@ -70,15 +70,15 @@ def test_an_interrupt_between_units_cancels_the_workers_without_joblibs_warning(
     (tmp_path / "c.yaml").write_text(SLOW.replace("delay: 0.4", "delay: 0.2"))
     out = tmp_path / "o"
     calls = {"n": 0}
-    real = ResultStore.append
+    real = ResultStore.append_units  # what the runner stores a batch of units with (a unit a batch here)
 
-    def append(self, records):
+    def append(self, units):
         calls["n"] += 1
-        real(self, records)
+        real(self, units)
         if calls["n"] == 3:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(ResultStore, "append", append)
+    monkeypatch.setattr(ResultStore, "append_units", append)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         with pytest.raises(RunInterrupted) as info:
@@ -95,20 +95,20 @@ def test_a_full_disk_is_one_line_and_keeps_every_finished_unit(tmp_path, monkeyp
     (tmp_path / "c.yaml").write_text(text)
     out = tmp_path / "o"
     calls = {"n": 0}
-    real = ResultStore.append
+    real = ResultStore.append_units  # what the runner stores a batch of units with (a unit a batch here)
 
-    def append(self, records):
+    def append(self, units):
         calls["n"] += 1
         if calls["n"] > 4:
             raise OSError(errno.ENOSPC, "No space left on device", str(self.records_dir / "x.jsonl"))
-        return real(self, records)
+        return real(self, units)
 
-    monkeypatch.setattr(ResultStore, "append", append)
+    monkeypatch.setattr(ResultStore, "append_units", append)
     res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(out), "--jobs", "1", "--quiet"])
     assert res.exit_code == 1
     assert "Traceback" not in res.output
     assert "the disk is full: free space and run the same command again (stored units are kept)" in res.output
-    monkeypatch.setattr(ResultStore, "append", real)
+    monkeypatch.setattr(ResultStore, "append_units", real)
     assert len(ResultStore(out).read()) == 4
     again = run_experiment(load_config(tmp_path / "c.yaml"), out=out, jobs=1, progress=False)
     assert again.pending_units == 6 and len(ResultStore(out).read()) == 10

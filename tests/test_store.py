@@ -325,3 +325,26 @@ def test_the_command_line_prints_a_damaged_store_as_one_warning_line(tmp_path):
     assert res.returncode == 0 and "wrote 3 records" in res.stdout
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith("warning: ") and "20990101T000000-2.jsonl: skipped 1 damaged line(s) (line 1" in line
+
+
+def test_a_batch_of_units_is_stored_in_one_write_and_one_fsync(tmp_path, monkeypatch):
+    # The main process stores the units a worker hands back together with one fsync (issue 60: one a unit
+    # bounded 64 workers on short units); each unit still counts, for an interrupt's "K of N units stored".
+    import os
+
+    from eemrepro.store import ResultStore
+    from eemrepro.store import _store as store_module
+
+    synced, real = [], os.fsync
+    monkeypatch.setattr(store_module.os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    store = ResultStore(tmp_path / "s")
+    units = [[_record(3 * f + h) for h in (0, 1)] for f in range(1, 4)]
+    with store.writing():
+        store.append([_record(0)])  # the segment opened (its folder synced too): the appends counted from here
+        before = len(synced)
+        store.append_units(units)
+        assert store.appended == 4 and len(synced) == before + 1
+        store.append([_record(13)])
+        assert store.appended == 5 and len(synced) == before + 2
+        store.close()
+    assert len(store.read()) == 8

@@ -1,7 +1,9 @@
 """Model sets: a paper's models with their published grids, named in one line of a config.
 
 A paper plug-in declares the config whose ``models:`` section is its model set
-(``Paper.model_sets``; ``register_model_set`` adds one at run time); a user's
+(``Paper.model_sets``), and an installed package hands its sets to the engine
+through the entry-point group ``eemrepro.model_sets`` (eemrepro's own papers do,
+in ``pyproject.toml``); ``register_model_set`` adds one at run time. A user's
 config names it under
 ``paper_models:`` and gets those models, as they are there, beside its own
 (``models:``), on whatever data sets it runs: a paper's fixed parameters for
@@ -29,11 +31,18 @@ _REGISTRY = Registry("model set")
 register_model_set = _REGISTRY.register
 
 
-def _model_sets():
-    """{name: ModelSet}: the registered papers' and those registered at run time."""
-    from ..papers import registered_papers
+#: The entry-point group whose entries (callables returning ``ModelSet``s) contribute model sets: the engine
+#: finds the papers' sets as it would any installed plug-in's, without importing a paper by name.
+ENTRY_POINTS = "eemrepro.model_sets"
 
-    found = {s.name: s for p in registered_papers() for s in p.model_sets}
+
+def _model_sets():
+    """{name: ModelSet}: the installed plug-ins' (the papers' among them) and those registered at run time."""
+    from importlib.metadata import entry_points
+
+    found = {}
+    for entry in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        found.update({s.name: s for s in entry.load()()})
     found.update({s.name: s for s in _REGISTRY.values()})
     return found
 

@@ -37,4 +37,9 @@ def registered_papers():
     return list(papers.values())
 
 
-__all__ = ["register_paper", "unregister_paper", "registered_papers"]
+def model_sets():
+    """Every registered paper's model sets (the entry point ``eemrepro.model_sets`` of ``pyproject.toml``)."""
+    return [s for p in registered_papers() for s in p.model_sets]
+
+
+__all__ = ["register_paper", "unregister_paper", "registered_papers", "model_sets"]
