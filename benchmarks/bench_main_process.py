@@ -139,7 +139,7 @@ def main(argv=None):
     for which, label in ((0, "before"), (1, "after")):
         n, total, rows = replay(args.config, args.store, [16, 64], unit, task, args.datasets, 1,
                                 costs[(10, 1)][which])
-        for workers, name, tasks, span, ideal, eff, _, _ in rows:
+        for workers, name, _, span, ideal, eff, _, _ in rows:
             if name != "today":
                 print(f"  {label:>6} {workers:>2} workers, {name:>9} order: makespan {span:6.1f} s, ideal {ideal:5.1f}"
                       f" s, efficiency {eff:6.1%}")

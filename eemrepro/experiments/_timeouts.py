@@ -55,7 +55,8 @@ class TimeoutLedger:
         from ._units import point_id
 
         for r in records:
-            self.note(r["dataset"], r["model"], point_id(r["params"]), r)
+            if self.abandons(r):  # the point's id (a JSON text) only for the records that abandon something
+                self.abandoned.add(self.key(r["dataset"], r["model"], point_id(r["params"])))
 
     def note_stored(self, stored, shas):
         """Take a store frame's timed-out and failed records into account, those made under their cell's
