@@ -291,3 +291,18 @@ protocol: {{folds: 2, repeats: 1, seed: 0, fit_timeout: 600}}
     assert time.monotonic() - start < 15  # not the fit's 60 s
     assert "interrupted: 0 of 2 units stored" in err
     assert not Path(f"/proc/{child}").exists() and not marker.exists()
+
+
+def test_a_default_results_path_that_is_a_file_names_it_by_the_config_s_name(tmp_path, monkeypatch):
+    # Without --out the run writes results/<the config's name>, not results/<its file's name>: a file in the
+    # way there is the results folder's problem ("choose another --out"), not the data cache's. (The message's
+    # folder came from the file name, c, so the fix offered was the data cache's.)
+    text = SLOW.replace("delay: 0.4", "delay: 0.0").replace("repeats: 2", "repeats: 1")
+    (tmp_path / "c.yaml").write_text(text)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "slow").write_text("not a folder\n")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["run", "c.yaml", "--quiet"])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "a file is in the way of a folder: choose another --out" in res.output, res.output
+    assert (tmp_path / "results" / "slow").read_text() == "not a folder\n"

@@ -260,13 +260,14 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
     """config -> runner -> store -> figure for one data set's MELM projection."""
     from ..datasets import DatasetError
     from ..experiments import ResultStore, parse_config, run_experiment
+    from ..experiments._run_folder import default_out
     from ..reports._figures import embedding_figure
 
     name = f"projection-{dataset}"
     config = parse_config({"name": name, "kind": "embedding", "datasets": [dataset],
                            "models": {"MELM": {"estimator": "MELM"}}, "protocol": {"seed": 0}},
                           source=f"--figure projection --dataset {dataset}")
-    store = Path("results") / name
+    store = default_out(config)
     try:
         run_experiment(config, out=store, jobs=1, progress=False, mirror=mirror, data_home=data_home)
     except DatasetError as exc:

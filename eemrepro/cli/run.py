@@ -23,13 +23,13 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _io_error(exc, out, config_name):
-    """One line for a failed read or write: where, why, and what to do."""
+def _io_error(exc, results):
+    """One line for a failed read or write: where, why, and what to do (``results``: the run's folder, if
+    known yet)."""
     import errno
 
-    results = Path(out) if out is not None else Path("results") / config_name
     where = Path(exc.filename) if exc.filename else results
-    inside = where.resolve().is_relative_to(results.resolve()) if where else False
+    inside = bool(where and results) and where.resolve().is_relative_to(Path(results).resolve())
     fix = "choose another --out" if inside else "choose another --data-home (or $EEMREPRO_DATA) or --out"
     what = {errno.ENOSPC: "the disk is full: free space and run the same command again (stored units are kept)",
             errno.EROFS: f"the file system is read-only: {fix}",
@@ -68,26 +68,28 @@ def run_cmd(
     """Run every unit of CONFIG (resuming what is stored), then print its result table."""
     from ..datasets import DatasetError
     from ..experiments import ConfigError, RunInterrupted, load_config, run_experiment
+    from ..experiments._run_folder import default_out
     from ..store import StoreError
     from ._common import fail
 
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    results = out
     try:
         cfg = load_config(config)
+        results = out if out is not None else default_out(cfg)
         if reading is not None:
             primary, cfg = cfg, cfg.with_reading(reading)
             if cfg.reading.derived:
                 from ..experiments._run_folder import record_derived_reading
 
-                where = record_derived_reading(out if out is not None else Path("results") / cfg.name, cfg,
-                                               primary.readings)
+                where = record_derived_reading(results, cfg, primary.readings)
                 whose = (f"reading {cfg.reading.records}'s records" if cfg.reading.records
                          else "the config's own records")
                 typer.echo(f"reading {reading} changes only how the tables read the records "
                            f"({cfg.reading.describe()}): nothing to run; noted in {where}, and `eemrepro tables` "
                            f"reports it from {whose}, beside the primary reading")
                 return
-            out = (out if out is not None else Path("results") / cfg.name) / "readings" / reading
+            out = results = results / "readings" / reading
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
                                  progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
@@ -104,7 +106,7 @@ def run_cmd(
     except (ConfigError, DatasetError, StoreError, ValueError) as exc:
         fail(exc)
     except OSError as exc:
-        fail(_io_error(exc, out, config.stem))
+        fail(_io_error(exc, results))
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
