@@ -49,7 +49,7 @@ def busy(units, grid):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("store")
-    parser.add_argument("--run", help="one run id of the store (default: every run, each on its own time)")
+    parser.add_argument("--run", help="the run id to draw (default: the store's last run with unit starts)")
     parser.add_argument("--out", default="timeline.png")
     args = parser.parse_args(argv)
     units, untimed = units_of(args.store, args.run)

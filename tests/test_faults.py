@@ -306,3 +306,26 @@ def test_a_default_results_path_that_is_a_file_names_it_by_the_config_s_name(tmp
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "a file is in the way of a folder: choose another --out" in res.output, res.output
     assert (tmp_path / "results" / "slow").read_text() == "not a folder\n"
+
+
+def test_an_interrupt_after_a_batch_of_units_counts_every_unit_it_stored(tmp_path, monkeypatch):
+    # Units measured small are handed back in batches and stored a batch at a time (one write): an interrupt
+    # right after such a write counts every unit of it, as the store holds them (not one per write).
+    text = SLOW.replace("delay: 0.4", "delay: 0.0").replace("repeats: 2", "repeats: 1")
+    (tmp_path / "c.yaml").write_text(text)
+    out = tmp_path / "o"
+    run_experiment(load_config(tmp_path / "c.yaml"), out=out, jobs=1, progress=False)  # 10 units, timed
+    (tmp_path / "c.yaml").write_text(text.replace("repeats: 1", "repeats: 3"))  # 20 more, estimated from them
+    sizes, real = [], ResultStore.append_units
+
+    def append(self, units):
+        sizes.append(len(units))
+        real(self, units)
+        if len(sizes) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(ResultStore, "append_units", append)
+    with pytest.raises(RunInterrupted) as info:
+        run_experiment(load_config(tmp_path / "c.yaml"), out=out, jobs=1, progress=False)
+    assert max(sizes) > 1  # the scenario: batches of several units
+    assert info.value.summary.done_units == sum(sizes) == len(ResultStore(out).read()) - 10

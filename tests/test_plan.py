@@ -181,3 +181,32 @@ def test_a_run_records_each_unit_s_start_and_worker_its_stages_and_the_timeline_
     assert untimed == 0 and len(units) == UNITS  # the timeline's units are the run's units
     timeline.main([str(out), "--out", str(tmp_path / "t.png")])
     assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("gone", ["module", "data file"])
+def test_status_of_a_folder_a_run_could_not_read_says_so_instead_of_a_wrong_plan(tmp_path, gone):
+    # A store whose model module or local data file is gone: a run stops on it, so status has no plan to
+    # print. It must not call valid records stale (a user's estimator named only has no defaults: every cell
+    # looked "stored under another setting", with --rerun-changed as the advice, which the run then refused).
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    (tmp_path / ("my_model.py" if gone == "module" else "mine.csv")).unlink()
+    status = _invoke("status", out)
+    assert status.exit_code == 0, status.output
+    assert "another setting" not in status.output and "--rerun-changed" not in status.output
+    assert "units done: not known" in status.output and "a run of this folder stops there" in status.output
+    assert "my_model" in status.output if gone == "module" else "mine.csv" in status.output
+    # The table still shows what is stored: heart's M, 6 units of 2 points, all ok; nothing counted as done.
+    row = next(line for line in status.output.splitlines() if line.startswith("heart") and " M " in line)
+    assert row.split()[2:4] == ["?/6", "12"]
+    run = _invoke("run", config, "--out", out, "--dry-run")
+    assert run.exit_code != 0  # the run stops where status said it would
+
+
+def test_status_with_another_config_s_file_is_refused_as_the_run_is(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    other = tmp_path / "other.yaml"
+    other.write_text(config.read_text().replace("name: agree", "name: other"))
+    status = _invoke("status", out, "--config", other)
+    assert status.exit_code != 0 and "holds the results of config 'agree'" in status.output

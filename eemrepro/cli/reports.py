@@ -27,6 +27,18 @@ class Layout(str, Enum):
     full = "full"
 
 
+def _default_out_of(path):
+    """Where ``eemrepro run PATH`` writes without ``--out`` (results/<its name:>), or a placeholder when the
+    file is not a config that can be read."""
+    from ..experiments import ConfigError, load_config
+    from ..experiments._run_folder import default_out
+
+    try:
+        return default_out(load_config(path, import_estimators=False))
+    except (ConfigError, OSError):
+        return "results/<its name>"
+
+
 def _check_folders(results):
     """Each RESULTS argument must be a folder: a config file given by mistake is named, with the folder its run
     writes (``eemrepro tables configs/quick.yaml`` means ``results/quick``)."""
@@ -34,8 +46,8 @@ def _check_folders(results):
 
     for r in results:
         if r.is_file():
-            hint = f" (`eemrepro run {r}` writes its results to results/{r.stem})" if r.suffix in (".yaml", ".yml") \
-                else ""
+            hint = f" (`eemrepro run {r}` writes its results to {_default_out_of(r)})" \
+                if r.suffix in (".yaml", ".yml") else ""
             fail(f"{r} is a file, not a results folder{hint}")
         if not r.is_dir():
             existing_store(r)  # names it (and a close name beside it); nothing is created for a typo

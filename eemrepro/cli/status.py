@@ -7,6 +7,8 @@ import typer
 
 from ._common import flag
 
+_STATUSES = ("ok", "timed-out", "failed", "skipped-after-timeout")
+
 
 def status_cmd(
     out: Annotated[Path, typer.Argument(help="Results folder (results/<config name>).")],
@@ -21,55 +23,67 @@ def status_cmd(
 
     A unit is done when `eemrepro run` of the folder's config (or of --config) would skip it: every record
     stored, made with the data as it is now, under the cell's identity now (settings, a user's code and data
-    definition).
+    definition). The data are checksummed as a run does (a data set not cached yet is fetched).
     """
-    from tabulate import tabulate
-
-    from ..experiments import ConfigError, get_kind, load_config
+    from ..experiments import ConfigError, load_config
     from ..experiments._plan import PLAN_COLUMNS, RunOptions, data_checksums, plan_run
+    from ..experiments._run_folder import planned_config, refuse_another_configs_store
     from ..store import ResultStore, StoreError
     from ._common import fail
 
     if not (out / "config.yaml").is_file():
         fail(f"{out} has no config.yaml: not a results folder written by `eemrepro run`")
-    from ..experiments._run_folder import planned_config
-
     try:
-        config = planned_config(out) if config_file is None else load_config(config_file)
-    except ConfigError as exc:
+        config, problem = planned_config(out) if config_file is None else (load_config(config_file), None)
+        refuse_another_configs_store(out, config)  # as the run of --config would refuse it
+    except (ConfigError, ValueError) as exc:
         fail(exc)
-    _, _, options = RunOptions(out=out, retry_failed=retry_failed, skip_unavailable=True, mirror=mirror,
-                               data_home=None if data_home is None else str(data_home)).resolve(config)
     store = ResultStore(out)
     try:
         stored = store.frame([*PLAN_COLUMNS])
-        plan = plan_run(config, store, options, data_checksums(config, options), stored=stored)
     except StoreError as exc:
         fail(exc)
     counts = stored.groupby(["dataset", "model"], observed=True)["status"].value_counts().to_dict() \
         if len(stored) else {}
-    cells = plan.by_cell()
-    for d in plan.data.unavailable:  # its units cannot be planned: how many there are, and why
-        for u in get_kind(config.kind).units(_only(config, d)):
-            cells.setdefault((u.dataset, u.model), (None, 0))
-            cells[(u.dataset, u.model)] = (None, cells[(u.dataset, u.model)][1] + 1)
-    rows = []
-    for (dataset, model), (done, total) in cells.items():
-        c = {s: counts.get((dataset, model, s), 0) for s in ("ok", "timed-out", "failed", "skipped-after-timeout")}
-        rows.append([dataset, model, f"{'?' if done is None else done}/{total}", c["ok"], c["timed-out"],
-                     c["failed"], c["skipped-after-timeout"]])
-    typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped"]))
-    _explain(plan, stored)
+    if problem is not None:  # no plan can be made: what is stored, and why a run would stop
+        _table(_cells(config, {}, config.datasets), counts)
+        typer.secho(f"units done: not known ({problem}); a run of this folder stops there", fg=typer.colors.YELLOW)
+        _failures(stored)
+        return
+    _, _, options = RunOptions(out=out, retry_failed=retry_failed, skip_unavailable=True, mirror=mirror,
+                               data_home=None if data_home is None else str(data_home)).resolve(config)
+    plan = plan_run(config, store, options, data_checksums(config, options), stored=stored)
+    _table(_cells(config, plan.by_cell(), plan.data.unavailable), counts)
+    _explain(plan)
+    _failures(stored)
 
 
-def _only(config, dataset):
+def _cells(config, planned, unplanned):
+    """{(data set, model): (units done or None where unknown, units)}: the plan's, then the units of the data
+    sets ``unplanned`` (unavailable, or no plan at all) counted from the config alone."""
     from dataclasses import replace
 
-    return replace(config, datasets=(dataset,))
+    from ..experiments import get_kind
+
+    cells = dict(planned)
+    for d in unplanned:
+        for u in get_kind(config.kind).units(replace(config, datasets=(d,))):
+            cells[(u.dataset, u.model)] = (None, cells.get((u.dataset, u.model), (None, 0))[1] + 1)
+    return cells
 
 
-def _explain(plan, stored):
-    """Why units are not done, as the run would say it, and every failed fit."""
+def _table(cells, counts):
+    from tabulate import tabulate
+
+    rows = []
+    for (dataset, model), (done, total) in cells.items():
+        c = [counts.get((dataset, model, s), 0) for s in _STATUSES]
+        rows.append([dataset, model, f"{'?' if done is None else done}/{total}", *c])
+    typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped"]))
+
+
+def _explain(plan):
+    """Why units are not done, as the run would say it."""
     pending = len(plan.pending)
     for name, why in plan.data.unavailable.items():
         typer.secho(f"data set {name} unavailable, its units not counted: {why}", fg=typer.colors.YELLOW)
@@ -83,6 +97,9 @@ def _explain(plan, stored):
         typer.echo(f"kept but not used (the config no longer names them): {describe_left_out(plan.left_out)}")
     typer.echo(f"{len(plan.units) - pending} of {len(plan.units)} units done, {pending} to run"
                + (" (failed fits counted as not done)" if plan.options.retry_failed else ""))
+
+
+def _failures(stored):
     if not len(stored):
         return
     failures = [f"{r.dataset} {r.model} {r.point} repeat {r.repeat} fold {r.fold}: {r.error_message}"

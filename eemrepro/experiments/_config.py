@@ -54,11 +54,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
+from ._timeouts import RULES as AFTER_TIMEOUT  # the ledger states the rule; a config names one of its values
 
 # global: min-max on the whole data set (SPEC section 2); per-fold: min-max from each training
 # part; standard / standard-per-fold: zero mean, unit variance likewise; none: raw values.
 SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
-AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
              "baselines", "local_datasets", "paper_models"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -4,12 +4,13 @@ read of them (``config_scope_in``, ``unfinished_cells_in``).
 A results folder belongs to the config that made it (``refuse_another_configs_store``). A run writes the
 config and its run file before its first task, and the run file again when it ends, with the seconds of
 each stage (``RunFile.stage``): planning and checksums, worker start, dispatch until the last unit, the
-seal, and the table (noted afterwards by the command that prints it, ``note_stage``).
+seal, and the table (noted afterwards by the command that prints it, ``note_stage``). The stages overlap:
+``dispatch`` runs from the first task sent to the last unit's records, and holds ``worker_start``, from the
+first task sent to the first unit's start.
 """
 
 import json
 import os
-import time
 from pathlib import Path
 
 import yaml
@@ -101,13 +102,10 @@ class RunFile:
 
     def __init__(self, store, info):
         self.store, self.info = store, dict(info, stage_seconds={})
-        self._since = time.monotonic()
 
-    def stage(self, name, seconds=None):
-        """Note that stage ``name`` ended now (its seconds since the last one ended), or took ``seconds``."""
-        now = time.monotonic()
-        self.info["stage_seconds"][name] = round(now - self._since if seconds is None else seconds, 6)
-        self._since = now
+    def stage(self, name, seconds):
+        """Note that stage ``name`` took ``seconds``."""
+        self.info["stage_seconds"][name] = round(seconds, 6)
 
     def write(self, **more):
         self.info.update(more)
@@ -157,11 +155,13 @@ _RECORDED = ("sha256", "n", "d", "class_counts")
 
 
 def planned_config(folder):
-    """The folder's config as a run of it would read it now (for ``status``): a user's estimator imported
-    where it can be (else only named), a local data set's file read as it is now -- its recorded checksum
-    and sizes dropped, so that a changed file makes its units stale instead of the config unreadable."""
+    """(the folder's config as a run of it would read it now, None) for ``status``: a user's estimator
+    imported, a local data set's file read as it is now -- its recorded checksum and sizes dropped, so that a
+    changed file makes its units stale instead of the config unreadable. Where a run could not read it (a
+    module that cannot be imported here, a local file gone): (the config as the reports read it, the
+    one-line reason), and no plan can be made of it."""
     from .._yaml import YAMLDocumentError, load_yaml_file
-    from ._config import ConfigError, parse_config
+    from ._config import ConfigError, load_config, parse_config
 
     path = Path(folder) / "config.yaml"
     try:
@@ -173,9 +173,9 @@ def planned_config(folder):
                                  if isinstance(spec, dict) else spec for k, spec in raw["local_datasets"].items()}
     home = str(path.resolve().parent)
     try:
-        return parse_config(raw, source=str(path), lines=lines, home=home)
-    except ConfigError:  # a module that cannot be imported here: named only (its cells' identity is unknown)
-        return parse_config(raw, source=str(path), lines=lines, home=home, import_estimators=False)
+        return parse_config(raw, source=str(path), lines=lines, home=home), None
+    except ConfigError as exc:  # named only: its cells' identities (a module's code, a file's data) unknown
+        return load_config(path, import_estimators=False), str(exc)
 
 
 def unfinished_cells_in(folder, df):

@@ -21,7 +21,7 @@ from ..store import ResultStore, StoreWarning
 from ._dispatch import Progress, dispatch
 from ._kinds import get_kind
 from ._plan import RunOptions, check_data, plan_run
-from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: raised here)
+from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: re-exported, what refuse_... raises)
     AnotherConfigsStoreError,
     RunFile,
     git_commit,
@@ -87,8 +87,6 @@ class RunSummary:
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
     warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
     run_id: str = None  # the run file (runs/<run id>.json) of a run that executed
-
-
 
 
 def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
@@ -206,26 +204,29 @@ def execute_plan(plan, store, summary, planning_seconds=0.0):
     threads = threadpool_limits(limits=None)
     dispatched, start = time.time(), time.monotonic()
     execution = dispatch(tasks(), options.jobs, options.backend, options.scheduler)
-    first = None
+    timing = {"first": None}
     try:
-        first = _collect(execution, order, store, ledger, summary, bar)
+        _collect(execution, order, store, ledger, summary, bar, timing)
     except KeyboardInterrupt:
         _interrupted(execution, store, summary)
     finally:
         bar.close()
         close_fit_child()  # the one this process forked when the run's units ran here (jobs=1)
         threads.restore_original_limits()
-        _seal(store, summary, run_file, dispatched, first)
+        _seal(store, summary, run_file, dispatched, timing["first"])
         summary.seconds = time.monotonic() - start
 
 
-def _collect(execution, order, store, ledger, summary, bar):
-    """Store each unit's records as they come back, feeding the scheduler and the timeout ledger; the first
-    unit's start (``time.time()``), for the run file's worker-start stage."""
+def _collect(execution, order, store, ledger, summary, bar, timing):
+    """Store each batch's records as they come back (one write), then feed the scheduler, the timeout ledger,
+    the counts and the progress; ``timing["first"]``: the first unit's start (``time.time()``), kept in the
+    caller's dict so that an interrupted run's file has its worker-start stage too."""
     from ._schedule import records_seconds
 
-    first = None
     for batch in execution:
+        store.append_units([records for _, records in batch])  # a batch's units: one write, one fsync
+        summary.done_units += len(batch)
+        label = ""
         for index, records in batch:
             ok = [r for r in records if r["status"] == "ok"]  # a failed fit's time says nothing of its cost
             order.observe(index, records_seconds(ok) if ok else float("nan"))
@@ -235,13 +236,12 @@ def _collect(execution, order, store, ledger, summary, bar):
                 for text in r.get("warnings") or ():
                     text = re.sub(r" \(x\d+\)$", "", text)
                     summary.warnings[text] = summary.warnings.get(text, 0) + 1
-            if records and records[0].get("started_at") is not None:
-                first = min(first or records[0]["started_at"], records[0]["started_at"])
-        store.append_units([records for _, records in batch])  # a batch's units: one write, one fsync
-        summary.done_units += len(batch)
-        if batch and batch[-1][1]:
-            bar.update(f"{batch[-1][1][0]['dataset']} {batch[-1][1][0]['model']}", units=len(batch))
-    return first
+            if records:
+                label = f"{records[0]['dataset']} {records[0]['model']}"
+                started = records[0].get("started_at")
+                if started is not None and (timing["first"] is None or started < timing["first"]):
+                    timing["first"] = started
+        bar.update(label, units=len(batch))
 
 
 def _interrupted(execution, store, summary):
@@ -272,13 +272,13 @@ def _seal(store, summary, run_file, dispatched, first_start):
         # Nothing is lost: the write-ahead segment stays and is read as it is.
         warnings.warn(StoreWarning(f"{out}: could not seal the records into Parquet ({exc.strerror or exc}); "
                                    f"they stay in {store.records_dir} as JSON lines (`eemrepro compact {out}` "
-                                   "seals them)"), stacklevel=3)
+                                   "seals them)"), stacklevel=4)
     run_file.stage("seal", time.monotonic() - sealing)
     try:
         run_file.write(finished_at=time.time(), units_done=summary.done_units, status_counts=summary.status_counts,
                        interrupted=summary.interrupted)
     except OSError as exc:  # the run's facts are also in its segment; a full disk must not mask why
-        warnings.warn(StoreWarning(f"{out}: could not update the run file ({exc.strerror or exc})"), stacklevel=3)
+        warnings.warn(StoreWarning(f"{out}: could not update the run file ({exc.strerror or exc})"), stacklevel=4)
 
 
 def _changed_message(out, config, changed):

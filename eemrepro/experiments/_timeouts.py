@@ -62,14 +62,13 @@ class TimeoutLedger:
         """Take a store frame's timed-out and failed records into account, those made under their cell's
         identity now (``shas``: {(data set, model, is inner): identity sha}): a resumed run keeps what its
         first part abandoned."""
-        import pandas as pd
+        from ._units import record_cell
 
         if self.rule == "run" or stored.empty:
             return
         stopped = stored[stored["status"].isin(["timed-out", "failed"])]
         for r in stopped.to_dict("records"):
-            cell = (r["dataset"], r["model"], not pd.isna(r["inner"]))
-            if r["identity_sha"] == shas.get(cell):
+            if r["identity_sha"] == shas.get(record_cell(r)):
                 self.note(r["dataset"], r["model"], r["point"], {**r, "error": r.get("error_message")})
 
     def skips(self, dataset, model, point):

@@ -40,13 +40,19 @@ class Unit:
         return [f"{self.dataset}|{self.model}|{p}|{self.repeat}|{self.fold}|{inner}" for p in point_ids(self.points)]
 
 
-@lru_cache(maxsize=65536)
 def cell_key(unit):
     """A unit's cell as identities are kept: (data set, model, is inner) -- an inner split's fits are made
     under their own identity."""
     return unit.dataset, unit.model, unit.inner is not None
 
 
+def record_cell(record):
+    """``cell_key`` of a stored record (a dict or a frame row): its ``inner`` is None or NaN outside one."""
+    inner = record["inner"]
+    return record["dataset"], record["model"], not (inner is None or inner != inner)
+
+
+@lru_cache(maxsize=65536)
 def point_ids(points):
     """The ``point_id`` of each point of a unit's ``points`` tuple (the record keys' middle part).
 
@@ -278,10 +284,11 @@ def changed_identities(df, expected):
     """
     if df.empty:
         return []
-    stored = df.assign(_inner=df["inner"].notna())[["dataset", "model", "_inner", "identity"]].drop_duplicates()
+    stored = df.assign(inner=df["inner"].notna().map({True: 0, False: None}))[
+        ["dataset", "model", "inner", "identity"]].drop_duplicates()
     out, seen = [], set()
-    for dataset, model, is_inner, identity in stored.itertuples(index=False, name=None):
-        cell = (dataset, model, bool(is_inner))
+    for row in stored.to_dict("records"):
+        cell, identity = record_cell(row), row["identity"]
         want = expected.get(cell)
         have = json.loads(identity) if isinstance(identity, str) else (identity or {})
         if want is None or cell in seen or have == want:
@@ -353,7 +360,6 @@ def _lookup(keys, table_keys, table_values):
     at = np.minimum(at, max(len(sorted_keys) - 1, 0))
     found = (sorted_keys[at] == keys) if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
     return np.where(found, table_values[order][at] if len(sorted_keys) else -1, -1)
-
 
 
 def done_units(units, df, ok, shas):

@@ -155,7 +155,7 @@ class ResultStore:
         self.run_id = None
         self._wal = None
         self._fh = None
-        self.appended = 0  # units (append calls) written by this process's writer
+        self.appended = 0  # units written by this process's writer (``append_units`` counts each of its units)
 
     # -- reading ----------------------------------------------------------
     def segments(self):
