@@ -14,7 +14,9 @@ import dataclasses
 TOP_KEYS = {
     "paper_models": "A paper's models with their published grids, by the name of its model set (`eemrepro papers` "
                     "lists them: `eem`, `esmm`, `lssvm-ensemble`), or a list of names: they run beside the config's "
-                    "own `models:` (which may then be left out) on its data sets, your own included.",
+                    "own `models:` (which may then be left out) on its data sets, your own included. An installed "
+                    "package adds its own sets through the entry-point group `eemrepro.model_sets` (a callable "
+                    "returning `ModelSet`s), as eemrepro's papers do.",
     "name": "The run's name: its results go to `results/<name>` unless `--out` says otherwise. Required.",
     "kind": "What a unit of work is and what it records (below). Default `grid-search`.",
     "datasets": "Data set ids of the registry (`eemrepro datasets` lists them). Required.",
