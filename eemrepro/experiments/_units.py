@@ -284,11 +284,10 @@ def changed_identities(df, expected):
     """
     if df.empty:
         return []
-    stored = df.assign(inner=df["inner"].notna().map({True: 0, False: None}))[
-        ["dataset", "model", "inner", "identity"]].drop_duplicates()
+    stored = df.assign(_inner=df["inner"].notna())[["dataset", "model", "_inner", "identity"]].drop_duplicates()
     out, seen = [], set()
-    for row in stored.to_dict("records"):
-        cell, identity = record_cell(row), row["identity"]
+    for dataset, model, is_inner, identity in stored.itertuples(index=False, name=None):
+        cell = (dataset, model, bool(is_inner))  # record_cell, for a whole frame at once
         want = expected.get(cell)
         have = json.loads(identity) if isinstance(identity, str) else (identity or {})
         if want is None or cell in seen or have == want:
