@@ -527,10 +527,11 @@ def test_the_critical_difference_diagram_draws_the_ranks_as_the_metric_reads_the
 # cells dropped: read "missing", not "> N", and check turns a timed-out cell of the paper's into a skipped one:
 # a failing gate passes); (e): the printed limit "> N" taken from the last group read (or the smallest
 # budget), not the largest budget any timed-out record ran into.
-# Two folders as a user makes them: heart with a fit budget of 0.5 s (a quick model of the user's, and a slow one
-# timed out), sonar with 0.01 s (EEM Table 4's EEMrbf at 1000 hidden units: every fit past it). Read grouped
-# (a data set per group, TABLE_CHUNK_RECORDS = 1: heart, then sonar) the tables and the check are those of the
-# folders read in one piece, and the limit is the largest budget: max(0.5, 0.01) = 0.5, counted by hand.
+# Two folders as a user makes them: heart and ionosphere with a fit budget of 0.5 s (a quick model of the user's,
+# and a slow one timed out on heart), sonar with 0.01 s (EEM Table 4's EEMrbf at 1000 hidden units: every fit
+# past it). Read grouped (a data set per group, TABLE_CHUNK_RECORDS = 1: heart, ionosphere, sonar) the tables and
+# the check are those of the folders read in one piece, and the limit is the largest budget a timed-out record
+# ran into: max(0.5, 0.01) = 0.5, counted by hand (ionosphere's group, with none, adds no budget).
 @pytest.fixture(scope="module")
 def timed_out_folders(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("grouped")
@@ -538,7 +539,7 @@ def timed_out_folders(tmp_path_factory):
     napper = f"{module}:Napper"
     heart = tmp / "results" / "heart"
     _run(_write_config(folder, "heart", {
-        "name": "heart", "datasets": ["heart"],
+        "name": "heart", "datasets": ["heart", "ionosphere"],
         "models": {"Quick": {"estimator": napper, "grid": {"shrink": [0.0, 0.5]}},
                    "Slow": {"estimator": napper, "delay": 30, "on_features": HEART_FEATURES,
                             "grid": {"shrink": [0.0]}}},
@@ -551,9 +552,11 @@ def timed_out_folders(tmp_path_factory):
     records = read_results([heart, sonar])
     # What the folders hold (else the test tests nothing): sonar's cell timed out on its first fold and was
     # abandoned on the second; heart's Slow likewise, at its own budget.
+    # Ionosphere (34 columns) is a group between them with no timeout at all: Slow naps on heart's 13 only.
     by = records.set_index(["dataset", "model", "fold"])["status"].to_dict()
     assert by == {("heart", "Quick", 0): "ok", ("heart", "Quick", 1): "ok",
                   ("heart", "Slow", 0): "timed-out", ("heart", "Slow", 1): "skipped-after-timeout",
+                  **{("ionosphere", m, f): "ok" for m in ("Quick", "Slow") for f in (0, 1)},
                   ("sonar", "EEMrbf", 0): "timed-out", ("sonar", "EEMrbf", 1): "skipped-after-timeout"}
     budgets = records.loc[records["status"] == "timed-out"].groupby("dataset")["fit_seconds"].max().to_dict()
     assert budgets == {"heart": 0.5, "sonar": 0.01}
@@ -592,7 +595,8 @@ def test_a_group_whose_cells_all_timed_out_shows_them_past_the_largest_budget(tm
     wide = _wide_rows(text)
     assert wide["heart"]["Slow"] == "> 0.5" and wide["sonar"]["EEMrbf"] == "> 0.5"
     # The quick model's cell: the better of its two points by mean GMean over the folds, mean±std (ddof 1) in %.
-    quick = read_results(heart).query("model == 'Quick'").groupby("point")["gmean"].agg(["mean", "std"]) * 100
+    quick = read_results(heart).query("model == 'Quick' and dataset == 'heart'").groupby("point")["gmean"].agg(
+        ["mean", "std"]) * 100
     best = quick.loc[quick["mean"].idxmax()]
     assert wide["heart"]["Quick"] == f"{best['mean']:.1f}±{best['std']:.1f} (–)"
     table = pd.read_csv(out / "eem_table4_gmean.csv", comment="#")
@@ -628,6 +632,75 @@ def test_check_fails_on_a_papers_cell_that_timed_out_in_a_group_of_its_own(timed
     assert result.exit_code == 1, result.output
     assert "MISSING eem_table4 sonar EEMrbf: no reproduced value (published 82.8)" in result.output
     assert "within tolerance: 0 of 1 cells" in result.output
+
+
+
+
+def test_folders_are_read_in_groups_of_data_sets_within_the_budget_and_once(timed_out_folders):
+    # The records per data set, summed over the folders (heart 6, ionosphere 6, sonar 2); the groups are
+    # consecutive in sorted order, each within the budget (a data set larger than it alone), counted by hand.
+    from eemrepro.reports._render import ResultsByDatasets
+
+    heart, sonar = timed_out_folders
+    n = read_results([heart, sonar]).groupby("dataset").size().to_dict()
+    assert n == {"heart": 6, "ionosphere": 6, "sonar": 2}  # Quick 2 points x 2 folds + Slow 2 folds; 1 x 2
+    assert ResultsByDatasets([heart, sonar], 14).groups == [["heart", "ionosphere", "sonar"]]
+    assert ResultsByDatasets([heart, sonar], 13).groups == [["heart", "ionosphere"], ["sonar"]]
+    assert ResultsByDatasets([heart, sonar], 8).groups == [["heart"], ["ionosphere", "sonar"]]
+    assert ResultsByDatasets([heart, sonar], 1).groups == [["heart"], ["ionosphere"], ["sonar"]]
+    results = ResultsByDatasets([heart, sonar], 8)
+    assert [sorted(set(frame["dataset"])) for frame in results] == [["heart"], ["ionosphere", "sonar"]]
+    assert results.provenance["records"] == 14
+    with pytest.raises(RuntimeError, match="read once"):
+        list(results)
+
+
+def test_a_folder_whose_config_dropped_its_last_data_set_still_reports_by_groups(tmp_path, monkeypatch):
+    # Run on heart and sonar, then the config keeps heart only: sonar's records stay in the folder, left out of
+    # the reports. Read a data set at a time, sonar's group is empty: the tables are heart's, not "no records".
+    from eemrepro.reports import _tables as tables_module
+
+    monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    folder, module = _user_folder(tmp_path)
+
+    def config(datasets):
+        return _write_config(folder, "shrunk", {
+            "name": "shrunk", "datasets": datasets,
+            "models": {"Quick": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}})
+
+    out = tmp_path / "out"
+    _run(config(["heart", "sonar"]), out)
+    _run(config(["heart"]), out)
+    table = pd.read_csv(_tables_of([out], tmp_path / "tables") / "eem_table4_gmean.csv", comment="#")
+    assert table[["dataset", "method", "status"]].values.tolist() == [["heart", "Quick", "ok"]]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_cell_whose_grid_grew_since_it_ran_reads_incomplete_by_groups_too(tmp_path, monkeypatch, grouped):
+    # The user adds a grid point to Quick and reruns only the other model: Quick's cells lack the new point's
+    # records, so they read "incomplete" (resume the run), never the best of the smaller grid; Other's are whole.
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    folder, module = _user_folder(tmp_path)
+
+    def config(grid):
+        return _write_config(folder, "grown", {
+            "name": "grown", "datasets": ["heart", "sonar"],
+            "models": {"Quick": {"estimator": f"{module}:Napper", "grid": {"shrink": grid}},
+                       "Other": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}})
+
+    out = tmp_path / "out"
+    _run(config([0.0, 0.5]), out)
+    _run(config([0.0, 0.5, 0.9]), out, "--only-models", "Other")
+    table = pd.read_csv(_tables_of([out], tmp_path / "tables") / "eem_table4_gmean.csv", comment="#")
+    assert table.set_index(["dataset", "method"])["status"].to_dict() == {
+        ("heart", "Other"): "ok", ("heart", "Quick"): "incomplete",
+        ("sonar", "Other"): "ok", ("sonar", "Quick"): "incomplete"}
+    assert table.loc[table["method"] == "Quick", "gmean"].isna().all()
 
 
 # -- d. a timeout abandons its grid point on its own data set only ------------------------------------------------
