@@ -117,6 +117,52 @@ class Warns(Sleepy):
         return super().fit(X, y)
 
 
+class BlasThreads(Sleepy):
+    """Sleepy that records the thread counts its fit ran with (``blas_threads_``, ``openmp_threads_``: the
+    distinct counts of the loaded libraries of each kind), stored with the record's ``fitted``."""
+
+    _recorded_attributes = ("blas_threads_", "openmp_threads_")
+
+    def fit(self, X, y):
+        import scipy.linalg  # noqa: F401  (its BLAS loaded, as a fit's would be)
+        from threadpoolctl import threadpool_info
+
+        info = threadpool_info()
+        # (a BLAS built without threads, such as scs's OpenBLAS that cvxpy loads, always runs one: left out)
+        self.blas_threads_ = sorted({i["num_threads"] for i in info
+                                     if i["user_api"] == "blas" and i.get("threading_layer") != "disabled"})
+        self.openmp_threads_ = sorted({i["num_threads"] for i in info if i["user_api"] == "openmp"})
+        return super().fit(X, y)
+
+
+class Breakable(Sleepy):
+    """Nearest centroid (``Sleepy``) that predicts the positive class for every sample when
+    ``$EEMREPRO_TEST_BREAK`` names its ``variant`` (or is ``all``), read at prediction time: the same code and
+    parameters (the same record identity) predicting otherwise, as a changed library or a bug would
+    (``eemrepro audit``'s tests). Broken, its gmean is 0 and its balanced accuracy 0.5 (one class all wrong).
+    ``$EEMREPRO_TEST_SLOW`` seconds: each fit sleeps that long first (a machine slower than the run's)."""
+
+    def __init__(self, variant=0, delay=0.0, marker=None, fail=False):
+        super().__init__(delay=delay, marker=marker, fail=fail)
+        self.variant = variant
+
+    def fit(self, X, y):
+        import os
+
+        time.sleep(float(os.environ.get("EEMREPRO_TEST_SLOW", "0")))
+        return super().fit(X, y)
+
+    def _broken(self):
+        import os
+
+        which = os.environ.get("EEMREPRO_TEST_BREAK", "")
+        return which == "all" or which == str(self.variant)
+
+    def decision_function(self, X):
+        d = super().decision_function(X)
+        return np.ones_like(d) if self._broken() else d
+
+
 class WaitsFor(Sleepy):
     """Sleepy whose fit first waits until the file ``flag`` exists (at most ``hold`` seconds): a run held open
     until the test lets it go, whatever the machine's load."""

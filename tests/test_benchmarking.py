@@ -165,7 +165,8 @@ def test_a_baseline_of_another_protocol_is_refused_naming_the_first_difference(t
     # A folder that is no results folder is named too.
     cfg.write_text(cfg.read_text().replace(rel, "nowhere").replace("repeats: 2", "repeats: 1"))
     result = _run(cfg, tmp_path / "out", code=1)
-    assert "nowhere is not a results folder" in " ".join(result.output.split())
+    assert f"'nowhere' ({folder.resolve() / 'nowhere'}), from the config's folder, is no such folder" in \
+        " ".join(result.output.split())
 
 
 def test_a_baseline_made_on_other_data_is_refused(tmp_path, baseline):

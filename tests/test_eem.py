@@ -123,6 +123,50 @@ def test_equal_class_means_give_a_constant_classifier_with_a_warning():
     assert np.unique(est.predict(X2)).size == 1
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e-20])
+def test_class_means_equal_to_within_rounding_give_no_direction_at_any_feature_scale(scale):
+    """The documented rule (``_entropy_projection``): no direction when beta^T m = 2 <= 100 h eps sum |beta_j| r_j.
+
+    Closed form: h features of size ``scale`` (the negative class's mean), the positive mean ``delta * scale``
+    above it in every feature, isotropic covariances s^2 I in both classes. Then beta = 2 m / |m|^2 (all
+    entries 2 / (h delta scale)), sum_j |beta_j| r_j = 2 (1 + delta) / delta, so the rule says degenerate
+    exactly when delta / (1 + delta) <= 100 h eps: delta* = 100 * 50 * 2.22e-16 = 1.11e-12 at h = 50.
+    Means equal, equal up to 1e-15 noise, or 1e-14 apart (arrhythmia's saturated sigmoid layer: 20 to 60 ulps,
+    past the former rule's 16 ulps) are all degenerate; half of delta* is, twice delta* is not, and the
+    outcome is the same at features of size 1e-20 (the rule has no absolute floor).
+    """
+    h, eps = 50, np.finfo(np.float64).eps
+    threshold = 100 * h * eps
+    rng = np.random.RandomState(0)
+    base = np.full(h, scale)
+    cov = (1e-3 * scale) ** 2 * np.eye(h)
+
+    def beta_for(mean_pos):
+        return _entropy_projection(mean_pos, cov, base, cov)
+
+    assert beta_for(base.copy()) is None
+    assert beta_for(base + rng.uniform(-1e-15, 1e-15, h) * scale) is None
+    assert beta_for(base * (1 + 1e-14)) is None
+    assert beta_for(base * (1 + 0.5 * threshold)) is None
+    for delta in (2 * threshold, 1e-9, 0.1):
+        beta = beta_for(base * (1 + delta))
+        assert beta is not None
+        # (1 + delta) - 1 in float64 carries eps / delta of relative error (1e-4 at 2 delta*).
+        np.testing.assert_allclose(beta, 2 / (h * delta * scale), rtol=max(1e-9, 10 * eps / delta))
+
+
+def test_a_fit_whose_class_means_differ_by_rounding_is_constant_and_warns():
+    # Through EEM: a sigmoid layer saturated on both classes (<w, x> - b > 100 for every row and neuron: phi = 1
+    # exactly, exp(-100) being under half an ulp of 1) has equal class means; beta = 0 and one class.
+    rng = np.random.RandomState(3)
+    X = rng.uniform(0.9, 1.0, size=(200, 300))
+    y = np.r_[np.ones(20), -np.ones(180)]
+    with pytest.warns(DegenerateProjectionWarning, match="class means coincide in feature space to within rounding"):
+        est = EEM(n_hidden=30, activation="sig", random_state=0).fit(X, y)
+    assert not np.any(est.beta_)
+    assert np.unique(est.predict(X)).size == 1
+
+
 def test_theorem_1_welm_beta_proportional_to_eem_beta():
     """EEM paper, Theorem 1: balanced, centred data with homogeneous class
     covariances gives beta_WELM = a * beta_EEM with a > 0.

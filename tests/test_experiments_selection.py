@@ -183,7 +183,9 @@ def test_a_cell_says_what_stopped_it_one_failed_or_timed_out_fit_is_enough():
     assert select(nested, "nested").iloc[0]["status"] == "failed"
     # A cell the store calls unfinished but that a timeout stopped is judged by its records, not "incomplete".
     assert select(timed, unfinished={("D", "M")}).iloc[0]["status"] == "timed-out"
-    assert select(timed, "best-per-fold", unfinished={("D", "M")}).iloc[0]["status"] == "ok"
+    # Best per fold too: fold 1, its only point timed out, is lost, and the cell is not the mean of the other two
+    # (issue 58: a failure is never averaged away).
+    assert select(timed, "best-per-fold", unfinished={("D", "M")}).iloc[0]["status"] == "timed-out"
 
 
 def test_an_unfinished_cell_is_blanked_and_its_neighbour_is_not():

@@ -321,8 +321,9 @@ def test_two_folders_with_the_same_cell_are_refused_and_figures_can_be_chosen(tm
     out = runner.invoke(app, ["tables", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "t")])
     assert out.exit_code != 0 and "both hold" in out.output and "EEMrbf on abalone7" in out.output
     fig = runner.invoke(app, ["figures", str(tmp_path / "a"), "--figure", "scatter", "--out", str(tmp_path / "f")])
+    # (with the manifest that says which results each figure was drawn from)
     assert fig.exit_code == 0 and sorted(p.name for p in (tmp_path / "f").iterdir()) == [
-        "gmean_reproduced_vs_published.png", "gmean_reproduced_vs_published.svg"]
+        "figures-manifest.json", "gmean_reproduced_vs_published.png", "gmean_reproduced_vs_published.svg"]
     # hand_made has EEMrbf at two values of h only: Figure 3 cannot be drawn from it.
     bad = runner.invoke(app, ["figures", str(tmp_path / "a"), "--figure", "stability", "--out", str(tmp_path / "g")])
     assert bad.exit_code != 0 and ">= 20 values of n_hidden" in bad.output

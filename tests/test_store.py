@@ -282,7 +282,8 @@ def test_gzip_segments_of_an_older_store_load_and_a_truncated_one_is_named(tmp_p
     seg = store / "records" / "20250101T000000-1.jsonl.gz"
     with gzip.open(seg, "wt") as fh:
         fh.write("".join(json.dumps(_record(i)) + "\n" for i in range(50)))
-    assert len(ResultStore(store).read()) == 50
+    with pytest.warns(StoreWarning, match="written before line checksums and not listed in SHA256SUMS"):
+        assert len(ResultStore(store).read()) == 50  # read, but said to be unchecked (test_store_integrity.py)
     seg.write_bytes(seg.read_bytes()[:-20])
     with pytest.raises(StoreError, match=rf"{seg}: cannot be read"):
         ResultStore(store).read()

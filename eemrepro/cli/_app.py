@@ -40,6 +40,7 @@ def _root(
     DEBUG = debug
 
 
+from .audit import audit_cmd  # noqa: E402
 from .compact import compact_cmd, forget_cmd  # noqa: E402
 from .datasets import app as _datasets_app  # noqa: E402
 from .reports import check_cmd, figures_cmd, report_cmd, tables_cmd  # noqa: E402
@@ -51,6 +52,7 @@ from .store import export_cmd  # noqa: E402
 app.add_typer(_datasets_app, name="datasets")
 app.command("run")(run_cmd)
 app.command("status")(status_cmd)
+app.command("audit")(audit_cmd)
 app.command("tables")(tables_cmd)
 app.command("check")(check_cmd)
 app.command("figures")(figures_cmd)
@@ -63,7 +65,7 @@ app.command("export")(export_cmd)
 
 @app.command("papers")
 def _papers():
-    """List the registered papers: their tables, figures and configs."""
+    """List the registered papers: their tables, figures, configs and model sets (for `paper_models:`)."""
     from ..papers import registered_papers
 
     for p in registered_papers():
@@ -75,6 +77,8 @@ def _papers():
             typer.echo(f"  figure {f.name} -> {f.stem}")
         for c in p.configs:
             typer.echo(f"  config {c}")
+        for m in p.model_sets:
+            typer.echo(f"  paper_models: {m.name} -> the models of {m.config}: {m.description}")
 
 
 @app.command("models")

@@ -10,3 +10,22 @@ def flag(*names, **kwargs):
     """A boolean flag option (``--fresh``). Its help shows no value: a flag takes none (``--fresh=true`` is
     not a thing), which Typer's help otherwise suggests with a ``<bool>``."""
     return typer.Option(*names, metavar="", **kwargs)
+
+
+def existing_store(path):
+    """Fail in one line unless ``path`` is a results folder that exists: a command that reads a store (or
+    moves its records) never creates a mistyped path. The folders beside it with a close name are offered."""
+    import difflib
+    from pathlib import Path
+
+    from ..store._files import is_store
+
+    path = Path(path)
+    if path.is_dir() and (is_store(path) or (path / "records").is_dir() or (path / "runs").is_dir()):
+        return path
+    what = "no such folder" if not path.exists() else "not a results folder (what `eemrepro run` writes)"
+    parent = path.parent if str(path.parent) else Path(".")
+    siblings = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+    close = difflib.get_close_matches(path.name, siblings, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(str(parent / c) for c in close)}?" if close else ""
+    fail(f"{path}: {what}{hint}")

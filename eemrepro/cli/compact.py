@@ -10,8 +10,9 @@ import typer
 def compact_cmd(out: Annotated[Path, typer.Argument(help="Results folder.")]):
     """Seal every closed write-ahead segment of DIR into Parquet; reading, resuming and reports are unchanged."""
     from ..store import StoreError, upgrade_store
-    from ._common import fail
+    from ._common import existing_store, fail
 
+    existing_store(out)
     try:
         written, before, after = upgrade_store(out)
     except (StoreError, OSError) as exc:
@@ -30,10 +31,11 @@ def forget_cmd(
     Nothing is deleted: the records go to DIR/superseded-<stamp>/.
     """
     from ..store import ResultStore
-    from ._common import fail
+    from ._common import existing_store, fail
 
     if models is None and datasets is None:
         fail(ValueError("name --models and/or --datasets (to start a whole store over, use `eemrepro run --fresh`)"))
+    existing_store(out)
     try:
         moved, target = ResultStore(out).forget(models=models.split(",") if models else None,
                                                 datasets=datasets.split(",") if datasets else None)

@@ -32,24 +32,39 @@ def _check_folders(results):
     writes (``eemrepro tables configs/quick.yaml`` means ``results/quick``)."""
     from ._common import fail
 
+    from ._common import existing_store
+
     for r in results:
         if r.is_file():
             hint = f" (`eemrepro run {r}` writes its results to results/{r.stem})" if r.suffix in (".yaml", ".yml") \
                 else ""
             fail(f"{r} is a file, not a results folder{hint}")
+        if not r.is_dir():
+            existing_store(r)  # names it (and a close name beside it); nothing is created for a typo
 
 
 def _default_out(results, out, what):
-    """``--out`` as given, else ``RESULTS/<what>`` beside the one results folder (several need --out)."""
+    """``--out`` as given, else ``RESULTS/<what>`` beside the one results folder (several need --out); refused
+    inside a store's own files or as a symbolic link (``_outputs.check_place``)."""
+    from ..reports._outputs import OutputPlaceError, check_place
     from ._common import fail
 
     _check_folders(results)
-    if out is not None:
-        return out
-    if len(results) != 1:
+    if out is None and len(results) != 1:
         fail(f"name the folder for the {what} of several results folders with --out "
              f"(`make {what}` builds the papers' {what})")
-    return results[0] / what
+    out = out if out is not None else results[0] / what
+    try:
+        check_place(out, what)
+    except OutputPlaceError as exc:
+        fail(exc)
+    return out
+
+
+def _warn(line):
+    """A line the reader must not miss (stores of different protocols combined), on stderr: the tables and the
+    report say it in their provenance too."""
+    typer.secho(line, fg=typer.colors.YELLOW, err=True)
 
 
 def tables_cmd(
@@ -61,7 +76,8 @@ def tables_cmd(
     layout: Annotated[Layout, typer.Option(
         help="run: the data sets and methods that were run; full: the paper's whole layout.")] = Layout.run,
     table: Annotated[list[str] | None, typer.Option(
-        help="Only these tables (ids such as eem_table4; repeatable). Default: every one the results hold.")] = None,
+        help="Only these tables (ids such as eem_table4, or benchmark; repeatable). Default: every one the "
+             "results hold, and (--layout run) the benchmark of every data set and model.")] = None,
     force: Annotated[bool, flag(
         "--force", help="Overwrite table files in --out that were built from other results.")] = False,
 ):
@@ -73,7 +89,7 @@ def tables_cmd(
     out = _default_out(results, out, "tables")
     try:
         written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
-                               tables=table or None, force=force)
+                               tables=table or None, force=force, warn=_warn)
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     for path in written:
@@ -83,7 +99,9 @@ def tables_cmd(
 def check_cmd(
     results: ResultsArg,
     tolerance: Annotated[str | None, typer.Option(
-        help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'.")] = None,
+        help="Tolerance YAML file, or inline 'gmean=3,spearman=0.2'. Default: each table's rule, and the pins "
+             "committed beside the baselines the results name, where those are a checkout's committed stores.")] \
+        = None,
     report_only: Annotated[bool, flag("--report-only", help="Always exit 0 (measure, do not fail).")] = False,
     verbose: Annotated[bool, flag("--verbose", help="Also list passing and skipped cells.")] = False,
     reference: Annotated[list[Path] | None, typer.Option(
@@ -115,6 +133,18 @@ def check_cmd(
             # claims judge the same tables.
             built, read = build_checked(results)
             records, ref_records, unfinished = None, None, read.unfinished
+            prov = read.provenance
+        from ..reports._build import protocol_warnings
+        from ..reports._check import baseline_pins
+
+        for line in protocol_warnings(prov):
+            _warn(line)
+        # Baselines that are a checkout's committed stores are judged as the checkout judges them (its pins).
+        pins = baseline_pins(prov) if tolerance is None and not reference else None
+        if pins is not None:
+            tol = load_tolerance(pins)
+            typer.echo(f"judging the baselines' cells against {pins} (the committed stores' known differences; "
+                       "--tolerance FILE to choose another)", err=True)
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
     if pin is not None:
@@ -205,6 +235,8 @@ def figures_cmd(
              "results/projection-<dataset> first, resumably).")] = None,
     mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
     data_home: Annotated[Path | None, typer.Option(help="Data cache folder (else $EEMREPRO_DATA).")] = None,
+    force: Annotated[bool, flag(
+        "--force", help="Overwrite figure files in --out that were not drawn from these results.")] = False,
 ):
     """The papers' figures and reproduced-vs-published scatter plots (PNG and SVG)."""
     from ..reports import build_figures
@@ -215,18 +247,18 @@ def figures_cmd(
         if dataset is not None or figure == ["projection"]:
             if figure not in (None, ["projection"]) or dataset is None or results:
                 raise ValueError("--dataset goes with --figure projection alone (and no results folders)")
-            written = _projection_figure(dataset, out or Path("results/figures"), mirror, data_home)
+            written = _projection_figure(dataset, out or Path("results/figures"), mirror, data_home, force)
         else:
             if not results:
                 raise ValueError("name the results folders to draw from (or --figure projection --dataset NAME)")
-            written = build_figures(results, _default_out(results, out, "figures"), figures=figure)
+            written = build_figures(results, _default_out(results, out, "figures"), figures=figure, force=force)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         fail(exc)
     for path in written:
         typer.echo(f"wrote {path}")
 
 
-def _projection_figure(dataset, out, mirror, data_home):
+def _projection_figure(dataset, out, mirror, data_home, force=False):
     """config -> runner -> store -> figure for one data set's MELM projection."""
     from ..datasets import DatasetError
     from ..experiments import ResultStore, parse_config, run_experiment
@@ -245,8 +277,20 @@ def _projection_figure(dataset, out, mirror, data_home):
     failed = records[records["status"] != "ok"]
     if len(failed):
         raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")
-    return embedding_figure(records, Path(out) / f"projection_{dataset}", dataset,
-                            title=f"{dataset}: MELM projection (records in {store})")
+    import shutil
+    import tempfile
+
+    from ..reports._outputs import check_place, publish
+
+    check_place(out, "figure")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".figures-", dir=out))
+    try:
+        drawn = embedding_figure(records, staging / f"projection_{dataset}", dataset,
+                                 title=f"{dataset}: MELM projection (records in {store})")
+        return publish(drawn, Path(out), "figures-manifest.json", [str(store)], force, "eemrepro figures")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def report_cmd(
@@ -254,7 +298,8 @@ def report_cmd(
     out: Annotated[Path | None, typer.Option(
         help="Folder for the site (default: RESULTS/report beside the one results folder).")] = None,
     tolerance: Annotated[Path | None, typer.Option(
-        help="Tolerance (pin) file: its cells show as pinned, with their reasons.")] = None,
+        help="Tolerance (pin) file: its cells show as pinned, with their reasons. Default: the pins committed "
+             "beside the baselines the results name, where those are a checkout's committed stores.")] = None,
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
     no_figures: Annotated[bool, flag("--no-figures", help="Leave the papers' figures out (faster).")] = False,
     force: Annotated[bool, flag("--force", help="Overwrite pages in --out that eemrepro report did not write.")]
@@ -271,7 +316,7 @@ def report_cmd(
     _check_folders(figures_from or [])
     try:
         pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures,
-                             force=force, figure_stores=figures_from or ())
+                             force=force, figure_stores=figures_from or (), warn=_warn)
     except (FileNotFoundError, ToleranceError, ValueError) as exc:
         fail(exc)
     for path in pages:

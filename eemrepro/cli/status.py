@@ -19,7 +19,11 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
     from ..experiments import ConfigError
 
     try:
-        config = load_config(out / "config.yaml", import_estimators=False)
+        # A user's estimator is imported where it can be: its code and parameters are part of a cell's identity.
+        try:
+            config = load_config(out / "config.yaml")
+        except ConfigError:
+            config = load_config(out / "config.yaml", import_estimators=False)
     except ConfigError as exc:
         fail(exc)
     try:
@@ -28,17 +32,18 @@ def status_cmd(out: Annotated[Path, typer.Argument(help="Results folder (results
         fail(exc)
     counts = stored.groupby(["dataset", "model"])["status"].value_counts().to_dict() if len(stored) else {}
     from ..experiments import get_kind
+    from ..experiments._identity import cell_identity
     from ..experiments._units import frame_keys, identity_sha
 
     kind = get_kind(config.kind)
     keys = frame_keys(stored).tolist() if len(stored) else []
     done_keys = set(zip(keys, stored["identity_sha"].tolist(), strict=True)) if keys else set()
-    rows, failures = [], []
+    rows, failures, codes = [], [], {}
     for (dataset, model), units in _group(enumerate_units(config)).items():
         shas = {}  # outer and inner units have their own identity
         for u in units:
             if (u.inner is None) not in shas:
-                shas[u.inner is None] = identity_sha(kind.identity(config, u))
+                shas[u.inner is None] = identity_sha(cell_identity(kind, config, u, codes))
         done = sum(all((k, shas[u.inner is None]) in done_keys for k in u.keys()) for u in units)
         c = {s: counts.get((dataset, model, s), 0) for s in ("ok", "timed-out", "failed", "skipped-after-timeout")}
         rows.append([dataset, model, f"{done}/{len(units)}", c["ok"], c["timed-out"], c["failed"],

@@ -64,7 +64,13 @@ def export_cmd(
     from ._common import fail
 
     # Never into a results folder by default: a committed store would gain a file of every record.
+    from ..reports._outputs import OutputPlaceError, check_place
+
     target = out or Path(f"{dirs[0].resolve().name}-records.{format.value}")
+    try:
+        check_place(target, "export")
+    except OutputPlaceError as exc:
+        fail(exc)
     if (target.exists() or target.is_symlink()) and not force:
         fail(f"{target} exists: choose another --out, or overwrite it with --force")
     try:

@@ -156,7 +156,9 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
 
     sizes = _sizes(X, y, entry)
     expected = {k: v for k, v in entry.expected.items() if v is not None}
-    if any(sizes.get(k) != v for k, v in expected.items()):
+    # A binary set's class sizes may be recorded as [negatives, positives] (a local file's entry).
+    loaded = dict(sizes, class_counts=[sizes["n_neg"], sizes["n_pos"]]) if "n_neg" in sizes else sizes
+    if any(loaded.get(k) != v for k, v in expected.items()):
         warnings.warn(
             f"{entry.id}: loaded sizes {sizes} differ from the registry's {expected}: "
             "a different version of the data?",

@@ -24,9 +24,11 @@ class LocalDatasetError(DatasetError):
     """A local data set file that cannot be used; the message names the file and what is wrong."""
 
 
-def read_local_file(path, fmt, target=None):
-    """(X as float64, labels as an object array) of a local file; ``target``: the label column (CSV, ARFF;
-    default the last). Refuses with :class:`LocalDatasetError` what a classifier benchmark cannot use."""
+def read_local_file(path, fmt, target=None, columns=None):
+    """(X as float64, labels as an object array, the feature columns' names, the label column's name) of a
+    local file; ``target``: the label column (CSV, ARFF; default the last); ``columns``: the feature columns in
+    order (default every other column). Refuses with :class:`LocalDatasetError` what a classifier benchmark
+    cannot use, and a first column that looks like a saved row index unless ``columns`` names it."""
     import pandas as pd
 
     path = Path(path)
@@ -61,7 +63,16 @@ def read_local_file(path, fmt, target=None):
     if target not in frame.columns:
         raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
                                 f"{[str(c) for c in frame.columns][:20]}")
-    features = frame.drop(columns=[target])
+    if columns is not None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing or target in columns:
+            raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
+                                                   f"{[str(c) for c in frame.columns][:20]}" if missing else
+                                                   f"the target {target!r} is also listed in 'columns'"))
+        features = frame[list(columns)]
+    else:
+        features = frame.drop(columns=[target])
+        _refuse_an_index(path, features)
     for column in features.columns:
         if not pd.api.types.is_numeric_dtype(features[column]) or pd.api.types.is_bool_dtype(features[column]):
             example = features[column].dropna().iloc[0] if features[column].notna().any() else None
@@ -77,13 +88,40 @@ def read_local_file(path, fmt, target=None):
         raise LocalDatasetError(f"{path}: a missing value in row {row + 1} (column {column!r}) and "
                                 f"{int(bad.sum()) - 1} more row(s); drop or impute them first")
     if not np.isfinite(X).all():
-        raise LocalDatasetError(f"{path}: an infinite value in a feature column")
+        column = features.columns[int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])]
+        raise LocalDatasetError(f"{path}: an infinite value in column {column!r}")
+    # A feature's range and the squared distances of kernels must stay finite in float64 (about 1e308).
+    big = np.abs(X).max(axis=0, initial=0.0) > 1e150
+    if big.any():
+        j = int(np.flatnonzero(big)[0])
+        raise LocalDatasetError(f"{path}: column {features.columns[j]!r} holds values as large as "
+                                f"{np.abs(X[:, j]).max():.3g}, past what scaling and squared distances hold in "
+                                "float64; rescale it first")
     if len(X) < 2:
         raise LocalDatasetError(f"{path}: {len(X)} row(s); a data set to cross-validate needs more")
     labels = labels.astype(str).to_numpy(dtype=object) if labels.dtype == object else labels.to_numpy()
     if len(np.unique(labels)) < 2:
         raise LocalDatasetError(f"{path}: one class ({labels[0]!r}) in column {target!r}; a classifier needs two")
-    return X, labels
+    return X, labels, [str(c) for c in features.columns], str(target)
+
+
+def _refuse_an_index(path, features):
+    """A first column that is a saved row index (pandas' ``Unnamed: 0``, or the row numbers 0..n-1 or 1..n in file
+    order) would be a feature that tells the classes apart wherever the file is sorted by class: refused."""
+    import pandas as pd
+
+    if not features.shape[1]:
+        return
+    first = features.columns[0]
+    values = features[first]
+    numbered = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values) and len(values) > 2 \
+        and any(np.array_equal(values.to_numpy(), np.arange(start, start + len(values))) for start in (0, 1))
+    if str(first).startswith("Unnamed: 0") or numbered:
+        what = "is unnamed, as pandas names a saved index" if str(first).startswith("Unnamed: 0") else \
+            f"holds the row numbers {int(values.iloc[0])}..{int(values.iloc[-1])} in file order"
+        raise LocalDatasetError(f"{path}: the first column {str(first)!r} {what}: as a feature it would tell "
+                                "rows apart by their place in the file. Save the file with index=False or drop the "
+                                "column; to keep it as a feature, list the feature columns under 'columns'")
 
 
 def _text(v):
@@ -114,7 +152,7 @@ def local_entry(dataset_id, spec, home=None, read=True):
     if read:
         from ._fetch import sha256_of
 
-        X, labels = read_local_file(path, fmt, spec.get("target"))
+        X, labels, columns, target = read_local_file(path, fmt, spec.get("target"), spec.get("columns"))
         text = np.array([_text(v) for v in labels], dtype=object)
         classes, counts = np.unique(text, return_counts=True)
         sha = sha256_of(path)
@@ -142,12 +180,9 @@ def local_entry(dataset_id, spec, home=None, read=True):
         sha = spec.get("sha256")
         expected = {k: spec[k] for k in ("n", "d", "class_counts") if k in spec}
         classes = spec.get("classes")
-    if positive is not None and "class_counts" in expected:
-        # A binary entry's sizes as the registry's and the loader's (``_load._sizes``) are: negatives, positives.
-        n_neg, n_pos = expected.pop("class_counts")
-        expected.update(n_neg=n_neg, n_pos=n_pos)
-    local = {"format": fmt, "target": spec.get("target"), "positive": None if positive is None
-             else [_text(p) for p in positive]}
+        columns, target = spec.get("columns"), spec.get("target")
+    local = {"format": fmt, "target": target, "positive": None if positive is None
+             else [_text(p) for p in positive], "columns": None if columns is None else list(columns)}
     binary = positive is not None
     return DatasetEntry(
         id=dataset_id, paper_name=str(path.name), papers=(), group="local", format="local",
@@ -161,7 +196,8 @@ def parse_local(paths, entry):
     """The loader's parser of a local entry: the file's features and its labels as text."""
     (path,) = paths
     try:
-        X, labels = read_local_file(path, entry.local["format"], entry.local.get("target"))
+        X, labels, _, _ = read_local_file(path, entry.local["format"], entry.local.get("target"),
+                                          entry.local.get("columns"))
     except LocalDatasetError as exc:
         raise DatasetParseError(str(exc)) from None
     return X, np.array([_text(v) for v in labels], dtype=object)
@@ -174,14 +210,20 @@ def stored_spec(entry, out=None):
 
     (spec,) = entry.files
     file = os.path.relpath(spec.local, Path(out).resolve()) if out is not None else spec.local
-    out_spec = {"file": file, "format": entry.local["format"]}
-    if entry.local.get("target") is not None:
-        out_spec["target"] = entry.local["target"]
+    out_spec = {"file": file, **{k: v for k, v in definition(entry).items() if v is not None}}
+    return {**out_spec, "sha256": spec.sha256, **entry.expected}
+
+
+def definition(entry):
+    """How a local data set's file becomes X and y, beside the file's checksum (part of every record's
+    identity): its format, the label column, the positive label(s) (two classes: +1 those, -1 the rest) or
+    the classes, and the feature columns in order. A key the entry does not know (a stored config written
+    before it was recorded) is left out."""
+    out = {"format": entry.local["format"], "target": entry.local.get("target")}
     if entry.positive is not None:
-        out_spec["positive"] = list(entry.positive)
+        out["positive"] = list(entry.positive)
     else:
-        out_spec["classes"] = list(entry.classes)
-    expected = dict(entry.expected)
-    if "n_neg" in expected:  # stored as the config writes it: class_counts, negatives first
-        expected["class_counts"] = [expected.pop("n_neg"), expected.pop("n_pos")]
-    return {**out_spec, "sha256": spec.sha256, **expected}
+        out["classes"] = list(entry.classes)
+    if entry.local.get("columns") is not None:
+        out["columns"] = list(entry.local["columns"])
+    return out

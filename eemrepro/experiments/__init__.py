@@ -14,6 +14,7 @@ from ._config import ConfigError, ExperimentConfig, ModelSpec, Protocol, Reading
 from ._criteria import Criterion, criterion_names, get_criterion, register_criterion
 from ._kinds import ExperimentKind, get_kind, kind_names, register_kind
 from ._metrics import Metric, get_metric, metric_names, register_metric, score_all
+from ._model_sets import ModelSet, model_set_names, register_model_set
 from ._runner import (
     ChangedConfigError,
     RunInterrupted,
@@ -41,5 +42,6 @@ __all__ = [
     "ExperimentKind", "register_kind", "get_kind", "kind_names",
     "Metric", "register_metric", "get_metric", "metric_names", "score_all",
     "Criterion", "register_criterion", "get_criterion", "criterion_names",
+    "ModelSet", "register_model_set", "model_set_names",
     "StratifiedKFoldSplitter", "StratifiedTrainTestSplitter", "WholeDataSplitter", "make_splitter", "derive_seed",
 ]

@@ -48,6 +48,7 @@ its own change does::
 import functools
 import inspect
 import math
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
 SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 AFTER_TIMEOUT = ("skip", "skip-model", "run")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
-             "baselines", "local_datasets"}
+             "baselines", "local_datasets", "paper_models"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DATA_KEYS = {"mirror", "data_home"}
 
@@ -110,6 +111,11 @@ class Protocol:
     # A path fit times every grid point at once; "first-fold" also times a
     # standalone fit of each point on fold 0 of each repeat (EEM Table 5).
     standalone_timing: str = "none"
+    # BLAS threads of each fit (OpenMP: one), fixed whatever --jobs, backend or
+    # machine: a thread count that followed cores / workers changed the rounding,
+    # hence some records, with --jobs. Recorded in each record, not in its
+    # identity: it changes the rounding only, as another BLAS build would.
+    fit_threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -262,12 +268,13 @@ class ExperimentConfig:
                           + (f"its readings are {names}" if names else "it names no readings (key 'readings')"))
 
 
-def resolve_estimator(name, home=None):
-    """A built-in estimator name, ``"module:Class"`` (looked up in ``home`` first) or a registered plug-in name."""
+def resolve_estimator(name, home=None, code=None):
+    """A built-in estimator name, ``"module:Class"`` (looked up in ``home`` first) or a registered plug-in name;
+    ``code``: the code a run's records name for it (refused where it changed since, ``estimator_class``)."""
     from ..models import estimator_class
 
     try:
-        return estimator_class(name, home)
+        return estimator_class(name, home, code)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -309,7 +316,16 @@ class _Context:
         allowed = set(cls.__dataclass_fields__) | set(extra)
         for key in raw:
             if key not in allowed:
-                raise self.error((section, key), f"unknown key; valid keys are {sorted(allowed)}")
+                raise self.error((section, key), unknown_key(key, allowed))
+
+
+def unknown_key(key, allowed):
+    """"unknown key; valid keys are [...]", with the closest valid key or two where a typo is likely."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(map(str, allowed)), n=2, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown key; valid keys are {sorted(allowed)}{hint}"
 
 
 # -- values -------------------------------------------------------------------
@@ -393,6 +409,12 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     from ..models._lookup import is_builtin
 
     # A config read back for the reports names a user's estimator without importing it: the run checked it.
+    home = ctx.home
+    if "home" in raw:  # where the module of a user's estimator lies, from the config's folder
+        if not isinstance(raw["home"], str) or not raw["home"].strip():
+            raise ctx.error(path + ("home",), f"a folder (a path from the config's folder), got {raw['home']!r}")
+        home = os.path.normpath(os.path.join(ctx.home or ".", raw["home"]))
+        ctx = _Context(ctx.source, "", ctx.lines, home=home, import_estimators=ctx.import_estimators)
     imported = ctx.import_estimators or is_builtin(str(raw["estimator"]))
     cls = _estimator(ctx, path, raw["estimator"], classifier) if imported else None
     grid_raw = raw.get("grid", {}) or {}
@@ -411,7 +433,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     if score not in SCORES:
         raise ctx.error(path + ("score",), f"must be one of {list(SCORES)} (what AUC reads), got {score!r}")
     for key, value in raw.items():
-        if key in ("estimator", "grid", "per_dataset", "score"):
+        if key in ("estimator", "grid", "per_dataset", "score", "home"):
             continue
         value = _number(value)
         _check_param(ctx, path + (key,), cls, key, value)
@@ -436,7 +458,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
                 raise ctx.error(where + (key,), "set both as a per-data-set parameter and in the grid")
             per_dataset[str(dataset)][key] = value
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
-                     per_dataset=per_dataset, score=score, home=ctx.home, imported=imported)
+                     per_dataset=per_dataset, score=score, home=home, imported=imported)
 
 
 def _estimator(ctx, path, name, classifier):
@@ -499,6 +521,7 @@ def protocol_rules():
         "after_timeout": _one_of(AFTER_TIMEOUT),
         "fit_memory_gb": (_positive_number, "GiB > 0, or null for none"),
         "standalone_timing": _one_of(("none", "first-fold")),
+        "fit_threads": integer(1),
     }
 
 
@@ -688,14 +711,14 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         raise ctx.error((), "a config is a mapping with keys " + ", ".join(sorted(_TOP_KEYS)))
     for key in raw:
         if key not in _TOP_KEYS:
-            raise ctx.error((key,), f"unknown key; valid keys are {sorted(_TOP_KEYS)}")
+            raise ctx.error((key,), unknown_key(key, _TOP_KEYS))
     from ._kinds import get_kind, kind_names
 
     kind_name = raw.get("kind", "grid-search")
     if kind_name not in kind_names():
         raise ctx.error(("kind",), f"must be one of {kind_names()}, got {kind_name!r}")
     kind = get_kind(kind_name)
-    required = ["name", "datasets"] + (["models"] if kind.needs_models else []) \
+    required = ["name", "datasets"] + (["models"] if kind.needs_models and "paper_models" not in raw else []) \
         + (["analysis"] if kind.analysis_cls is not None and not kind.analysis_optional else [])
     for key in required:
         if key not in raw:
@@ -719,10 +742,13 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     if len(set(datasets)) != len(datasets):
         raise ctx.error(("datasets",), "a data set is listed twice")
     models, analysis = (), None
+    if not kind.needs_models and "paper_models" in raw:
+        raise ctx.error(("paper_models",), f"kind: {kind_name} has no models")
     if kind.needs_models:
-        models_raw = raw["models"]
-        if not isinstance(models_raw, dict) or not models_raw:
+        models_raw = raw.get("models", {})
+        if not isinstance(models_raw, dict) or (not models_raw and "paper_models" not in raw):
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
+        models_raw = {**_paper_models(ctx, raw.get("paper_models"), kind_name, datasets, models_raw), **models_raw}
         models = tuple(_model(ctx, str(k), v, datasets, classifier=kind.models_are == "classifier")
                        for k, v in models_raw.items())
         _check_grid_sizes(ctx, models)
@@ -750,7 +776,45 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     )
 
 
-_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "sha256", "n", "d", "class_counts"}
+def _paper_models(ctx, names, kind, datasets, own):
+    """``paper_models:``: a paper's model set (or a list of them), its models with their published grids
+    (``_model_sets``), put before the config's own ``models:``; a paper's per-data-set parameters kept for the
+    config's data sets among its own."""
+    from ._model_sets import model_set, model_set_names
+
+    if names is None:
+        return {}
+    names = [names] if isinstance(names, str) else names
+    known = model_set_names()
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ctx.error(("paper_models",), f"a model set's name, or a list of them ({known}), got {names!r}")
+    out = {}
+    for name in names:
+        if name not in known:
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=1)
+            raise ctx.error(("paper_models",), f"no model set {name!r}; the model sets are {known}"
+                                               + (f"; did you mean {close[0]!r}?" if close else ""))
+        try:
+            models, set_kind = model_set(name)
+        except ValueError as exc:
+            raise ctx.error(("paper_models",), str(exc)) from None
+        if set_kind != kind:
+            raise ctx.error(("paper_models",), f"model set {name!r} is of kind {set_kind}, this config of {kind}")
+        for model, spec in models.items():
+            if model in out or model in own:
+                raise ctx.error(("models", model) if model in own else ("paper_models",),
+                                f"model {model!r} is also in model set {name!r}: rename it")
+            spec = dict(spec)
+            if "per_dataset" in spec:
+                kept = {d: v for d, v in spec["per_dataset"].items() if d in set(map(str, datasets))}
+                spec = {k: v for k, v in spec.items() if k != "per_dataset"} | ({"per_dataset": kept} if kept else {})
+            out[model] = spec
+    return out
+
+
+_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "sha256", "n", "d", "class_counts"}
 
 
 def _local_datasets(ctx, raw, datasets):
@@ -769,7 +833,10 @@ def _local_datasets(ctx, raw, datasets):
             raise ctx.error(where, "a mapping with a 'file' (and 'target', 'positive', 'format' where needed)")
         unknown = set(spec) - _LOCAL_KEYS
         if unknown:
-            raise ctx.error(where, f"unknown key(s) {sorted(unknown)}; valid keys are {sorted(_LOCAL_KEYS)}")
+            raise ctx.error(where + (sorted(unknown)[0],), unknown_key(sorted(unknown)[0], _LOCAL_KEYS))
+        if "columns" in spec and (not isinstance(spec["columns"], list) or not spec["columns"]
+                                  or not all(isinstance(c, str) for c in spec["columns"])):
+            raise ctx.error(where + ("columns",), f"a list of the feature columns' names, got {spec['columns']!r}")
         if spec.get("positive") is not None and not isinstance(spec["positive"], list):
             spec = dict(spec, positive=[spec["positive"]])
         if str(name) not in map(str, datasets):
@@ -827,5 +894,7 @@ def _load_config(path, version, import_estimators):
         raw, lines = load_yaml_file(path)
     except YAMLDocumentError as exc:
         raise ConfigError(str(exc)) from None
-    return parse_config(raw, source=str(path), lines=lines, home=str(path.parent),
+    # The folder as an absolute path: a worker started before the caller changed folder (a reused loky
+    # worker, a Dask worker elsewhere) finds a module beside the config by it all the same.
+    return parse_config(raw, source=str(path), lines=lines, home=str(path.resolve().parent),
                         import_estimators=import_estimators)

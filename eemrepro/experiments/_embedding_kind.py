@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._guards import check_transform
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
@@ -42,13 +43,15 @@ def _positive_int(ctx, raw, key):
 def _fit_steps(task, data, points):
     """Fit the estimator once; the record carries what ``task["keep"]`` takes from it."""
     from ._config import resolve_estimator
+    from ._identity import code_of
 
     X, y = data
     (point,) = points
     yield "start", points
     try:
         start = time.perf_counter()
-        est = resolve_estimator(task["estimator"], task.get("home"))(**task["params"], **point)
+        code = code_of(task.get("identity")).get(task["estimator"])
+        est = resolve_estimator(task["estimator"], task.get("home"), code)(**task["params"], **point)
         if "random_state" in est.get_params():
             est.set_params(random_state=task["seed"])
         est.fit(X, y)
@@ -150,8 +153,8 @@ class Restarts(_WholeDataKind):
 
 
 def _embedding_fields(est, X, y):
-    Z = np.asarray(est.transform(X), dtype=float)
-    if Z.ndim != 2 or Z.shape[1] < 2:
+    Z = check_transform(est, est.transform(X), len(X))
+    if Z.shape[1] < 2:
         raise ValueError(f"an embedding needs >= 2 output columns, got shape {Z.shape}")
     return {"embedding": np.round(Z[:, :2], 6).tolist(), "labels": [str(v) for v in y]}
 

@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from ._identity import code_of
 from ._kinds import ExperimentKind, register_kind
 from ._metrics import evaluate
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
@@ -134,7 +135,7 @@ def _fit_steps(task, data, points):
 
     X_train, y_train = data[0], data[1]
     proto = task["protocol"]
-    cls = resolve_estimator(task["estimator"], task.get("home"))
+    cls = resolve_estimator(task["estimator"], task.get("home"), code_of(task.get("identity")).get(task["estimator"]))
     base = cls(**task["params"])
     if "random_state" in base.get_params():
         base.set_params(random_state=task["seed"])

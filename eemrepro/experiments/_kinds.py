@@ -4,8 +4,12 @@ A kind is an object with a small protocol; the runner, the store and the
 reports know nothing else about it:
 
 * ``units(config)``: every unit of the config, in a fixed order;
-* ``identity(config, unit)``: everything besides the record key that changes
-  a unit's values (a flat mapping; stored in each record);
+* ``identity(config, unit)``: everything of the config besides the record key
+  that changes a unit's values (a flat mapping; stored in each record, with
+  what ``_identity.cell_identity`` adds for every kind: a user's code, its
+  parameters' defaults and the definition of a user's data set);
+* ``estimators(config, unit)``: the (estimator, home) pairs the unit builds
+  (whose code is part of its identity); by default the unit's model's;
 * ``task(config, unit)``: a picklable mapping a worker runs with ``run``;
 * ``run(task)``: the unit's records (a static method: it runs in a worker);
 * ``seconds(config, unit)``: a rough cost, for ``--dry-run`` and the ETA;
@@ -56,6 +60,12 @@ class ExperimentKind:
 
     def identity(self, config, unit):
         raise NotImplementedError
+
+    def estimators(self, config, unit):
+        if not self.needs_models:
+            return []
+        spec = config.model(unit.model)
+        return [(spec.estimator, spec.home)]
 
     def task(self, config, unit):
         raise NotImplementedError

@@ -117,16 +117,23 @@ register_metric(Metric("auc", _auc, needs="score", title="AUC"))
 register_metric(Metric("error", _error, greater_is_better=False, title="error", from_confusion=_error_cm))
 
 
-def decision_scores(model, X):
+def decision_scores(model, X, n_classes=None):
     """Scores for the score-based metrics: ``decision_function``, else ``predict_proba``.
 
     Two classes give one column (the score of ``classes_[1]``), more give n x m.
+    ``n_classes`` (the training data's): the values are checked to be finite and of
+    that shape (``_guards.check_scores``), else the record fails naming what the model returned.
     """
-    if hasattr(model, "decision_function"):
-        return np.asarray(model.decision_function(X))
-    if hasattr(model, "predict_proba"):
-        proba = np.asarray(model.predict_proba(X))
-        return proba[:, 1] if proba.shape[1] == 2 else proba
+    from ._guards import check_scores
+
+    for method in ("decision_function", "predict_proba"):
+        if hasattr(model, method):
+            values = getattr(model, method)(X)
+            values = (np.asarray(values) if n_classes is None
+                      else check_scores(model, method, values, len(X), n_classes))
+            if method == "predict_proba" and values.ndim == 2 and values.shape[1] == 2:
+                return values[:, 1]
+            return values
     return None
 
 
@@ -186,13 +193,18 @@ def evaluate(model, data, criteria, score="decision"):
     import time
 
     from ._criteria import get_criterion
+    from ._guards import check_labels
     from ._watchdog import short_error
 
     X_train, y_train, X_test, y_test = data
     start = time.perf_counter()
-    y_pred = np.asarray(model.predict(X_test))
-    classes = getattr(model, "classes_", np.unique(y_train))
-    scores = decision_scores(model, X_test) if score == "decision" else label_scores(y_pred, classes)
+    train_labels = np.unique(y_train)
+    # What a plug-in returns is checked before it is scored: 0/1 predictions against -1/+1 labels would
+    # score a GMean of 0 as if the model had made it (_guards).
+    y_pred = check_labels(model, model.predict(X_test), len(y_test), train_labels)
+    classes = getattr(model, "classes_", train_labels)
+    scores = (decision_scores(model, X_test, len(classes)) if score == "decision"
+              else label_scores(y_pred, classes))
     predict_seconds = time.perf_counter() - start
     fields = {"metrics": score_all(y_test, y_pred, scores, classes), "predict_seconds": predict_seconds}
     # What a fit chose for itself (an estimator lists it in ``_recorded_attributes``:

@@ -29,8 +29,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
-
+from ._guards import check_transform
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_ids
@@ -91,29 +90,31 @@ def _seeded(estimator, seed):
 def _projection_steps(task, data, points):
     """Fit the projection once; its record carries the images of both parts."""
     from ._config import resolve_estimator
+    from ._identity import code_of
 
     X_fit, y_fit, X_other = data
     (point,) = points
     yield "start", points
+    seconds = None
     try:
         start = time.perf_counter()
-        proj = _seeded(resolve_estimator(task["estimator"], task.get("home"))(**task["params"], **point), task["seed"])
-        Z_fit = proj.fit(X_fit, y_fit).transform(X_fit)
+        code = code_of(task.get("identity")).get(task["estimator"])
+        proj = _seeded(resolve_estimator(task["estimator"], task.get("home"), code)(**task["params"], **point),
+                       task["seed"])
+        Z_fit = check_transform(proj, proj.fit(X_fit, y_fit).transform(X_fit), len(X_fit))
         seconds = time.perf_counter() - start
-        Z_other = proj.transform(X_other) if X_other is not None else None
+        Z_other = check_transform(proj, proj.transform(X_other), len(X_other)) if X_other is not None else None
         fields = {"status": "ok", "fit_seconds": seconds, "Z_fit": Z_fit, "Z_other": Z_other,
                   "dcs": float(proj.dcs_) if hasattr(proj, "dcs_") else None}
-        if not np.all(np.isfinite(Z_fit)) or (Z_other is not None and not np.all(np.isfinite(Z_other))):
-            fields = {"status": "failed", "error": "the projection produced non-finite values",
-                      "fit_seconds": seconds}
     except Exception as exc:  # a failed projection fails its classifiers' points, never the run
-        fields = {"status": "failed", "error": short_error(exc)}
+        fields = {"status": "failed", "error": short_error(exc), "fit_seconds": seconds}
     yield "record", point, fields
 
 
 def _classifier_steps(task, data, points):
     """Fit each classifier point on the projected training part; metrics on the projected test part."""
     from ._config import resolve_estimator
+    from ._identity import code_of
     from ._metrics import evaluate
 
     specs = {s.name: s for s in task["classifier_specs"]}
@@ -123,7 +124,8 @@ def _classifier_steps(task, data, points):
         params = {k.removeprefix("classifier__"): v for k, v in p.items() if k.startswith("classifier__")}
         try:
             start = time.perf_counter()
-            model = _seeded(resolve_estimator(spec.estimator, spec.home)(**spec.params, **params), task["seed"])
+            code = code_of(task.get("identity")).get(spec.estimator)
+            model = _seeded(resolve_estimator(spec.estimator, spec.home, code)(**spec.params, **params), task["seed"])
             model.fit(data[0], data[1])
             fields = evaluate(model, data, (), spec.score)
             fields.update(status="ok", fit_seconds=time.perf_counter() - start)
@@ -202,6 +204,10 @@ class ProjectionPipeline(ExperimentKind):
         if unit.inner is not None:
             ident["inner_folds"] = proto.inner_folds
         return ident
+
+    def estimators(self, config, unit):
+        return [*super().estimators(config, unit),
+                *((c.estimator, c.home) for c in config.analysis.classifier_specs())]
 
     def task(self, config, unit):
         spec = config.model(unit.model)

@@ -12,6 +12,9 @@ import dataclasses
 
 #: What each top-level key is (a key of ``_config._TOP_KEYS`` without a line here fails the reference's test).
 TOP_KEYS = {
+    "paper_models": "A paper's models with their published grids, by the name of its model set (`eemrepro papers` "
+                    "lists them: `eem`, `esmm`, `lssvm-ensemble`), or a list of names: they run beside the config's "
+                    "own `models:` (which may then be left out) on its data sets, your own included.",
     "name": "The run's name: its results go to `results/<name>` unless `--out` says otherwise. Required.",
     "kind": "What a unit of work is and what it records (below). Default `grid-search`.",
     "datasets": "Data set ids of the registry (`eemrepro datasets` lists them). Required.",
@@ -26,8 +29,10 @@ TOP_KEYS = {
                  "(`[../results/uci]`). The run refuses a baseline made under another protocol or on other data, "
                  "naming the first difference; the reports set its models beside the config's own and rank them "
                  "(docs/benchmarking.md).",
-    "local_datasets": "Id -> `{file, target, positive, format}`: your own CSV (with a header row), ARFF or LIBSVM "
-                      "file, a path from the config's folder; `target` the label column (default the last), "
+    "local_datasets": "Id -> `{file, target, positive, format, columns}`: your own CSV (with a header row), ARFF or "
+                      "LIBSVM file, a path from the config's folder; `target` the label column (default the last), "
+                      "`columns` the feature columns in order (default every other column; a first column that is "
+                      "a saved row index is refused unless listed here), "
                       "`positive` the positive label(s) (default: the smaller of two classes), `format` by extension "
                       "unless given. List the id in `datasets`. Read and checked when the config is: a non-numeric "
                       "column, a missing value, one row or one class, a class smaller than `folds` is refused; its "
@@ -59,6 +64,10 @@ PROTOCOL_KEYS = {
                      "(recorded) instead of taking the machine down.",
     "standalone_timing": "`first-fold` also times a standalone fit of each point of a path fit on fold 0 of each "
                          "repeat (EEM Table 5); `none`.",
+    "fit_threads": "BLAS threads of each fit (OpenMP: one), whatever `--jobs` and backend: the same config gives "
+                   "the same records however many workers run beside it. Raise it for a few big fits on an "
+                   "otherwise idle machine; each record stores it (`fit_threads`), its identity does not (it "
+                   "changes the rounding only), so a store resumes under another value.",
 }
 
 #: What each key of a ``models:`` entry is.
@@ -69,6 +78,9 @@ MODEL_KEYS = {
     "grid": "Parameter -> a list of values, or `{log10: [low, high]}` for 10^low .. 10^high.",
     "per_dataset": "Data set -> `{parameter: value}`: fixed parameters that differ on that data set.",
     "score": "What AUC reads: `decision` (the decision values) or `labels` (the predicted labels).",
+    "home": "The folder (from the config's folder) where a `module:Class`'s module is looked up first; default the "
+            "config's folder. A run writes it into the results folder's config.yaml, so that `status` and `audit` "
+            "find the module.",
     "(any other key)": "A fixed parameter of the estimator, checked by building it.",
 }
 

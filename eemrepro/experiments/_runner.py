@@ -25,6 +25,7 @@ import yaml
 
 from ..store import ResultStore, StoreWarning
 from ..store._files import atomic_write
+from ._identity import cell_identity
 from ._kinds import get_kind
 from ._units import (
     as_category,
@@ -35,7 +36,14 @@ from ._units import (
     point_id,
     scope_rows,
 )
-from ._watchdog import close_fit_child, environment, exit_with_parent, out_of_memory
+from ._watchdog import (
+    close_fit_child,
+    environment,
+    exit_with_parent,
+    fit_threads,
+    limit_fit_threads,
+    out_of_memory,
+)
 
 
 class ChangedConfigError(ValueError):
@@ -57,11 +65,32 @@ def enumerate_units(config):
     return get_kind(config.kind).units(config)
 
 
+def unit_task(config, u, identity, sha, run_id, data_home, mirror, skip=None):
+    """The task a worker runs for unit ``u`` of ``config`` (``_run_batch``): its kind's task and what every
+    record carries. ``skip``: a predicate on a point dict, true for the points recorded as skipped after a
+    timeout instead of run. The runner and ``eemrepro audit`` build their tasks here, so that both run the same.
+    """
+    points = u.point_dicts()
+    return {
+            **get_kind(config.kind).task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
+            "points": points,
+            "skip_points": [p for p in points if skip is not None and skip(p)],
+            "repeat": u.repeat, "fold": u.fold, "inner": u.inner, "run_id": run_id,
+            "fit_threads": config.protocol.fit_threads,
+            "identity": identity, "identity_sha": sha,
+            "data_home": None if data_home is None else str(data_home),
+            "mirror": None if mirror is None else str(mirror),
+            "local_dataset": config.local_datasets.get(u.dataset),
+    }
+
+
 def _run_task(task):
     if task.get("local_dataset") is not None:  # a user's own file: known to the worker as to the run
         from ..datasets import register_local
 
         register_local(task["local_dataset"])
+    # Every kind, every backend: what a kind computes here (a fit without a fork, D_CS pairs) as in the fit child.
+    limit_fit_threads(fit_threads(task))
     return get_kind(task["kind"]).run(task)
 
 
@@ -303,6 +332,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     kind = get_kind(config.kind)
     n_jobs = _n_jobs(jobs if jobs is not None else config.jobs)
 
+    _refuse_another_configs_store(out, config)
     model_names = sorted({u.model for u in kind.units(replace(config, datasets=config.datasets[:1]))})
     for label, chosen, known in (("model", only_models, model_names),
                                  ("data set", only_datasets, list(config.datasets))):
@@ -324,7 +354,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     if config.baselines:  # refused before anything runs: a comparison made under two protocols means nothing
         from ._baselines import check_baselines
 
-        check_baselines(config, data_sha)
+        check_baselines(config, data_sha, out)
     # The store is locked from here: a second run on it is refused (a dry run only reads).
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         superseded = store.supersede() if fresh and not dry_run else None
@@ -335,13 +365,13 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         # Identities of every cell of the config, not only of those run now: the
         # folder's config.yaml is rewritten below and must not claim a setting
         # that stored records of another cell were not made with.
-        identities = {}
+        identities, codes = {}, {}
         whole = now.datasets == config.datasets and not only_models
         every_unit = units if whole else kind.units(config)
         for u in every_unit:
             cell = (u.dataset, u.model, u.inner is not None)
             if cell not in identities:
-                identities[cell] = kind.identity(config, u)
+                identities[cell] = cell_identity(kind, config, u, codes)
         shas = {cell: identity_sha(i) for cell, i in identities.items()}
         # The stored timings: a dry run's estimate and the run's longest-first order are made from them.
         columns = [*_STORED_COLUMNS, "fit_seconds", "predict_seconds", "path_size", "standalone_fit_seconds"]
@@ -406,17 +436,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
 
         def task(u):
             cell = (u.dataset, u.model, u.inner is not None)
-            points = u.point_dicts()
-            return {
-                    **kind.task(config, u), "kind": config.kind, "dataset": u.dataset, "model": u.model,
-                    "points": points,
-                    "skip_points": [p for p in points if timeout_key(u.dataset, u.model, point_id(p)) in abandoned],
-                    "repeat": u.repeat, "fold": u.fold, "inner": u.inner, "run_id": store.run_id,
-                    "identity": identities[cell], "identity_sha": shas[cell],
-                    "data_home": None if data_home is None else str(data_home),
-                    "mirror": None if mirror is None else str(mirror),
-                    "local_dataset": config.local_datasets.get(u.dataset),
-            }
+            return unit_task(config, u, identities[cell], shas[cell], store.run_id, data_home, mirror,
+                             skip=lambda p: timeout_key(u.dataset, u.model, point_id(p)) in abandoned)
 
         def tasks():  # built as each batch is dispatched: a timeout seen meanwhile reaches its units
             while (batch := order.next_batch()) is not None:
@@ -425,6 +446,11 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         bar = Progress(len(pending), enabled=progress)
         start = time.monotonic()
         counts = {}
+        # With --jobs 1 the units run in this process (limit_fit_threads): its thread counts are its own again
+        # when the run ends.
+        from threadpoolctl import threadpool_limits
+
+        threads = threadpool_limits(limits=None)
         execution = _execute(tasks(), n_jobs, backend, scheduler)
         try:
             for index, records in (done for batch in execution for done in batch):
@@ -441,6 +467,8 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                 summary.done_units += 1
                 bar.update(f"{records[0]['dataset']} {records[0]['model']}")
         except KeyboardInterrupt:
+            # The units stored are those written, even one whose append the interrupt cut short after its write.
+            summary.done_units = store.appended
             # Closing the generator makes joblib abort: the workers are stopped, not left running. joblib then
             # warns that the cancelled tasks were wasted, which is what an interrupt means: the user reads one line.
             with warnings.catch_warnings():
@@ -452,6 +480,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
         finally:
             bar.close()
             close_fit_child()  # the one this process forked when the run's units ran here (jobs=1)
+            threads.restore_original_limits()
             try:
                 store.close()  # seals the run's write-ahead segment into Parquet
             except OSError as exc:
@@ -470,6 +499,31 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                               stacklevel=2)
         return summary
 
+
+
+class AnotherConfigsStoreError(ValueError):
+    """``--out`` names a results folder that another config (another name or kind) made."""
+
+
+def _refuse_another_configs_store(out, config):
+    """A results folder belongs to the config that made it: a run of another name or kind into it would
+    replace its config.yaml, and every report would then read its records as this config's (or drop them)."""
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        return
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    try:
+        raw = load_yaml_file(path)[0]
+    except YAMLDocumentError:
+        return  # the scope check names what is wrong with it
+    if not isinstance(raw, dict):
+        return
+    name, kind = raw.get("name"), raw.get("kind", "grid-search")
+    if name != config.name or kind != config.kind:
+        raise AnotherConfigsStoreError(
+            f"{out} holds the results of config {name!r} (kind {kind}), not of {config.name!r} (kind "
+            f"{config.kind}, {config.source or 'this config'}): nothing was run; use another --out")
 
 
 def record_derived_reading(out, config, readings=()):
@@ -510,6 +564,11 @@ def _stored_dict(config, out):
         from ._baselines import stored_baselines
 
         raw["baselines"] = stored_baselines(config, out)
+    from ..models._lookup import lies_in
+
+    for spec in config.models:  # where a user's module lies, like the baselines, named from the results folder
+        if spec.home is not None and lies_in(spec.estimator, spec.home):
+            raw["models"][spec.name]["home"] = os.path.relpath(Path(spec.home).resolve(), Path(out).resolve())
     if config.local_datasets:  # the files, like the baselines, named from the results folder
         from ..datasets._local import stored_spec
 
@@ -545,7 +604,9 @@ def config_scope_in(folder, df):
 def _changed_message(out, config, changed):
     lines = [f"{out} holds records made under another setting than {config.source or config.name} now asks for:"]
     for dataset, model, diff in changed[:10]:
-        what = ", ".join(f"{k}: {old!r} stored, {new!r} in the config" for k, (old, new) in diff.items())
+        # An estimator's code is the module's now; every other key is the config's.
+        what = ", ".join(f"{k}: {old!r} stored, {new!r} {'now' if k.startswith('code.') else 'in the config'}"
+                         for k, (old, new) in diff.items())
         lines.append(f"  {model} on {dataset}: {what}")
     if len(changed) > 10:
         lines.append(f"  ... and {len(changed) - 10} more cell(s)")

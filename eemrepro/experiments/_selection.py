@@ -5,18 +5,39 @@ better) or by a named criterion:
 
 * ``best-of-grid`` (what most papers' tables show): every grid point is run
   on the same outer folds and the point with the best mean metric is reported.
-  Only points that finished on every outer fold compete (a cell where some
-  point has no record yet for a fold that others have, or where the store says
-  a unit of its config has no record (``unfinished``), reads "incomplete"); ties
-  go to the smallest parameter values (the simpler model), an order that does
-  not depend on how the run was scheduled.
+  A point is a candidate only where it has a finished ("ok") record for every
+  split (repeat, fold) of the cell, in every repeat: a point one of whose fits
+  failed or ran past the fit budget is never averaged over the folds that
+  survived, it drops out of the grid (and the cell says so, below). A cell
+  where some point has no record at all for a split that another point has
+  (an interrupted run), or where the store says a unit of its config has no
+  record (``unfinished``), reads "incomplete"; ties go to the smallest
+  parameter values (the simpler model), an order that does not depend on how
+  the run was scheduled.
 * ``nested`` (an honest estimate): on each outer fold the point with the best
   mean metric over the inner folds of its training part is chosen (means equal
-  up to round-off are ties, which go to the smallest parameter values), and
-  that point's outer-test metrics are what is reported.
+  up to round-off are ties, which go to the smallest parameter values), among
+  the points whose every inner fit on that fold finished; that point's
+  outer-test metrics are what is reported.
 * a criterion (``dcs-gaussian`` / ``dcs-kde`` for EEM Table 6, any registered
-  one): on each outer fold the point whose training-part criterion is best is
-  chosen; no validation data.
+  one): on each outer fold the finished point whose training-part criterion is
+  best is chosen; no validation data.
+* ``best-per-fold``: on each outer fold the finished point with the best test
+  metric (an optimistic reading, never a protocol's default).
+
+The rules that choose per fold never average over the folds that survived a
+failure either: a fold whose chosen point's outer fit did not finish (nested
+chooses by the inner folds alone), or where no point could be chosen and
+some fit the rule read there did not finish, leaves the cell without a value
+("failed" or "timed-out"). As in best-of-grid, a cell where some point lacks
+a record for a split (for nested, an inner split too) that another point has
+reads "incomplete".
+
+Whatever the rule, each cell's row counts the fits it read that did not
+finish: ``failed_fits``, ``timed_out_fits`` and ``skipped_fits`` (a point not
+tried after a timeout). The tables mark a cell with failed or timed-out fits
+("†k", k their number), so a grid reduced by failures is never shown as
+the whole grid.
 """
 
 import functools
@@ -199,6 +220,65 @@ def _run_starts(columns):
     return starts
 
 
+#: The statuses of a fit that did not finish, each with the column of a selection's row that counts them in its
+#: cell (``select``): the tables mark a cell by these counts.
+FIT_COUNTS = {"failed": "failed_fits", "timed-out": "timed_out_fits", "skipped-after-timeout": "skipped_fits"}
+
+
+def _lacking(frame, inner=False):
+    """{(data set, model): whether some grid point of the cell lacks a record (whatever its status) for a split
+    that another point of the cell has}: an interrupted run, whose stored points would be a smaller grid than
+    the config's.
+
+    A split is (repeat, fold), with ``inner`` (repeat, fold, inner fold): told apart by their repeat, so that
+    a point missing a whole repeat lacks its splits (fold 0 of repeat 1 is not fold 0 of repeat 0).
+    """
+    if not len(frame):
+        return {}
+    cells, firsts = _group_codes(frame, ["dataset", "model"])
+    points, point_firsts = _group_codes(frame, ["dataset", "model", "point"])
+    split = np.zeros(len(frame), dtype=np.int64)
+    for name in ("repeat", "fold", "inner") if inner else ("repeat", "fold"):
+        codes = _sort_codes(frame[name]).astype(np.int64)
+        split = split * (int(codes.max(initial=0)) + 1) + codes
+    width = int(split.max(initial=0)) + 1
+    # Each cell's distinct splits: a presence table of cells x splits where it is small (a hash of every record
+    # costs seconds over a million), else the distinct (cell, split) pairs.
+    pairs = cells.astype(np.int64) * width + split
+    if len(firsts) * width <= 4 * len(frame) + 4096:
+        per_cell = (np.bincount(pairs, minlength=len(firsts) * width) > 0).reshape(len(firsts), width).sum(axis=1)
+    else:
+        per_cell = np.bincount(np.unique(pairs) // width, minlength=len(firsts))
+    # Each point's distinct splits: ``records_frame`` sorts a point's records by repeat, fold and inner fold,
+    # so equal (point, split) records are adjacent: the runs of equal pairs.
+    starts = _run_starts([points, split])
+    per_point = np.bincount(points[starts], minlength=len(point_firsts))
+    cell_of_point = cells[point_firsts]
+    lacking = np.bincount(cell_of_point, weights=per_point < per_cell[cell_of_point], minlength=len(firsts)) > 0
+    keys = frame.iloc[firsts][["dataset", "model"]].itertuples(index=False, name=None)
+    return dict(zip(keys, lacking.tolist(), strict=True))
+
+
+def _with_fit_counts(rows, frame):
+    """``rows`` (one per cell) with ``FIT_COUNTS``' columns: of each cell's records in ``frame`` (those its
+    rule read), how many failed, ran past the fit budget, were skipped after a timeout."""
+    if rows.empty:
+        return rows
+    counts = {}
+    if len(frame):
+        cells, firsts = _group_codes(frame, ["dataset", "model"])
+        status = frame["status"]
+        by_status = {column: np.bincount(cells[(status == name).to_numpy()], minlength=len(firsts))
+                     for name, column in FIT_COUNTS.items()}
+        keys = frame.iloc[firsts][["dataset", "model"]].itertuples(index=False, name=None)
+        counts = {key: [int(by_status[c][i]) for c in FIT_COUNTS.values()] for i, key in enumerate(keys)}
+    found = [counts.get(key, [0, 0, 0]) for key in zip(rows["dataset"], rows["model"], strict=True)]
+    rows = rows.copy()
+    for j, column in enumerate(FIT_COUNTS.values()):
+        rows[column] = np.array([f[j] for f in found], dtype=np.int64)
+    return rows
+
+
 def _cell_status(g):
     # A timeout wins; a failure (say out of memory, after which skip-model
     # skips the rest) comes next; skipped points alone mean a timeout elsewhere.
@@ -212,6 +292,9 @@ def _cell_status(g):
 def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     """One row per (data set, model): the selected point and its outer-fold metrics.
 
+    A point is a candidate only where it finished on every split (repeat,
+    fold) the cell has: a point with a failed or timed-out fold is never
+    averaged over its other folds (the module's docstring gives the rule).
     ``unfinished``: (data set, model) cells the store says lack a unit's
     record (``ResultStore.unfinished_cells``). Vectorised over the cells (one
     sort of the grid summary, not a pandas pass per cell).
@@ -268,17 +351,28 @@ def chosen_by_inner(chosen):
     return bool(chosen.attrs.get("by_inner"))
 
 
-def _per_fold_choice(df, chosen, ddof):
+def _per_fold_choice(df, chosen, ddof, read=None):
     """Aggregate the outer-test metrics of a point chosen on each outer fold.
 
     ``chosen``: a frame of (dataset, model, repeat, fold, point), at most one
     row per outer fold (a fold where nothing can be chosen has none).
+    ``read``: the records the rule chose by (default the outer ones). A fold
+    is lost to a failure where its chosen point's outer fit did not finish, or
+    where no point was chosen and some fit the rule read on that fold did not
+    finish: a cell with a lost fold reads what stopped it ("failed" or
+    "timed-out"), never the mean of the folds that survived.
     """
     keys = ["dataset", "model", "repeat", "fold"]
     outer = _outer(df)
+    read = outer if read is None else read
     metrics = _metric_columns(df)
     picked = outer.merge(chosen[keys + ["point"]], on=keys + ["point"], how="inner", sort=False)
     picked = picked[picked["status"] == "ok"].sort_values(keys, kind="stable")
+    # The outer splits where some fit the rule read did not finish (failures are few: a set of them).
+    unfinished_splits = {}
+    for d, m, r, f in read.loc[(read["status"] != "ok").to_numpy(), keys].drop_duplicates().itertuples(
+            index=False, name=None):
+        unfinished_splits.setdefault((d, m), set()).add((int(r), int(f)))
     # Each column read once as an array; a cell's rows are then positions into them (no pandas per cell).
     groups = picked.groupby(["dataset", "model"], sort=False, observed=True).indices if len(picked) else {}
     values = {m: _numeric(picked, m) for m in metrics}
@@ -290,14 +384,19 @@ def _per_fold_choice(df, chosen, ddof):
     stops = None
     for dataset, model in outer[["dataset", "model"]].drop_duplicates().itertuples(index=False, name=None):
         g = groups.get((dataset, model))
-        if g is None or not len(g):
-            if stops is None:  # what stopped the cells where no fold chose a point: inner fits count too
+        lost = unfinished_splits.get((dataset, model), set())
+        if g is not None and lost:
+            lost = lost - set(zip(repeats[g].tolist(), folds[g].tolist(), strict=True))
+        if g is None or not len(g) or lost:
+            if stops is None:  # what stopped the cells that lost a fold: inner fits count too
                 stops = df.groupby(["dataset", "model"], sort=False, observed=True)["status"].agg(set).to_dict()
                 nested = set(df.loc[df["inner"].notna(), ["dataset", "model"]].itertuples(index=False, name=None))
             st = stops.get((dataset, model), set())
-            # A cell run without inner folds (under best of grid) has nothing a per-fold rule can choose by:
-            # said so, never called timed out.
+            # A cell run without inner folds (under best of grid), or whose finished fits hold no value of the
+            # criterion (a model without a projection to measure), has nothing a per-fold rule can choose by:
+            # said so, never called timed out (no fit of it ran past the budget).
             status = "no inner CV" if (dataset, model) not in nested and chosen_by_inner(chosen) else \
+                "no criterion" if (dataset, model) in chosen.attrs.get("no_criterion", ()) else \
                 "failed" if "failed" in st and "timed-out" not in st else "timed-out"
             rows.append({"dataset": dataset, "model": model, "point": None, "status": status,
                          **{f"{m}_{s}": np.nan for m in metrics for s in ("mean", "std")}})
@@ -342,7 +441,7 @@ def select_nested(df, ddof=1, metric="gmean"):
     points = points.assign(_rank=rank).sort_values(["_rank", "order"], kind="stable")
     chosen = points.drop_duplicates(keys)
     chosen.attrs["by_inner"] = True
-    return _per_fold_choice(df, chosen, ddof)
+    return _per_fold_choice(df, chosen, ddof, read=df)
 
 
 def select_by_criterion(df, criterion, ddof=1):
@@ -355,8 +454,13 @@ def select_by_criterion(df, criterion, ddof=1):
     # the earliest in canonical order.
     ok = df[df["inner"].isna() & (df["status"] == "ok")]
     value = pd.to_numeric(ok[criterion], errors="coerce")
+    # The cells that finished fits and measured the criterion on none of them (not those with no finished fit:
+    # what stopped those is their status).
+    finished = set(ok[["dataset", "model"]].itertuples(index=False, name=None))
+    measured = set(ok.loc[value.notna().to_numpy(), ["dataset", "model"]].itertuples(index=False, name=None))
     ok = ok.assign(_rank=-value if better else value).dropna(subset=["_rank"])
     chosen = ok.sort_values(["_rank", "order"], kind="stable").drop_duplicates(keys)
+    chosen.attrs["no_criterion"] = finished - measured
     return _per_fold_choice(df, chosen, ddof)
 
 
@@ -447,31 +551,38 @@ def _select(records, mode, ddof, metric, unfinished, rows=None):
     df = records_frame(records, columns=wanted if len(records.columns) > len(wanted) else None, rows=rows)
     if df.empty:
         return df
+    # Each cell's row counts the fits its rule read that did not finish (nested reads the inner fits too).
     if mode == "best-of-grid":
-        return select_best_of_grid(df, ddof, metric=metric, unfinished=unfinished)
+        return _with_fit_counts(select_best_of_grid(df, ddof, metric=metric, unfinished=unfinished), _outer(df))
     if mode == "best-per-fold":
-        return _mark_incomplete(select_best_per_fold(df, ddof, metric=metric), df, unfinished)
+        rows = _mark_incomplete(select_best_per_fold(df, ddof, metric=metric), df, unfinished)
+        return _with_fit_counts(rows, _outer(df))
     if mode == "nested":
-        return _mark_incomplete(select_nested(df, ddof, metric=metric), df, unfinished)
+        return _with_fit_counts(_mark_incomplete(select_nested(df, ddof, metric=metric), df, unfinished,
+                                                 inner=True), df)
     try:
         get_criterion(mode.replace("-", "_"))
     except ValueError:
         raise ValueError(f"selection must be best-of-grid, nested, best-per-fold or a criterion, got {mode!r}") \
             from None
-    return _mark_incomplete(select_by_criterion(df, mode.replace("-", "_"), ddof), df, unfinished)
+    return _with_fit_counts(_mark_incomplete(select_by_criterion(df, mode.replace("-", "_"), ddof), df, unfinished),
+                            _outer(df))
 
 
-def _mark_incomplete(rows, df, unfinished):
-    """Per-fold rules choose among the points stored for each fold: in a cell the
-    store says is unfinished (and that no timeout or failure stopped), that would
-    be a smaller grid reported as the paper's, so it reads "incomplete" as in
-    best-of-grid."""
+def _mark_incomplete(rows, df, unfinished, inner=False):
+    """Per-fold rules choose among the points stored for each fold: in a cell
+    where some point lacks a record for a split that another point has (with
+    ``inner``, inner splits too), or that the store says is unfinished (and
+    that no timeout or failure stopped), that would be a smaller grid reported
+    as the paper's, so it reads "incomplete" as in best-of-grid."""
     unfinished = set(unfinished)
-    if rows.empty or not unfinished:
+    if rows.empty:
         return rows
+    lacking = _lacking(df if inner else _outer(df), inner=inner)
     stopped = set(map(tuple, df.loc[df["status"].isin(["timed-out", "failed", "skipped-after-timeout"]),
-                                    ["dataset", "model"]].drop_duplicates().to_numpy()))
-    hit = [(d, m) in unfinished and (d, m) not in stopped for d, m in zip(rows["dataset"], rows["model"], strict=True)]
+                                    ["dataset", "model"]].drop_duplicates().to_numpy())) if unfinished else set()
+    hit = [lacking.get((d, m), False) or ((d, m) in unfinished and (d, m) not in stopped)
+           for d, m in zip(rows["dataset"], rows["model"], strict=True)]
     if not any(hit):
         return rows
     rows = rows.copy()

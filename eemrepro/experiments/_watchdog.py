@@ -8,7 +8,12 @@ of the child (segfault, out of memory) fails only the fit in flight. The
 watchdog runs wherever the unit runs: in a joblib/loky worker, a Dask worker or
 the main process. An experiment kind supplies the fitting steps
 (``steps(task, data, points)`` yielding ``("start", points)`` before a fit and
-``("record", point, fields)`` after).
+``("record", point, fields)`` after). The steps get the unit's arrays read-only
+(``_guards.read_only``): the unit's points share them, and a fit that wrote into
+them would change the data of the points after it. Every fit runs with
+``protocol.fit_threads`` BLAS threads and one OpenMP thread
+(``limit_fit_threads``), in the fit child as where there is no fork, whatever
+the number of workers beside it.
 
 The child serves every unit of one run that its process runs, one at a time
 (the unit's task, steps and data go to it through a pipe), and is forked anew
@@ -25,11 +30,13 @@ import select
 import signal
 import socket
 import struct
+import sys
 import threading
 import time
 import traceback
 from functools import cache, lru_cache
 
+from ._guards import EstimatorOutputError, input_write_error, read_only
 from ._units import point_id
 
 _HEADER = struct.Struct("<Q")
@@ -63,13 +70,19 @@ _WHOLE_SET_SCALING = {"global": "minmax", "standard": "standard"}
 def load_data(dataset, scaling, data_home, mirror):
     """The data set as ``protocol.scaling`` wants it loaded (``global``: min-max on the whole set).
 
-    Kept for the next unit of the same process; a user's own file is kept by its checksum too (an edited
-    file is read again).
+    Kept for the next unit of the same process; a user's own file is kept by its checksum and its definition
+    too (an edited file, or the same file read as another problem, is read again).
     """
+    import json
+
     from ..datasets import get_entry
 
     entry = get_entry(dataset)
-    version = entry.files[0].sha256 if entry.local else None
+    version = None
+    if entry.local:
+        from ..datasets._local import definition
+
+        version = (entry.files[0].sha256, json.dumps(definition(entry), sort_keys=True))
     return _load_data(dataset, scaling, data_home, mirror, version)
 
 
@@ -105,6 +118,14 @@ def out_of_memory(fields):
 
 
 def short_error(exc):
+    """A failed fit's error for its record, in one line: the exception and where it was raised; an
+    estimator's broken promise (a write into its read-only input, a prediction that is not a label) in
+    words of its own (``_guards``)."""
+    if isinstance(exc, EstimatorOutputError):
+        return str(exc)
+    wrote = input_write_error(exc)
+    if wrote is not None:
+        return wrote
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
@@ -139,6 +160,72 @@ class _Reader:
             if not chunk:
                 return None
             self.buf += chunk
+
+
+def fit_threads(task):
+    """The BLAS threads a unit's fits run with: its ``fit_threads`` (``protocol.fit_threads``), else 1."""
+    return int(task.get("fit_threads") or 1)
+
+
+# This process's threadpoolctl controller and the number of modules imported when it was made: finding the
+# loaded BLAS and OpenMP libraries takes milliseconds (a unit's fits may take less), setting their thread
+# counts microseconds; a library is loaded by importing an extension module, which is when it is looked for again.
+_THREADPOOLS = {}
+
+
+def _loaded_libraries():
+    """What tells that a shared library was loaded since: (count, sum of load addresses) of the process's shared
+    objects (``dl_iterate_phdr``, a fraction of a millisecond); the module count where that is not available."""
+    global _PHDR
+    if _PHDR is None:
+        import ctypes
+
+        class _Info(ctypes.Structure):
+            _fields_ = [("addr", ctypes.c_void_p), ("name", ctypes.c_char_p)]
+
+        callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Info), ctypes.c_size_t, ctypes.c_void_p)
+        try:
+            iterate = ctypes.CDLL(None).dl_iterate_phdr
+        except (OSError, AttributeError):
+            iterate = None
+        _PHDR = (iterate, callback)
+    iterate, callback = _PHDR
+    if iterate is None:
+        return ("modules", len(sys.modules))
+    seen = [0, 0]
+
+    def count(info, size, data):
+        seen[0] += 1
+        seen[1] += info.contents.addr or 0
+        return 0
+
+    iterate(callback(count), None)
+    return tuple(seen)
+
+
+_PHDR = None
+
+
+def limit_fit_threads(n):
+    """Set this process's BLAS libraries to ``n`` threads and OpenMP to one, for the fits it runs now.
+
+    A fixed count, never derived from the cores or from how many workers run beside the fit: the sums a
+    multithreaded BLAS makes are split by its thread count, so their rounding, and the few records that hang
+    on it, would follow ``--jobs`` (cores / workers threads each in a loky worker, all of them with
+    ``--jobs 1``). OpenMP stays at one thread (LIBSVM's loops): libgomp's pool does not survive the fork of
+    the fit child (``_FitChild``). Left set afterwards: the processes that fit are the run's (the caller's
+    own process, with ``--jobs 1``, is restored by the runner when the run ends).
+    """
+    from threadpoolctl import ThreadpoolController
+
+    # The libraries are scanned again only when the loaded shared objects changed (a BLAS loaded since); the
+    # count of Python modules, the key before, can return to a count it had (modules dropped and imported again).
+    loaded = _loaded_libraries()
+    if _THREADPOOLS.get("loaded") != loaded:
+        _THREADPOOLS.update(loaded=loaded, controller=ThreadpoolController())
+    controller = _THREADPOOLS["controller"]
+    controller.limit(limits=int(n), user_api="blas")
+    controller.limit(limits=1, user_api="openmp")
 
 
 def exit_with_parent(parent=None, poll_seconds=1.0):
@@ -197,7 +284,8 @@ class _FitChild:
                 jobs = _Reader(job_r)
                 while (job := jobs.read(None)) is not None:
                     task, steps, data, points = job
-                    for message in _with_warnings(steps(task, data, points)):
+                    limit_fit_threads(fit_threads(task))
+                    for message in _with_warnings(steps(task, read_only(data), points)):
                         _send(w, message)
                     _send(w, ("done",))
                     del job, task, data  # not held while waiting for the next unit
@@ -329,8 +417,9 @@ def run_points(task, steps, data):
         if use_fork:
             done, timed_out, crashed, reason = _run_points_in_child(task, steps, data, points, task["fit_timeout"])
         else:  # no fork (Windows): no watchdog, the fit runs here
+            limit_fit_threads(fit_threads(task))
             done, timed_out, crashed, reason = {}, [], [], None
-            for message in steps(task, data, points):
+            for message in steps(task, read_only(data), points):
                 if message[0] == "record":
                     done[point_id(message[1])] = message[2]
         results.update(done)
@@ -363,7 +452,7 @@ def make_record(task, point, fields, data_sha256, n_train, n_test):
         **fields.get("extra", {}),
         **({"fitted": fields["fitted"]} if fields.get("fitted") else {}),
         **({"warnings": fields["warnings"]} if fields.get("warnings") else {}),  # what the fit warned
-        "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"],
+        "n_train": int(n_train), "n_test": int(n_test), "seed": task["seed"], "fit_threads": fit_threads(task),
         "identity": task["identity"], "identity_sha": task["identity_sha"], "data_sha256": data_sha256,
         "versions": versions, "host": host["name"], "finished_at": time.time(),
     }

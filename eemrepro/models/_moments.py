@@ -189,7 +189,7 @@ _N_PARTITIONS = 8
 
 
 def _blas_threads():
-    """Threads BLAS may use now (1 inside a joblib/loky worker that limited it)."""
+    """Threads BLAS may use now (``protocol.fit_threads`` in a run's fits: 1 by default)."""
     from threadpoolctl import threadpool_info
 
     counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]

@@ -9,6 +9,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from ..experiments import ModelSet
 from ..reports import Claim, FigureSpec, Paper, TableSpec
 
 #: The method pairs the paper compares (second against first).
@@ -82,6 +83,8 @@ CLAIMS = (
 )
 
 PAPER = Paper(
+    model_sets=(ModelSet("eem", "configs/uci.yaml",
+                         "EEM Table 4's nine models (WELM, EEM, EEKM, LS-SVM, SVM) with the paper's grids"),),
     id="eem",
     claims=CLAIMS,
     title="Extreme Entropy Machines (Czarnecki & Tabor 2017)",

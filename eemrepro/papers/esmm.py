@@ -11,6 +11,7 @@ its registry id (``dataset``) and by the paper (``paper_name``); its five image 
 
 import json
 
+from ..experiments import ModelSet
 from ..reports import Claim, Paper, TableSpec, published
 
 METHODS = ("ESMM", "SMM", "MatMHKS", "B-FSVM", "FSVM", "SVM")
@@ -91,6 +92,9 @@ CLAIMS = (
 )
 
 PAPER = Paper(
+    model_sets=(ModelSet("esmm", "configs/esmm_table4.yaml",
+                         "ESMM Table 4's six models (ESMM, SMM, MatMHKS, B-FSVM, FSVM, SVM) with the paper's "
+                         "grids"),),
     id="esmm",
     claims=CLAIMS,
     title="Entropy-based support matrix machine (Zhu 2017)",

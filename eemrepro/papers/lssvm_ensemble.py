@@ -6,6 +6,7 @@ stratified random splits; the table shows the misclassification rate with its
 standard error over the splits, as the paper does.
 """
 
+from ..experiments import ModelSet
 from ..reports import Claim, Paper, TableSpec
 
 #: Default check: |reproduced - published| <= 0.015. The published standard errors
@@ -32,6 +33,8 @@ CLAIMS = tuple(
 )
 
 PAPER = Paper(
+    model_sets=(ModelSet("lssvm-ensemble", "configs/lssvm_ensemble.yaml",
+                         "Hwang's multiclass LS-SVM ensembles with GCV and the baselines of Table 4.1"),),
     id="lssvm_ensemble",
     claims=CLAIMS,
     title="Multiclass LS-SVM ensemble for large data (Hwang 2016)",

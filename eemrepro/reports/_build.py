@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from ..experiments import get_metric
-from ._render import _fmt, _signed, metric_cell, write_table
+from ._outputs import FilesExistError, publish
+from ._render import FITS_LEGEND, RowFormat, _fmt, _signed, fits_mark, marked, metric_cell, write_table
 from ._spec import registered_tables
 from ._tables import (
     ranks_and_tests,
@@ -22,17 +23,20 @@ def table_columns(spec, limit):
         unit = " %" if spec.scale == 100 else ""
         digits = spec.digits or (1 if spec.scale == 100 else 3)
         fmt = lambda v: _fmt(v, digits)
+        # The value beside its cell's mark (failed or timed-out fits), where the number is read.
+        value = RowFormat(lambda r: fmt(r[m]) + fits_mark(r))
         columns = [("dataset", "data set", None), ("method", "method", None), ("status", "status", None),
-                   (m, get_metric(m).title + unit, fmt), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
+                   (m, get_metric(m).title + unit, value), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
                    ("published_std", f"paper {spec.spread}", fmt), ("delta", "delta", lambda v: _signed(v, digits)),
                    ("point", "selected point", None), ("repeats", "repeats", None)]
         return columns, ("dataset", "method", metric_cell(m, limit, digits))
     if spec.builder == "time":
+        seconds = RowFormat(lambda r: _fmt(r["seconds"], 2, limit) + fits_mark(r))
         columns = [("dataset", "data set", None), ("method", "method", None),
-                   ("seconds", "seconds", lambda v: _fmt(v, 2, limit)),
+                   ("seconds", "seconds", seconds),
                    ("published", "paper", lambda v: _fmt(v, 1, limit)),
                    ("timing", "timing", None), ("point", "selected point", None)]
-        return columns, ("dataset", "method", lambda r: _fmt(r["seconds"], 2, limit))
+        return columns, ("dataset", "method", seconds)
     columns = [("dataset", "data set", None), ("h", "h", None), ("spearman", "rho", lambda v: _fmt(v, 3)),
                ("published", "paper", lambda v: _fmt(v, 3)), ("delta", "delta", lambda v: _signed(v, 3)),
                ("var_share", "var. share", lambda v: _fmt(v, 3)), ("layers", "layers", None),
@@ -44,17 +48,22 @@ def table_columns(spec, limit):
 MANIFEST = "tables-manifest.json"
 
 
-class TablesExistError(ValueError):
+class TablesExistError(FilesExistError):
     """The output folder holds table files built from other results (overwritten only with ``force``)."""
 
 
 def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", layout="run", tables=None,
-                 force=False):
+                 force=False, warn=None):
     """Write the tables of the records in ``dirs`` to ``out``; return the paths written.
 
-    ``layout``: ``run`` shows the cells that were run, ``full`` every published
-    cell as well (the paper's layout; a cell not run reads "–"). ``tables``:
-    only these table ids (default every registered table the records hold).
+    ``layout``: ``run`` shows the cells that were run, and writes the
+    benchmark table of the results (``_benchmark``: every data set they hold,
+    whatever it is, x every model, with its comparison); ``full`` the papers'
+    whole layout alone: every published cell as well (a cell not run reads
+    "–"), no benchmark. ``tables``: only these table ids (default every
+    registered table the records hold, and the benchmark; ``benchmark`` names
+    it). ``warn``: called with each line a reader must not miss (two stores of
+    different protocols combined), besides the tables' provenance.
 
     The tables are built in a temporary folder inside ``out`` and moved into
     place when all are written. A file of ``out`` that ``MANIFEST`` does not
@@ -62,7 +71,6 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     or a file this command did not write) is not overwritten unless ``force``:
     :class:`TablesExistError` names them and nothing is written.
     """
-    import json
     import os
     import shutil
     import tempfile
@@ -71,51 +79,39 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tables-", dir=out))
     try:
-        built = _build_tables(dirs, staging, formats, selection, layout, tables)
+        built = _build_tables(dirs, staging, formats, selection, layout, tables, warn)
         sources = [os.path.normpath(str(d)) for d in dirs]
-        manifest_path = out / MANIFEST
         try:
-            manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-        except ValueError:
-            manifest = {}
-        owners = manifest.get("files", {}) if isinstance(manifest, dict) else {}
-        clash = [p.name for p in built if (out / p.name).exists() and owners.get(p.name) != sources]
-        if clash and not force:
-            others = sorted({", ".join(owners[n]) for n in clash if n in owners})
-            raise TablesExistError(
-                f"{out} already holds {len(clash)} table file(s) this command would overwrite "
-                f"({', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}), built from "
-                f"{'; '.join(others) if others else 'results it does not know'}; write elsewhere with --out, "
-                "or overwrite them with --force")
-        written = []
-        for p in built:
-            os.replace(p, out / p.name)
-            written.append(out / p.name)
-            owners[p.name] = sources
-        tmp = manifest_path.with_name(MANIFEST + ".tmp")
-        tmp.write_text(json.dumps({"written_by": "eemrepro tables", "files": dict(sorted(owners.items()))},
-                                  indent=1) + "\n")
-        os.replace(tmp, manifest_path)
-        return written
+            return publish(built, out, MANIFEST, sources, force, "eemrepro tables")
+        except FilesExistError as exc:
+            raise TablesExistError(str(exc)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _build_tables(dirs, out, formats, selection, layout, tables):
+def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
+    from ._benchmark import BENCHMARK, benchmark_tables, benchmarks
+
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
     specs = [s for s in registered_tables() if tables is None or s.id in tables]
-    unknown = sorted(set(tables or ()) - {s.id for s in specs})
+    unknown = sorted(set(tables or ()) - {s.id for s in specs} - {BENCHMARK})
     if unknown:
-        raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]}")
+        raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]} "
+                         f"and {BENCHMARK}")
     from ._readings import start_readings
 
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     started = start_readings(dirs, specs)
+    # The papers' layout is theirs alone; what was run gets the benchmark of every data set and model too.
+    benches = benchmarks(dirs) if layout == "run" and (tables is None or BENCHMARK in tables) else []
     # Every table's cells, made a group of data sets at a time; the check.md tables are the default selection's.
     rules = list(dict.fromkeys([selection, "best-of-grid"]))
-    results, made, applies, limit = rows_by_datasets(dirs, specs, rules)
+    shared = [b.spec for b in benches if b.dirs is None]
+    results, made, applies, limit = rows_by_datasets(dirs, specs + shared, rules)
     prov = results.provenance
+    for line in protocol_warnings(prov) if warn is not None else ():
+        warn(line)
     out = Path(out)
     written = []
     built, checked = {}, {}
@@ -131,12 +127,20 @@ def _build_tables(dirs, out, formats, selection, layout, tables):
             continue
         columns, wide = table_columns(spec, limit)
         notes = list(spec.notes) + (list(spec.note_fn(df)) if spec.note_fn else [])
+        if spec.builder in ("metric", "time") and marked(df):
+            notes.append(FITS_LEGEND)  # what the mark of its cells means, in the table that shows one
         title = table_title(spec, df, selection)
         for fmt in formats:
             written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))
+        compared = _write_comparison(df, spec, out, formats, prov, spec.selection or selection)
         if spec.summary:
-            written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection))
-        written += _write_comparison(df, spec, out, formats, prov, spec.selection or selection)
+            # The summary ranks the paper's columns; it names the file that ranks the others, where there is one.
+            ranked = next((p.name for p in sorted(compared, key=lambda p: p.suffix != ".md")), None)
+            written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection,
+                                          ranked))
+        written += compared
+    for bench, df, bench_prov in benchmark_tables(benches, made, prov, selection):
+        written += _write_benchmark(bench, df, out, formats, bench_prov, selection, limit)
     if prov["records"]:
         from ._check import check
 
@@ -171,8 +175,36 @@ def _write_claims(parts, out, prov, unfinished, selection, built):
     return path
 
 
-def _write_summary(df, spec, path, selection):
-    """Method comparisons on a metric table: wins/draws/losses, ranks, Friedman, Wilcoxon."""
+def protocol_warnings(prov):
+    """The provenance's lines a reader must not miss on the terminal: stores of different protocols combined."""
+    return [f"WARNING, protocols differ: {line}" for line in prov.get("protocol_differences", ())]
+
+
+def _write_benchmark(bench, df, out, formats, prov, selection, limit):
+    """``<stem>.md/.csv/.tex`` of a benchmark (``_benchmark``) and its comparison (``<stem>_comparison``)."""
+    from ._benchmark import PUBLISHED_COLUMNS, SIDES, compared
+    from ._benchmark import comparison_title as bench_title
+
+    spec = bench.spec
+    columns, (index, across, _) = table_columns(spec, limit)
+    # No published cell to show beside: neither its columns nor a delta in the cells.
+    columns = [c for c in columns if c[0] not in PUBLISHED_COLUMNS]
+    wide = (index, across, metric_cell(spec.metric, limit, spec.digits or (1 if spec.scale == 100 else 3),
+                                       delta=False))
+    notes = list(spec.notes) + ([FITS_LEGEND] if marked(df) else [])
+    ranked = _write_comparison(df, spec, out, formats, prov, selection, new=compared(bench, df), sides=SIDES,
+                               title=bench_title(spec, selection))
+    notes += [f"average ranks, Friedman/Nemenyi, wins/draws/losses and Wilcoxon-Holm: {p.name}"
+              for p in ranked if p.suffix == ".md"]
+    title = table_title(spec, df, selection)
+    return [write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes, fill="–")
+            for fmt in formats] + ranked
+
+
+def _write_summary(df, spec, path, selection, compared=None):
+    """Method comparisons on a metric table: wins/draws/losses, ranks, Friedman, Wilcoxon. ``compared``: the
+    file that ranks the models the paper has not (``_write_comparison``), named where the summary leaves them
+    out."""
     from tabulate import tabulate
 
     metric = get_metric(spec.metric)
@@ -186,7 +218,8 @@ def _write_summary(df, spec, path, selection):
     lines = [f"# Method comparisons on reproduced {metric.title} ({selection})", "",
              f"Data sets with every method: {tests['datasets']}", ""]
     if extra:
-        lines += [f"Not in the paper, not ranked here: {', '.join(extra)}", ""]
+        lines += [f"Not in the paper, not ranked here: {', '.join(extra)}"
+                  + (f" (ranked with the paper's models in {compared})" if compared else ""), ""]
     if len(wdl):
         lines += ["## Wins / draws / losses (draw = equal at one decimal)", "",
                   tabulate(wdl.values.tolist(), headers=list(wdl.columns), tablefmt="github"), ""]
@@ -212,21 +245,22 @@ def comparison_title(spec, selection):
     return f"{spec.id}: new models ranked with the paper's on reproduced {get_metric(spec.metric).title} ({selection})"
 
 
-def _write_comparison(df, spec, out, formats, prov, selection):
+def _write_comparison(df, spec, out, formats, prov, selection, new=None, sides=None, title=None):
     """``<stem>_comparison.md`` (and ``.csv``): the statistics of models the paper has not, beside its own
-    (``_compare``); nothing when the table holds only the paper's models."""
-    from ._compare import compare_methods, comparison_frame, comparison_markdown
+    (``_compare``); nothing when the table holds only the paper's models. ``new``, ``sides``, ``title``: the
+    models compared with the others, how the two sides are named, the heading (a benchmark's)."""
+    from ._compare import PAPER_SIDES, compare_methods, comparison_frame, comparison_markdown
     from ._render import provenance_lines
 
     better = get_metric(spec.metric).greater_is_better
-    result = compare_methods(spec, df, greater_is_better=better)
+    result = compare_methods(spec, df, greater_is_better=better, new=new)
     if result is None:
         return []
-    title = comparison_title(spec, selection)
+    title = title or comparison_title(spec, selection)
     written = []
     if "md" in formats:
         head = provenance_lines(prov, title)
-        text = comparison_markdown(spec, result, head[0], greater_is_better=better)
+        text = comparison_markdown(spec, result, head[0], greater_is_better=better, sides=sides or PAPER_SIDES)
         text += "\n" + "\n".join(f"- {line}" for line in head[1:]) + "\n"
         path = out / f"{spec.stem}_comparison.md"
         path.write_text(text)

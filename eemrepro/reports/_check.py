@@ -75,6 +75,29 @@ class Tolerance:
         return rule, reason
 
 
+#: Where a checkout keeps the pins of its committed stores' known differences (``make report``, CI's check).
+COMMITTED_PINS = Path(".ci") / "published-pins.yaml"
+
+
+def baseline_pins(prov):
+    """The pins committed beside the baselines the results name (``prov``: ``load_results``' provenance), or None.
+
+    A baseline that is a committed store of a checkout (``<checkout>/results/<name>``, with the checkout's
+    ``COMMITTED_PINS``) is judged as the checkout judges it: its known differences from the paper pinned, with
+    their reasons, not counted as outside a tolerance the user's models have nothing to do with. The first
+    such file of the baselines, in the order the configs name them.
+    """
+    import os
+
+    for folder, baselines in prov.get("baselines", {}).items():
+        for b in baselines:
+            store = Path(os.path.realpath(Path(folder) / b))
+            pins = store.parent.parent / COMMITTED_PINS
+            if store.parent.name == "results" and pins.is_file():
+                return pins
+    return None
+
+
 def load_tolerance(spec=None):
     """A tolerance from a YAML file path, an inline ``gmean=3,spearman=0.2`` or the defaults."""
     tol = Tolerance()

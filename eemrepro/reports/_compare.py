@@ -3,18 +3,22 @@
 The paper's own tables and summaries stay what they are (they rank the
 paper's columns); this is a table and a report page of its own, made when a
 metric table holds other models (a user's, run with ``baselines:`` naming the
-paper's store). Everything is computed on the data sets where every compared
-model has a value, and says which ("on 7 of 9 data sets"):
+paper's store), and for every benchmark table (``_benchmark``: a store's data
+sets x models, whatever the data sets). Everything is computed on the data
+sets where every compared model has a value, and says which ("on 7 of 9 data
+sets"):
 
 * wins / draws / losses of each new model against each of the paper's
-  (a draw: equal at the printed precision);
+  (a draw: equal at the printed precision; the ranks use the unrounded means);
 * average ranks, Friedman's test and the Nemenyi critical difference
-  (Demšar 2006), drawn as a critical-difference diagram by scikit-posthocs;
+  (Demšar 2006), drawn as a critical-difference diagram by scikit-posthocs
+  with the scale of the critical difference above it;
 * a Wilcoxon signed-rank test of each new model against each of the
   paper's, with Holm's correction over those tests (statsmodels).
 """
 
 import io
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -24,13 +28,29 @@ from scipy import stats
 MIN_WILCOXON = 6
 
 
+#: Why two models can rank apart and still draw: said wherever both are shown.
+RANKS_NOTE = ("Average ranks are taken on the unrounded means, a draw on the values as printed ({digits} "
+              "decimal(s)): two models whose means print alike draw, yet rank apart (83.49 and 83.50 both print "
+              "83.5 at one decimal).")
+#: Why Nemenyi's bar and Wilcoxon-Holm can disagree on a pair: said wherever both are shown.
+TESTS_NOTE = ("Nemenyi and Wilcoxon-Holm can disagree on a pair: Nemenyi compares the two models' average ranks "
+              "among all the models with one family-wise critical difference (a pair is told apart only if its "
+              "ranks differ by more), while Wilcoxon tests the paired differences of that pair alone, on the data "
+              "sets both have, and Holm corrects over the pairs tested.")
+
+
+def _with_values(df, metric):
+    """The methods of a table with a value somewhere, in their order."""
+    have = df.loc[df[metric].notna(), "method"] if metric in df else df["method"].iloc[:0]
+    return list(dict.fromkeys(have))
+
+
 def new_methods(spec, df):
     """The methods of a metric table ``df`` that the paper's table does not have, in their order."""
     pub = spec.published_frame()
     if pub is None or spec.builder != "metric" or df.empty:
         return []
-    have = df.loc[df[spec.metric].notna(), "method"] if spec.metric in df else df["method"].iloc[:0]
-    return [m for m in dict.fromkeys(have) if m not in set(pub["method"])]
+    return [m for m in _with_values(df, spec.metric) if m not in set(pub["method"])]
 
 
 def printed_digits(spec):
@@ -38,8 +58,13 @@ def printed_digits(spec):
     return spec.digits or (1 if spec.scale == 100 else 3)
 
 
-def compare_methods(spec, df, greater_is_better=True, alpha=0.05):
-    """The comparison of the new methods of ``df`` (a metric table) with the paper's; None without new ones.
+def compare_methods(spec, df, greater_is_better=True, alpha=0.05, new=None):
+    """The comparison of the new methods of ``df`` (a metric table) with the others; None without new ones.
+
+    ``new``: the methods compared with the others (default those the paper's
+    table does not have, ``new_methods``); where no other method has a value,
+    every pair of them is compared instead (a benchmark of a user's models
+    alone).
 
     Returns a dict: ``new`` and ``baselines`` (method names), ``datasets``
     (those where every compared method has a value), ``of`` (the table's data
@@ -50,10 +75,16 @@ def compare_methods(spec, df, greater_is_better=True, alpha=0.05):
     difference, Wilcoxon p, Holm-adjusted p) and ``wide`` (the values, data
     sets x methods, for the diagram).
     """
-    new = new_methods(spec, df)
+    from ._tables import nemenyi_cd
+
+    metric = spec.metric
+    if new is None:
+        new = new_methods(spec, df)
+    else:
+        have = set(_with_values(df, metric))
+        new = [m for m in dict.fromkeys(new) if m in have]
     if not new:
         return None
-    metric = spec.metric
     wide_all = df.pivot_table(index="dataset", columns="method", values=metric, sort=False)
     baselines = [m for m in dict.fromkeys(df["method"]) if m not in new and m in wide_all
                  and wide_all[m].notna().any()]
@@ -69,30 +100,28 @@ def compare_methods(spec, df, greater_is_better=True, alpha=0.05):
     if len(wide) >= 2 and len(methods) >= 3:
         friedman = stats.friedmanchisquare(*[wide[c] for c in methods])
         out["friedman"] = (float(friedman.statistic), float(friedman.pvalue))
-        k, n = len(methods), len(wide)
-        q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
-        out["cd"] = float(q * np.sqrt(k * (k + 1) / (6 * n)))
-    out["pairs"] = _pairs(wide_all, new, baselines, out["digits"])
+        out["cd"] = nemenyi_cd(len(methods), len(wide), alpha)
+    pairs = [(m, b) for m in new for b in baselines] if baselines else list(itertools.combinations(new, 2))
+    out["pairs"] = _pairs(wide_all, pairs, out["digits"])
     return out
 
 
-def _pairs(wide_all, new, baselines, decimals):
-    """Each new method against each baseline on the data sets both have: W/D/L, Wilcoxon, Holm over all."""
+def _pairs(wide_all, pairs, decimals):
+    """Each (model, baseline) pair on the data sets both have: W/D/L, Wilcoxon, Holm over all the pairs."""
     from statsmodels.stats.multitest import multipletests
 
     rows = []
-    for m in new:
-        for b in baselines:
-            both = wide_all[[m, b]].dropna()
-            shown = both.round(decimals)
-            diff = both[m] - both[b]
-            p = np.nan
-            if len(both) >= MIN_WILCOXON:
-                p = float(stats.wilcoxon(both[m], both[b]).pvalue) if np.any(diff != 0) else 1.0
-            rows.append({"model": m, "baseline": b, "wins": int((shown[m] > shown[b]).sum()),
-                         "draws": int((shown[m] == shown[b]).sum()), "losses": int((shown[m] < shown[b]).sum()),
-                         "datasets": len(both), "median difference": float(diff.median()) if len(both) else np.nan,
-                         "wilcoxon p": p})
+    for m, b in pairs:
+        both = wide_all[[m, b]].dropna()
+        shown = both.round(decimals)
+        diff = both[m] - both[b]
+        p = np.nan
+        if len(both) >= MIN_WILCOXON:
+            p = float(stats.wilcoxon(both[m], both[b]).pvalue) if np.any(diff != 0) else 1.0
+        rows.append({"model": m, "baseline": b, "wins": int((shown[m] > shown[b]).sum()),
+                     "draws": int((shown[m] == shown[b]).sum()), "losses": int((shown[m] < shown[b]).sum()),
+                     "datasets": len(both), "median difference": float(diff.median()) if len(both) else np.nan,
+                     "wilcoxon p": p})
     pairs = pd.DataFrame(rows)
     tested = pairs["wilcoxon p"].notna() if len(pairs) else pd.Series(dtype=bool)
     pairs["holm p"] = np.nan
@@ -108,16 +137,28 @@ def _wdl_sign(spec, pairs, greater_is_better):
     return pairs.rename(columns={"wins": "losses", "losses": "wins"})[list(pairs.columns)]
 
 
-def comparison_markdown(spec, result, title, greater_is_better=True):
-    """The comparison as a Markdown page (``tables`` writes it as ``<stem>_comparison.md``)."""
+#: Who is compared with whom: (the new models, the others) as a paper's comparison names them.
+PAPER_SIDES = ("New models", "the paper's", "Each new model against each of the paper's")
+
+
+def compared_sides(result, sides=PAPER_SIDES):
+    """(the line naming the models compared, the heading of the pairs) of a ``compare_methods`` result."""
+    if not result["baselines"]:
+        return f"Models: {', '.join(result['new'])}; each pair of them compared.", "Each pair of models"
+    return f"{sides[0]}: {', '.join(result['new'])}; {sides[1]}: {', '.join(result['baselines'])}.", sides[2]
+
+
+def comparison_markdown(spec, result, title, greater_is_better=True, sides=PAPER_SIDES):
+    """The comparison as a Markdown page (``tables`` writes it as ``<stem>_comparison.md``); ``sides`` names
+    the two sides compared (``compared_sides``)."""
     from tabulate import tabulate
 
     from ..experiments import get_metric
 
     metric = get_metric(spec.metric)
     n, of = len(result["datasets"]), len(result["of"])
-    lines = [f"# {title}", "",
-             f"New models: {', '.join(result['new'])}; the paper's: {', '.join(result['baselines'])}.",
+    who, heading = compared_sides(result, sides)
+    lines = [f"# {title}", "", who,
              f"Ranks and tests on {n} of {of} data sets (those where every compared model has a value"
              + (f": {', '.join(result['datasets'])})." if n else ")."), ""]
     if "ranks" in result:
@@ -133,7 +174,7 @@ def comparison_markdown(spec, result, title, greater_is_better=True):
         lines += ["Friedman / Nemenyi: needs two or more data sets where every model ran, and three models.", ""]
     pairs = _wdl_sign(spec, result["pairs"], greater_is_better)
     if len(pairs):
-        lines += ["## Each new model against each of the paper's", "",
+        lines += [f"## {heading}", "",
                   f"wins / draws / losses on {metric.title} (a draw: equal at the printed {result['digits']} "
                   "decimal(s)), each pair on the data sets both have; Wilcoxon signed-rank p (none under "
                   f"{MIN_WILCOXON} data sets, where it cannot reach 0.05) and Holm's correction over all these tests.",
@@ -143,6 +184,7 @@ def comparison_markdown(spec, result, title, greater_is_better=True):
                 for r in pairs.to_dict("records")]
         lines += [tabulate(rows, headers=["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
                                           "Wilcoxon p", "Holm p"], tablefmt="github", disable_numparse=True), ""]
+    lines += [RANKS_NOTE.format(digits=result["digits"]), "", TESTS_NOTE, ""]
     return "\n".join(lines) + "\n"
 
 
@@ -155,20 +197,20 @@ def comparison_frame(spec, result, greater_is_better=True):
     return _wdl_sign(spec, result["pairs"], greater_is_better)
 
 
-def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=(7, 2.2)):
-    """Demšar's critical-difference diagram (scikit-posthocs) of ``wide`` (data sets x methods) as SVG text;
-    None under ``min_datasets`` data sets or three methods, or without matplotlib. ``highlight``: methods
-    drawn in red, the others in grey (none: scikit-posthocs' own colours)."""
-    if wide.shape[0] < min_datasets or wide.shape[1] < 3:
-        return None
-    try:
-        import matplotlib
+def cd_figure(wide, greater_is_better=True, highlight=(), size=(7, 2.2), alpha=0.05, name="cd"):
+    """Demšar's critical-difference diagram of ``wide`` (data sets x methods; two data sets and three methods at
+    least) as a matplotlib figure: scikit-posthocs' diagram (ranks, and a bar joining the methods
+    Nemenyi does not tell apart) with the scale of the critical difference above it, a bar of length CD
+    from the best rank, labelled with its value (Demšar's Figure 1). Returns (figure, the CD bar's line, its
+    label); the artists' ids (SVG) are ``<name>-bar`` and ``<name>-label``. Needs matplotlib."""
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import scikit_posthocs as sp
-    except ImportError:
-        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import scikit_posthocs as sp
+
+    from ._tables import nemenyi_cd
+
     ranks = wide.rank(axis=1, ascending=not greater_is_better).mean()
     significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
     significance.index = significance.columns = list(wide.columns)
@@ -177,6 +219,32 @@ def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=
     # scikit-posthocs wants a colour for every label when it is given any.
     colors = {m: "tab:red" if m in set(highlight) else "0.35" for m in wide.columns} if highlight else None
     sp.critical_difference_diagram(ranks, significance, ax=ax, color_palette=colors)
+    # The scale a reader measures the gaps with: scikit-posthocs (before 0.12) draws none. Above the rank axis
+    # (whose tick labels sit just over it), starting at the best rank as in Demšar's figures.
+    cd = nemenyi_cd(wide.shape[1], wide.shape[0], alpha)
+    low, high = ax.get_ylim()
+    y = high + 0.35 * (high - low)
+    start = float(ranks.min())
+    (bar,) = ax.plot([start, start + cd], [y, y], color="k", linewidth=1.5, marker="|", markersize=8,
+                     clip_on=False, gid=f"{name}-bar")
+    label = ax.text(start + cd / 2, y, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8, gid=f"{name}-label")
+    ax.set_ylim(low, y + 0.1 * (high - low))
+    return fig, bar, label
+
+
+def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=(7, 2.2), name="cd"):
+    """Demšar's critical-difference diagram (``cd_figure``) of ``wide`` (data sets x methods) as SVG text;
+    None under ``min_datasets`` data sets or three methods, or without matplotlib. ``highlight``: methods
+    drawn in red, the others in grey (none: scikit-posthocs' own colours). ``name``: the prefix of the ids of
+    its CD bar and label (one per diagram of a page)."""
+    if wide.shape[0] < min_datasets or wide.shape[1] < 3:
+        return None
+    try:
+        import matplotlib.pyplot as plt
+        import scikit_posthocs  # noqa: F401
+    except ImportError:
+        return None
+    fig, _, _ = cd_figure(wide, greater_is_better, highlight, size, name=name)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)

@@ -214,12 +214,36 @@ def _embedding_rows(df, dataset):
     return sub.to_dict("records")
 
 
-def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None, tables_built=None):
+#: Which results folders each figure file of an output folder was drawn from.
+FIGURES_MANIFEST = "figures-manifest.json"
+
+
+def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None, tables_built=None, force=False):
     """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``.
 
     ``loaded``: ``load_results(dirs)`` if the caller has it (the report); ``tables_built``: {table id: table}
-    built from it with ``selection`` (what a scatter figure draws).
+    built from it with ``selection`` (what a scatter figure draws). Drawn in a staging folder and moved into
+    place (``_outputs.publish``): a PNG or SVG of the same name that this command did not draw from these
+    results is not replaced unless ``force``, and a symbolic link is replaced, never written through.
     """
+    import os
+    import shutil
+    import tempfile
+
+    from ._outputs import publish
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".figures-", dir=out))
+    try:
+        drawn = _build_figures(dirs, staging, selection, figures, loaded, tables_built)
+        return publish(drawn, out, FIGURES_MANIFEST, [os.path.normpath(str(d)) for d in dirs], force,
+                       "eemrepro figures")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build_figures(dirs, out, selection, figures, loaded, tables_built):
     from ..experiments import get_metric
     from ._render import load_results
     from ._spec import registered_figures, registered_tables
@@ -264,4 +288,15 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None
             written += draw()
         elif figures:
             raise ValueError(f"cannot draw the {name} figure from {', '.join(map(str, dirs))}: {why}")
+    if not figures:
+        # Embeddings of data sets no paper's figure shows (a user's own): one figure each, as the papers' are.
+        shown = {f.dataset for f in specs.values() if f.drawer == "embedding"}
+        stored = records.loc[records["kind"] == "embedding", "dataset"] if len(records) and "kind" in records else []
+        for dataset in sorted(set(stored) - shown):
+            if _embedding_rows(records, dataset):
+                written += embedding_figure(records, out / f"embedding_{dataset}", dataset,
+                                            f"{dataset}: the stored projections")
+    if not written:
+        raise ValueError(f"no figure can be drawn from {', '.join(map(str, dirs))}: no registered figure's records "
+                         "are there (`eemrepro papers` lists the figures and what each needs)")
     return written

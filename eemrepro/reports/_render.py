@@ -365,11 +365,33 @@ def _signed(x, digits=1):
     return f"{x:+.{digits}f}"
 
 
-def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
+class RowFormat:
+    """A long-view column's formatter that reads the whole row (a value beside its cell's mark, ``fits_mark``),
+    where the others read the column's value alone."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, row):
+        return self.fn(row)
+
+
+def _text(r, column, fn):
+    if isinstance(fn, RowFormat):
+        return fn(r)
+    if fn:
+        return fn(r[column])
+    v = r[column]
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+
+def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), fill=""):
     """Write ``df`` (long format) as ``path_stem.<ext>`` with a provenance header.
 
-    ``columns``: [(column, header, formatter)] for Markdown/LaTeX long tables;
-    ``wide``: optional (index, columns, cell formatter) for a compact wide view.
+    ``columns``: [(column, header, formatter)] for Markdown/LaTeX long tables
+    (a ``RowFormat`` formatter is given the row);
+    ``wide``: optional (index, columns, cell formatter) for a compact wide view,
+    ``fill`` its text where a (row, column) has no row of ``df``.
     """
     head = provenance_lines(prov, title, notes)
     path_stem = Path(path_stem)
@@ -379,8 +401,7 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
         body = df.to_csv(index=False, float_format="%.6g", lineterminator="\n")
         out.write_text("".join(f"# {line}\n" for line in head) + body)
         return out
-    rows = [[fn(r[c]) if fn else ("" if r[c] is None or (isinstance(r[c], float) and math.isnan(r[c])) else str(r[c]))
-             for c, _, fn in columns] for _, r in df.iterrows()]
+    rows = [[_text(r, c, fn) for c, _, fn in columns] for _, r in df.iterrows()]
     headers = [h for _, h, _ in columns]
     if fmt == "md":
         from tabulate import tabulate
@@ -389,7 +410,7 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
         text = f"# {head[0]}\n\n" + "".join(f"- {line}\n" for line in head[1:]) + "\n"
         if wide is not None:
             index, cols, cell = wide
-            pivot = _wide(df, index, cols, cell)
+            pivot = _wide(df, index, cols, cell, fill)
             text += tabulate(pivot.values.tolist(), headers=[index] + list(pivot.columns[1:]),
                              tablefmt="github", disable_numparse=True) + "\n\n"
         text += tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) + "\n"
@@ -397,7 +418,8 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
         return out
     if fmt == "latex":
         out = path_stem.with_suffix(".tex")
-        esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("±", r"$\pm$")
+        esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("±", r"$\pm$") \
+            .replace(FAILED_MARK, r"$^\dagger$")
         text = "".join(f"% {line}\n" for line in head)
         text += "\\begin{tabular}{" + "l" * len(headers) + "}\n\\hline\n"
         text += " & ".join(esc(h) for h in headers) + " \\\\\n\\hline\n"
@@ -408,14 +430,55 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=()):
     raise ValueError(f"format must be md, csv or latex, got {fmt!r}")
 
 
-def _wide(df, index, cols, cell):
+def _wide(df, index, cols, cell, fill=""):
     order_rows = list(dict.fromkeys(df[index]))
     order_cols = list(dict.fromkeys(df[cols]))
-    table = {r: {c: "" for c in order_cols} for r in order_rows}
+    table = {r: {c: fill for c in order_cols} for r in order_rows}
     for _, r in df.iterrows():
         table[r[index]][r[cols]] = cell(r)
     return pd.DataFrame([[r] + [table[r][c] for c in order_cols] for r in order_rows],
                         columns=[index] + order_cols)
+
+
+#: The mark of a cell some of whose fits failed or ran past the fit budget, followed by how many ("†3").
+FAILED_MARK = "†"
+#: What the mark means, in the legend of every table that shows one.
+FITS_LEGEND = (f"'{FAILED_MARK}k': k of the cell's fits failed or ran past the fit budget; its value is over the "
+               "grid points (per-fold rules: the points chosen per fold) that finished on every test fold, never over "
+               "the folds that survived a failure (csv: failed_fits, timed_out_fits, and skipped_fits, not tried "
+               "after a timeout)")
+
+
+def _count(r, column):
+    v = r.get(column, 0)
+    return 0 if v is None or v != v else int(v)
+
+
+def unfinished_fits(r):
+    """How many fits of a table row's cell failed or ran past the fit budget (``select``'s counts)."""
+    return _count(r, "failed_fits") + _count(r, "timed_out_fits")
+
+
+def fits_mark(r):
+    """" †k" after a cell's text where k of its fits failed or ran past the fit budget; "" where none did."""
+    n = unfinished_fits(r)
+    return f" {FAILED_MARK}{n}" if n else ""
+
+
+def fits_note(r):
+    """The counts behind a cell's mark in words ("2 fits failed, 1 ran past the fit budget"), or ""."""
+    failed, timed_out, skipped = (_count(r, c) for c in ("failed_fits", "timed_out_fits", "skipped_fits"))
+    if not failed + timed_out:
+        return ""
+    parts = [f"{failed} fit{'s' if failed != 1 else ''} failed" if failed else "",
+             f"{timed_out} ran past the fit budget" if timed_out else "",
+             f"{skipped} {'were' if skipped != 1 else 'was'} not tried after a timeout" if skipped else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def marked(df):
+    """Whether a table (a frame of rows) has a cell with the mark (``fits_mark``)."""
+    return any(unfinished_fits(r) for r in df.to_dict("records"))
 
 
 def run_cell(metric, limit, digits=1):
@@ -425,7 +488,7 @@ def run_cell(metric, limit, digits=1):
     def cell(r):
         if r["status"] != "ok":
             return wide(r)
-        text = f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}"
+        text = f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}{fits_mark(r)}"
         published = r.get("published", np.nan)
         if published is None or np.isnan(published):
             return text
@@ -439,15 +502,19 @@ RUN_LEGEND = ("cell: reproduced mean±std over the test folds; (paper P, D): the
               "D = reproduced - published; '> N': past the fit budget; '–': not run or no value")
 
 
-def metric_cell(metric, limit, digits=1):
-    """Wide-view cell: reproduced mean±std (delta); "> limit" past the fit budget; "–" not run."""
+def metric_cell(metric, limit, digits=1, delta=True):
+    """Wide-view cell: reproduced mean±std (delta, unless not ``delta``: a table with no published value);
+    "> limit" past the fit budget; "–" not run; each with the cell's mark where some of its fits failed or ran
+    past the budget (``fits_mark``)."""
 
     def cell(r):
+        mark = fits_mark(r)
         if r["status"] == "timed-out":
-            return f"> {limit:g}"
+            return f"> {limit:g}{mark}"
         if r["status"] != "ok":
-            return "–" if np.isnan(r.get("published", np.nan)) else f"– ({_fmt(r['published'], digits)})"
-        return (f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)} "
-                f"({_signed(r['delta'], digits)})")
+            published = r.get("published", np.nan)
+            return f"–{mark}" if np.isnan(published) else f"–{mark} ({_fmt(published, digits)})"
+        text = f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}{mark}"
+        return f"{text} ({_signed(r['delta'], digits)})" if delta else text
 
     return cell

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
+from ._benchmark import metric_scale
 from ._build import table_columns
-from ._render import RUN_LEGEND, load_results, run_cell
+from ._render import FITS_LEGEND, RUN_LEGEND, load_results, marked, run_cell
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
 
@@ -17,9 +18,43 @@ def run_table(config, out):
     """
     from tabulate import tabulate
 
+    records, prov = load_results([Path(out)], require=False)
+    tables = run_tables(config, records, prov, out)
+    if isinstance(tables, str):
+        return tables
+    parts = []
+    for _, df, title, (index, columns, cell) in tables:
+        rows = list(dict.fromkeys(df[index]))
+        cols = list(dict.fromkeys(df[columns]))
+        grid = {(r[index], r[columns]): cell(r) for _, r in df.iterrows()}
+        body = [[i] + [grid.get((i, c), "") for c in cols] for i in rows]
+        parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
+                                               disable_numparse=True))
+    legend = RUN_LEGEND if any(s.builder == "metric" for s, *_ in tables) else ""
+    if legend and any(s.builder == "metric" and marked(df) for s, df, *_ in tables):
+        legend += "; " + FITS_LEGEND  # said where a cell shows the mark
+    return "\n\n".join(parts) + ("\n\n" + legend if legend else "")
+
+
+def printed_cells(config, records, prov):
+    """{(table title, row, column): (the cell as the run's table prints it, its selected point)} of ``records``
+    (a store frame, as ``load_results`` reads it; ``prov``: its provenance), or {} where the run prints no table.
+
+    What ``eemrepro audit`` compares before and after re-derived records replace stored ones.
+    """
+    tables = run_tables(config, records, prov)
+    if isinstance(tables, str):
+        return {}
+    return {(title, r[index], r[columns]): (cell(r), r.get("point"))
+            for _, df, title, (index, columns, cell) in tables for _, r in df.iterrows()}
+
+
+def run_tables(config, records, prov, out="DIR"):
+    """The tables the run prints of ``records`` (``load_results``' frame and provenance of the results folder
+    ``out``): [(spec, table frame, title, (index column, column of columns, cell formatter))], or a message
+    where there is none."""
     from ..experiments import metric_names
 
-    records, prov = load_results([Path(out)], require=False)
     if not len(records):
         return "no stored results for this config yet"
     # The config's own models, and the models of the baselines it names (read with it by ``load_results``).
@@ -29,8 +64,10 @@ def run_table(config, out):
     records = records[records["dataset"].isin(set(config.datasets)) & records["model"].isin(models)]
     if not len(records):
         return "no stored results for this config yet"
-    if not any(m in records and records[m].notna().any() for m in metric_names()):
-        # The kinds that store what figures draw (embedding, restarts) measure nothing.
+    if not any(m in records and records[m].notna().any() for m in metric_names()) and \
+            (records["status"] == "ok").any():
+        # The kinds that store what figures draw (embedding, restarts) measure nothing. (A run whose every fit
+        # failed has no value either: its table shows each cell's "–" and the count of its failed fits.)
         return f"{len(records)} records of kind {config.kind} (no metrics); draw them with: eemrepro figures {out}"
     unfinished = {tuple(c) for c in prov["unfinished"]}
     proto = config.protocol
@@ -43,23 +80,18 @@ def run_table(config, out):
     covered = {d for _, t in with_paper for d in t["dataset"]}
     rest = records[~records["dataset"].isin(covered)]
     if len(rest):
-        scale = 1.0 if proto.select_metric == "error" else 100.0
+        scale = metric_scale(proto.select_metric)
         spec = specs[0] if specs and specs[0].builder == "correlation" and not with_paper else TableSpec(
             id="run", stem="run", title=f"{config.name}", kind=config.kind, metric=proto.select_metric, scale=scale)
         with_paper.append((spec, build_table(spec, rest, proto.selection, unfinished=unfinished, layout="run")))
     limit = timeout_limit(records)
-    parts = []
+    out = []
     for spec, df in with_paper:
         _, (index, columns, cell) = table_columns(spec, limit)
         if spec.builder == "metric":
             cell = run_cell(spec.metric, limit, spec.digits or (1 if spec.scale == 100 else 3))
-        rows = list(dict.fromkeys(df[index]))
-        cols = list(dict.fromkeys(df[columns]))
-        grid = {(r[index], r[columns]): cell(r) for _, r in df.iterrows()}
-        body = [[i] + [grid.get((i, c), "") for c in cols] for i in rows]
         title = spec.title.format(selection=spec.selection or proto.selection) if spec.id != "run" else \
             f"{config.name}: {spec.metric} ({proto.selection}), mean±std over the test folds " \
             f"({'the data sets no paper table has' if len(with_paper) > 1 else 'no published table'})"
-        parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
-                                               disable_numparse=True))
-    return "\n\n".join(parts) + ("\n\n" + RUN_LEGEND if any(s.builder == "metric" for s, _ in with_paper) else "")
+        out.append((spec, df, title, (index, columns, cell)))
+    return out

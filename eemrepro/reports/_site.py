@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._render import _fmt, _signed
+from ._render import FITS_LEGEND, _fmt, _signed, fits_mark, fits_note, marked
 
 VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
             "not compared": "v-notrun"}
@@ -77,7 +77,7 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     """
     scale, digits = spec.scale, spec.digits or (1 if spec.scale == 100 else 3)
     cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
-            "point": row.get("point") if isinstance(row.get("point"), str) else None}
+            "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
     g = frames.get((row["dataset"], row["method"]))
     if g is None or spec.metric not in g:
         return cell
@@ -129,48 +129,63 @@ def _per_fold_points(spec, mine, selection, unfinished):
             for r in sel.to_dict("records") if isinstance(r.get("folds"), list)}
 
 
-def _metric_section(spec, df, verdicts, mine, per_fold):
+#: What a benchmark's cell (``_benchmark``) is, where a paper's cell has its verdict.
+UNJUDGED = ("not compared", "a benchmark cell: no published value to compare with")
+
+
+def _metric_section(spec, df, verdicts, mine, per_fold, judged=True):
+    """A metric table as a sortable list (and each cell's details); ``judged``: False for a benchmark, whose
+    cells have no published value and no verdict."""
     digits = spec.digits or (1 if spec.scale == 100 else 3)
     m = spec.metric
     frames = _cell_frames(spec, mine)
     rows, details, classes, tips = [], [], [], []
     for _, r in df.iterrows():
-        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]), ("not compared", "not checked"))
-        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits),
+        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
+                                       ("not compared", "not checked") if judged else UNJUDGED)
+        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits) + fits_mark(r),
                      spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
                      "paper " + spec.spread: _fmt(r.get("published_std"), digits),
                      "delta": _signed(r.get("delta"), digits), "status": r["status"], "repeats": r.get("repeats"),
                      "verdict": verdict})
-        cls = VERDICTS[verdict]
+        cls = VERDICTS[verdict] if judged else ""
         classes.append(["", "", cls, "", "", "", cls, "", "", cls])
-        tips.append(["", "", "", "", "", "", reason or "", "", "", reason or ""])
+        tips.append(["", "", fits_note(r), "", "", "", reason or "", "", "", reason or ""])
         details.append(_details(spec, r, frames, verdict, reason, per_fold.get((r["dataset"], r["method"]))))
     display = pd.DataFrame(rows)
-    return display, pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns), \
-        details
+    classes, tips = pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns)
+    if not judged:  # nothing published to show beside, no verdict
+        unjudged = [c for c in display.columns if c in ("paper", "paper " + spec.spread, "delta", "verdict")]
+        display, classes, tips = (f.drop(columns=unjudged) for f in (display, classes, tips))
+    return display, classes, tips, details
 
 
-def _wide_section(spec, df, verdicts):
+def _wide_section(spec, df, verdicts, judged=True):
     """The table in the paper's shape: data sets as rows, methods as columns (the paper's, then any other), each
     cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
-    the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds)."""
+    the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds). A benchmark (not
+    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set."""
     digits = spec.digits or (1 if spec.scale == 100 else 3)
     m = spec.metric
     datasets = list(dict.fromkeys(df["dataset"]))
     methods = list(dict.fromkeys(df["method"]))
-    text = pd.DataFrame("", index=datasets, columns=methods)
-    classes, tips = text.copy(), text.copy()
+    text = pd.DataFrame("" if judged else "–", index=datasets, columns=methods)
+    classes, tips = pd.DataFrame("", index=datasets, columns=methods), pd.DataFrame("", index=datasets,
+                                                                                     columns=methods)
     for k, (_, r) in enumerate(df.iterrows()):
-        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]), ("not compared", "not checked"))
-        value = _fmt(r[m], digits)
+        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
+                                       ("not compared", "not checked") if judged else UNJUDGED)
+        value = _fmt(r[m], digits) + fits_mark(r)
         delta = r.get("delta")
         has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
         text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
-        classes.at[r["dataset"], r["method"]] = f"{VERDICTS[verdict]} cell-{k}"
+        cls = VERDICTS[verdict] + " " if judged else ""
+        classes.at[r["dataset"], r["method"]] = f"{cls}cell-{k}"
         paper = r.get("published")
+        said = (verdict, reason or "") if judged else ()
         tips.at[r["dataset"], r["method"]] = "; ".join(
             t for t in (f"paper {_fmt(paper, digits)}" if paper is not None and paper == paper else "",
-                        verdict, reason or "") if t)
+                        *said, fits_note(r)) if t)
     text, classes, tips = (f.reset_index(drop=True) for f in (text, classes, tips))
     text.insert(0, "data set", datasets)
     classes.insert(0, "data set", "")
@@ -192,12 +207,13 @@ def _other_section(spec, df, verdicts, limit):
             classes.append(["", "", VERDICTS[verdict], "", VERDICTS[verdict], "", "", VERDICTS[verdict]])
         else:
             verdict, reason = "not compared", "training times depend on the machine"
-            rows.append({"data set": r["dataset"], "method": r["method"], "seconds": _fmt(r["seconds"], 2, limit),
+            rows.append({"data set": r["dataset"], "method": r["method"],
+                         "seconds": _fmt(r["seconds"], 2, limit) + fits_mark(r),
                          "paper": _fmt(r.get("published"), 1, limit), "timing": r.get("timing") or "",
                          "selected point": r.get("point") or ""})
             classes.append([""] * 6)
         details.append({"cell": f"{r['dataset']} / {rows[-1].get('method', rows[-1].get('h'))}",
-                        "verdict": verdict, "reason": reason})
+                        "verdict": verdict, "reason": reason, "fits": fits_note(r)})
     display = pd.DataFrame(rows)
     return display, pd.DataFrame(classes, columns=display.columns), None, details
 
@@ -299,7 +315,17 @@ def _readings_html(df, columns):
     return shown.to_html(index=False, classes="readings", escape=True, na_rep="", border=0)
 
 
-def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False, figure_stores=()):
+def _asked_for(spec, df, unfinished):
+    """(the rows of a paper's table on data sets the results hold or their configs name, the other data sets):
+    a published cell with no record anywhere in its data set is of a data set nobody asked for here."""
+    run = df["layers"] > 0 if spec.builder == "correlation" else df["status"] != "missing"
+    asked = set(df.loc[run, "dataset"]) | {d for d, _ in unfinished}
+    keep = df["dataset"].isin(asked).to_numpy()
+    return df[keep].reset_index(drop=True), list(dict.fromkeys(df.loc[~keep, "dataset"]))
+
+
+def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False, figure_stores=(),
+                 warn=None):
     """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
 
     ``figure_stores``: results folders whose figures the pages show too, each read alone (MELM's restarts and
@@ -310,11 +336,19 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
 
     ``tolerance``: a tolerance (pin) file whose cells turn an outside cell into
     a pinned one, with its reason (``make report`` uses ``.ci/published-pins.yaml``).
+    None: the pins committed beside the baselines the results name, if they are
+    the committed stores of a checkout (``_check.baseline_pins``); the index says which.
+
+    Besides the papers' pages: ``benchmark.html``, every data set and model of
+    the results at the metric their config selects by (``_benchmark``), ranked,
+    with its critical-difference diagram. ``warn``: called with each line a
+    reader must not miss (stores of different protocols combined).
     """
     from jinja2 import Environment
 
     from ..papers import registered_papers
-    from ._check import Tolerance, check, load_tolerance
+    from ._build import protocol_warnings
+    from ._check import Tolerance, baseline_pins, check, load_tolerance
     from ._readings import COLUMNS, readings_frames, start_readings
     from ._render import SITE_COLUMNS, load_results, provenance_lines
     from ._tables import build_table, split_by_kind, table_applies, table_title, timeout_limit
@@ -323,6 +357,10 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
     records, prov = load_results(dirs, columns=SITE_COLUMNS)
+    for line in protocol_warnings(prov) if warn is not None else ():
+        warn(line)
+    pins = baseline_pins(prov) if tolerance is None else None
+    tolerance = tolerance if tolerance is not None else pins
     unfinished = {tuple(c) for c in prov["unfinished"]}
     parts = split_by_kind(records)
     # Every table once (the full layout); the checks and the claims judge these same tables. Where a
@@ -349,11 +387,14 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                    "too few data sets": "v-notrun"}
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     drawn = _figures(dirs, figure_stores, loaded=(records, prov), tables_built=built) if figures else {}
+    benchmark = _benchmark_sections(dirs, parts, unfinished, selection)
     nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
     from ._compare import new_methods
 
     if any(new_methods(s, built[s.id]) for p in registered_papers() for s in p.tables if s.id in built):
         nav.append({"id": "comparison"})  # the page of the models the papers have not (``_comparison_page``)
+    if benchmark:
+        nav.append({"id": "benchmark"})  # every data set and model of the results (``_benchmark_sections``)
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
@@ -368,23 +409,31 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
             mine, df = parts[spec.kind], built[spec.id]
             if df.empty:
                 continue
+            # The paper's data sets that nothing here ran or asked for are named, not shown as rows of "–".
+            shown, collapsed = _asked_for(spec, df, unfinished)
+            if shown.empty:
+                continue
             if spec.builder == "metric":
                 per_fold = chosen[spec.id] if spec.id in chosen else _per_fold_points(spec, mine, selection,
                                                                                       unfinished)
-                display, classes, tips, details = _metric_section(spec, df, verdicts, mine, per_fold)
+                display, classes, tips, details = _metric_section(spec, shown, verdicts, mine, per_fold)
                 summaries, cd = _summaries(spec, df)
-                wide = _wide_section(spec, df, verdicts)
+                wide = _wide_section(spec, shown, verdicts)
             else:
                 wide = None
-                display, classes, tips, details = _other_section(spec, df, verdicts, timeout_limit(records))
+                display, classes, tips, details = _other_section(spec, shown, verdicts, timeout_limit(records))
                 summaries, cd = [], None
             counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
             counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
+            notes = list(spec.notes)
+            if collapsed:
+                notes.insert(0, f"Not shown: {len(collapsed)} data set(s) of the paper's table that these results "
+                                f"neither hold nor name ({', '.join(collapsed)}).")
             tables.append({"id": spec.id, "title": table_title(spec, df, selection),
                            "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
                            "wide": wide, "rows": len(display),
                            "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
-                           "notes": list(spec.notes), "readings": _readings_html(readings.get(spec.id), COLUMNS)})
+                           "notes": notes, "readings": _readings_html(readings.get(spec.id), COLUMNS)})
         if not tables:
             continue
         verdict_list = [v for (t, _, _), (v, _) in verdicts.items() if any(t == x["id"] for x in tables)]
@@ -395,7 +444,10 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
                         "numbers": c.numbers, "source": c.claim.source, "cls": claim_class[c.verdict]}
                        for c in claims if c.paper == paper.id]
         findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
-        html = page.render(title=paper.title, paper_id=paper.id, papers=nav,
+        # What the mark means, on a page one of whose cells shows it.
+        shown = [built[t["id"]] for t in tables if t["id"] in built]
+        legend = FITS_LEGEND if any(marked(df) for df in shown) else None
+        html = page.render(title=paper.title, paper_id=paper.id, papers=nav, fits_legend=legend,
                            claims=mine_claims,
                            findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
                            provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
@@ -406,18 +458,110 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     comparison = _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js)
     if comparison is not None:
         pages.append(("comparison.html", comparison))
+    if benchmark:
+        legend = FITS_LEGEND if any(s.get("marked") for s in benchmark) else None
+        pages.append(("benchmark.html", page.render(
+            title="Benchmark: every model on every data set of these results", paper_id="benchmark",
+            fits_legend=legend, papers=nav, claims=[], findings=None,
+            provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs, tables=benchmark,
+            figures=[], css=css, js=js, benchmark=True,
+            intro="Every data set the results hold (a paper's, the registry's or a file of your own) and every "
+                  "model (the baselines' too), at the metric the configs select by: mean±std over the test folds "
+                  "at the selected grid point, '–' where a model has no value; then the models ranked.")))
     pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
-                                                comparison=comparison is not None)))
+                                                comparison=comparison is not None, benchmark=bool(benchmark),
+                                                pins=str(pins) if pins is not None else None)))
     return _write_site(out, pages, force)
+
+
+def _benchmark_sections(dirs, parts, unfinished, selection):
+    """The sections of ``benchmark.html``: each benchmark table (``_benchmark``) of the results, every cell
+    clickable for its folds, then its comparison (``_comparison_section``); [] when there is none."""
+    from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
+    from ._benchmark import comparison_title as bench_title
+    from ._render import SITE_COLUMNS, load_results
+    from ._tables import build_table, split_by_kind, table_title
+
+    sections = []
+    for bench in benchmarks(dirs):
+        spec = bench.spec
+        own_parts, own_unfinished = parts, unfinished
+        if bench.dirs is not None:  # a group of its own among the folders: its records alone
+            records, prov = load_results(list(bench.dirs), columns=SITE_COLUMNS)
+            own_parts, own_unfinished = split_by_kind(records), {tuple(c) for c in prov["unfinished"]}
+        mine = own_parts.get(spec.kind)
+        if mine is None:
+            continue
+        per_fold = {}
+        df = benchmark_frame(bench, build_table(spec, mine, selection, unfinished=own_unfinished, layout="run",
+                                                per_fold=per_fold))
+        if df is None:
+            continue
+        display, classes, tips, details = _metric_section(spec, df, {}, mine, per_fold, judged=False)
+        counts = f"{df['dataset'].nunique()} data set(s), {df['method'].nunique()} model(s)"
+        sections.append({"id": spec.id, "title": table_title(spec, df, selection),
+                         "html": _styled(display, classes, tips, spec.id), "counts": counts,
+                         "wide": _wide_section(spec, df, {}, judged=False),
+                         "rows": len(display), "details": json.dumps(details).replace("</", "<\\/"),
+                         "summaries": [], "cd": None, "notes": list(spec.notes), "readings": None,
+                         "marked": marked(df)})
+        section = _comparison_section(spec, df, selection, new=compared(bench, df), sides=SIDES,
+                                      title=bench_title(spec, selection))
+        if section is not None:
+            sections.append(section)
+    return sections
+
+
+def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
+    """A page section of the statistics of a metric table's models (``_compare``): average ranks, Friedman and
+    Nemenyi, the pairs' wins/draws/losses and Wilcoxon-Holm, the critical-difference diagram; None when there
+    is nothing to compare. ``new``, ``sides``, ``title``: as ``_build._write_comparison``'s."""
+    from ..experiments import get_metric
+    from ._build import comparison_title
+    from ._compare import (
+        MIN_WILCOXON,
+        PAPER_SIDES,
+        RANKS_NOTE,
+        TESTS_NOTE,
+        cd_diagram,
+        compare_methods,
+        compared_sides,
+        comparison_frame,
+    )
+
+    better = get_metric(spec.metric).greater_is_better
+    result = compare_methods(spec, df, greater_is_better=better, new=new)
+    if result is None:
+        return None
+    who, heading = compared_sides(result, sides or PAPER_SIDES)
+    n, of = len(result["datasets"]), len(result["of"])
+    counts = f"{who} Ranks and tests on {n} of {of} data sets (those where every compared model has a value: " \
+             f"{', '.join(result['datasets']) or 'none'})"
+    ranks = result.get("ranks")
+    html = ranks.style.hide(axis="index").format(precision=2).set_uuid(f"{spec.id}_cmp_ranks") \
+        .to_html(doctype_html=False) if ranks is not None else "<p>no data set where every model ran</p>"
+    pairs_title = f"{heading}: wins / draws / losses (a draw: equal at the printed {result['digits']} " \
+                  f"decimal(s)), Wilcoxon signed-rank p (none under {MIN_WILCOXON} data sets) and Holm-adjusted p"
+    pairs = comparison_frame(spec, result, better).style.hide(axis="index").format(precision=3, na_rep="–")
+    notes = []
+    if "friedman" in result:
+        stat, p = result["friedman"]
+        notes.append(f"Friedman chi2 = {stat:.2f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
+                     f"{result['cd']:.2f}: two models whose average ranks differ by less are not told apart.")
+    notes += [RANKS_NOTE.format(digits=result["digits"]), TESTS_NOTE]
+    return {"id": f"{spec.id}-comparison", "title": title or comparison_title(spec, selection),
+            "counts": counts, "html": html, "details": "[]",
+            "summaries": [{"title": pairs_title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs")
+                          .to_html(doctype_html=False)}],
+            "cd": cd_diagram(result["wide"], better, highlight=result["new"] if result["baselines"] else (),
+                             name=f"{spec.id}-cd"),
+            "notes": notes, "readings": None}
 
 
 def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js):
     """comparison.html: models the papers have not (a user's), ranked with each paper's own (``_compare``)
     in every metric table that holds them, with a critical-difference diagram; None when there are none."""
-    from ..experiments import get_metric
     from ..papers import registered_papers
-    from ._build import comparison_title
-    from ._compare import MIN_WILCOXON, cd_diagram, compare_methods, comparison_frame
     from ._render import provenance_lines
 
     sections = []
@@ -425,34 +569,12 @@ def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_
         df = built.get(spec.id)
         if df is None or spec.builder != "metric":
             continue
-        better = get_metric(spec.metric).greater_is_better
-        result = compare_methods(spec, df, greater_is_better=better)
-        if result is None:
-            continue
-        n, of = len(result["datasets"]), len(result["of"])
-        counts = f"on {n} of {of} data sets (those where every compared model has a value: " \
-                 f"{', '.join(result['datasets']) or 'none'})"
-        ranks = result.get("ranks")
-        html = ranks.style.hide(axis="index").format(precision=2).set_uuid(f"{spec.id}_cmp_ranks") \
-            .to_html(doctype_html=False) if ranks is not None else "<p>no data set where every model ran</p>"
-        title = "Each new model against each of the paper's: wins / draws / losses (a draw: equal at the printed " \
-                f"{result['digits']} decimal(s)), Wilcoxon signed-rank p (none under {MIN_WILCOXON} data sets) " \
-                "and Holm-adjusted p"
-        pairs = comparison_frame(spec, result, better).style.hide(axis="index").format(precision=3, na_rep="–")
-        notes = []
-        if "friedman" in result:
-            stat, p = result["friedman"]
-            notes.append(f"Friedman chi2 = {stat:.2f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
-                         f"{result['cd']:.2f}: two models whose average ranks differ by less are not told apart.")
-        sections.append({"id": f"{spec.id}-comparison", "title": comparison_title(spec, selection),
-                         "counts": counts, "html": html, "details": "[]",
-                         "summaries": [{"title": title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs")
-                                       .to_html(doctype_html=False)}],
-                         "cd": cd_diagram(result["wide"], better, highlight=result["new"]),
-                         "notes": notes, "readings": None})
+        section = _comparison_section(spec, df, selection)
+        if section is not None:
+            sections.append(section)
     if not sections:
         return None
-    return page.render(title="New models ranked with the papers'", paper_id="comparison",
+    return page.render(title="New models ranked with the papers'", paper_id="comparison", fits_legend=None,
                        papers=nav, claims=[], findings=None,
                        provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
                        tables=sections, figures=[], css=css, js=js,

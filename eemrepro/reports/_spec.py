@@ -158,6 +158,9 @@ class Paper:
     figures: tuple = ()
     configs: tuple = ()  # the configs that reproduce it, relative to the checkout
     claims: tuple = ()  # its qualitative claims as ``Claim`` predicates over its tables (``_claims``)
+    # Its models with their published grids, which a user's config names in one line (``paper_models:``): each
+    # an ``experiments.ModelSet`` (a name and the config whose ``models:`` it is).
+    model_sets: tuple = ()
 
 
 def published(name):

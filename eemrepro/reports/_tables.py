@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from ..experiments import get_metric, select
+from ..experiments._selection import FIT_COUNTS
 from ..store._segments import as_frame
 from ..store._store import LARGE_FRAME, release_memory, repeats_per_cell
 from ._render import ResultsByDatasets
@@ -115,7 +116,8 @@ def _combine(rows, how, m, greater_is_better):
         names = [r["method"].split(FACET_SEP, 1)[-1] for r in group]
         bad = [r for r in group if r["status"] != "ok"]
         row = {"dataset": dataset, "method": model, "n_folds": min(r["n_folds"] or 0 for r in group),
-               "repeats": min(r["repeats"] for r in group)}
+               "repeats": min(r["repeats"] for r in group),
+               **{c: sum(r.get(c, 0) for r in group) for c in FIT_COUNTS.values()}}  # the facets' grids are one
         if bad:
             row.update(status=bad[0]["status"], point=None, **{m: np.nan, m + "_std": np.nan})
         elif how == "max":
@@ -204,7 +206,9 @@ def metric_table(records, spec, selection="best-of-grid", reference=None, unfini
     Returns
     -------
     DataFrame with columns dataset, method, status, <metric>, <metric>_std,
-    published, published_std, delta, point, n_folds, repeats.
+    published, published_std, delta, point, n_folds, repeats, and the cell's
+    fits that did not finish: failed_fits, timed_out_fits, skipped_fits
+    (``select``).
     """
     rows = metric_rows(records, spec, selection, unfinished, all_datasets=all_datasets or reference is not None,
                        per_fold=per_fold)
@@ -259,6 +263,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
             m: spec.scale * s.get(m + "_mean", np.nan) if ok else np.nan,
             m + "_std": spec.scale * spread if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": repeats.get((s["dataset"], s["model"]), 0),
+            **_fit_counts(s),
         }
     if spec.combine:
         rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
@@ -270,6 +275,11 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
                                                                         strict=True))
                          for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
     return rows
+
+
+def _fit_counts(s):
+    """A selected cell's counts of fits that did not finish (``FIT_COUNTS``), as integers (0 where none)."""
+    return {c: int(s.get(c, 0) or 0) for c in FIT_COUNTS.values()}
 
 
 def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
@@ -285,19 +295,24 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
             if layout == "run" and key not in rows:
                 continue
             row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing", m: np.nan,
-                                        m + "_std": np.nan, "point": None, "n_folds": 0, "repeats": 0})
+                                        m + "_std": np.nan, "point": None, "n_folds": 0, "repeats": 0,
+                                        **dict.fromkeys(FIT_COUNTS.values(), 0)})
             row = rows[key] = dict(row)  # the caller's rows stay as they were
             row["published"] = p[spec.value_column] * pub_scale
             row["published_std"] = p[spec.std_column] * pub_scale if spec.std_column in p else np.nan
+    counts = list(FIT_COUNTS.values())
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", m, m + "_std", "point", "n_folds",
-                                                 "repeats"])
+                                                 "repeats", *counts])
     for col in ("published", "published_std"):
         if col not in df:
             df[col] = np.nan
     df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
-             "published_std"]]
+             "published_std", *counts]]
     df["delta"] = df[m] - df["published"]
+    # After the delta: the columns a reader of the table's csv had keep their places.
+    df = df[[c for c in df.columns if c not in counts] + counts]
+    df[counts] = df[counts].astype(np.int64)
     return _order(df, pub)
 
 
@@ -336,7 +351,8 @@ def time_rows(records, spec, selection="best-of-grid", unfinished=()):
     for _, s in sel.iterrows():
         key = (s["dataset"], s["model"])
         row = {"dataset": key[0], "method": key[1], "status": s["status"], "seconds": np.nan,
-               "timing": None, "point": s["point"], "solver": ", ".join(cells.get(key, [])) or None}
+               "timing": None, "point": s["point"], "solver": ", ".join(cells.get(key, [])) or None,
+               **_fit_counts(s)}
         if s["status"] == "timed-out":
             row["seconds"], row["timing"] = np.inf, "timed out"
         elif s["status"] == "ok":
@@ -364,14 +380,19 @@ def time_frame(rows_and_solvers, spec, layout="full"):
         if layout == "run" and key not in rows:
             continue
         row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing",
-                                    "seconds": np.nan, "timing": None, "point": None, "solver": None})
+                                    "seconds": np.nan, "timing": None, "point": None, "solver": None,
+                                    **dict.fromkeys(FIT_COUNTS.values(), 0)})
         row = rows[key] = dict(row)  # the caller's rows stay as they were
         row["published"] = np.inf if "more than" in str(p.get("note", "")) else float(p[value])
+    counts = list(FIT_COUNTS.values())
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", "seconds", "timing", "point",
-                                                 "solver"])
+                                                 "solver", *counts])
     if "published" not in df:
         df["published"] = np.nan
+    # Last: the columns a reader of the table's csv had keep their places.
+    df = df[[c for c in df.columns if c not in counts] + counts]
+    df[counts] = df[counts].astype(np.int64)
     if pub is not None:
         df = df[df["dataset"].isin(set(pub["dataset"]))]
     df = _order(df, pub)
@@ -572,6 +593,13 @@ def wins_draws_losses(table, pairs, value="gmean", decimals=1):
     return pd.DataFrame(rows)
 
 
+def nemenyi_cd(k, n, alpha=0.05):
+    """Nemenyi's critical difference of average ranks for ``k`` methods on ``n`` data sets (Demšar 2006, eq. 5):
+    q_alpha sqrt(k (k + 1) / (6 n)), q_alpha the studentized range quantile over sqrt(2)."""
+    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
+    return float(q * np.sqrt(k * (k + 1) / (6 * n)))
+
+
 def ranks_and_tests(table, pairs=(), value="gmean", alpha=0.05, greater_is_better=True):
     """Average rank per method (1 = best), Friedman test, Nemenyi CD and Wilcoxon tests of the pairs.
 
@@ -586,9 +614,7 @@ def ranks_and_tests(table, pairs=(), value="gmean", alpha=0.05, greater_is_bette
     if wide.shape[1] >= 3:
         friedman = stats.friedmanchisquare(*[wide[c] for c in wide.columns])
         out["friedman_statistic"], out["friedman_p"] = float(friedman.statistic), float(friedman.pvalue)
-        k, n = wide.shape[1], len(wide)
-        q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / np.sqrt(2)
-        out["nemenyi_cd"] = float(q * np.sqrt(k * (k + 1) / (6 * n)))
+        out["nemenyi_cd"] = nemenyi_cd(wide.shape[1], len(wide), alpha)
     tests = []
     for a, b in pairs:
         if a in wide and b in wide:

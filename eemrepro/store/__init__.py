@@ -6,13 +6,15 @@ Layout of a results folder ``DIR`` (default ``results/<config name>``)::
     config.yaml                  the config of the latest run (resolved): what the reports read
     runs/<run id>.json           one per run, written at its start and its end: config, package
                                  versions, host, code commit, data checksums, start/end, unit counts
-    records/<run id>.jsonl       the write-ahead segment of a live run: one record per line,
-                                 each finished unit's records flushed and fsync'ed together
+    records/<run id>.jsonl       the write-ahead segment of a live run: one record per line, each
+                                 ending with its own sha256 (``line_sha256``), each finished
+                                 unit's records flushed and fsync'ed together
     records/<run id>.parquet     a sealed segment (Apache Parquet, zstd, page checksums): the same
                                  records as columns, written to a temporary file and renamed into place
     records/SHA256SUMS           the sha256 of every sealed segment, recorded before it is renamed
-                                 into place and verified by every reader
-    records/*.jsonl.gz           an older store's segments (read as they are; ``compact`` or
+                                 into place and verified by every reader (and of any older
+                                 JSON-lines segment listed there)
+    records/*.jsonl.gz           an older store's segments, without line checksums (``compact`` or
                                  ``eemrepro store upgrade`` seals them)
     superseded-<stamp>/          records moved aside by ``forget``, ``--rerun-changed``, ``--fresh``
     damaged-<run id>.jsonl       lines that sealing found damaged (kept, not read)
@@ -20,13 +22,27 @@ Layout of a results folder ``DIR`` (default ``results/<config name>``)::
 
 A run appends to its write-ahead segment as units finish and seals it into
 Parquet when it ends; a killed run loses at most the units in flight, and its
-write-ahead segment is read as it is until ``compact`` seals it. A line that
-is torn, not JSON or not a record is skipped and reported (a
-:class:`StoreWarning` naming the file and lines). One column per field
-(``_segments``): key fields, parameters and metrics as real columns, strings
-dictionary-encoded, and what is the same for a whole run (package versions,
-host) once per run in the file's metadata, each row naming its run in
-``run_id``. The latest record of a key (data set, model, grid point, repeat,
+write-ahead segment is read as it is until ``compact`` seals it.
+
+Every record read is checked, sealed or not: a sealed segment against its
+sha256 in ``SHA256SUMS`` (and its Parquet page checksums), a write-ahead line
+against its own ``line_sha256``: the sha256 of the record's canonical JSON,
+i.e. of the line without that last field (``_segments.checked_line``). A line
+that is torn, not JSON, not a record, or whose checksum is missing or does not
+match is skipped and reported (a :class:`StoreWarning` naming the file and
+lines), kept in ``damaged-<run id>.jsonl`` when the segment is sealed, and
+named by ``verify_store``. In a segment written with line checksums every line
+must carry one, so taking a checksum off a line does not make it pass. An older
+JSON-lines segment (no line checksums) listed in ``SHA256SUMS`` is checked
+whole; one that is not listed cannot be checked: it is read with a
+:class:`StoreWarning` saying so, ``verify_store`` names it, and sealing it
+(``compact``, ``upgrade_store``) gives its records, as they are then, a
+checksum.
+
+One column per field (``_segments``): key fields, parameters and metrics as
+real columns, strings dictionary-encoded, and what is the same for a whole run
+(package versions, host) once per run in the file's metadata, each row naming
+its run in ``run_id``. The latest record of a key (data set, model, grid point, repeat,
 fold, inner fold) wins: a retried unit's. Run ids are ``s<sequence>-<local
 time>-<pid>``: segments are read in the store's own sequence, never a clock's
 order (``run_order``).
@@ -202,12 +218,15 @@ def verify_store(root):
     """Check every part of a results folder; return ``(files checked, [(path, what is wrong)])``.
 
     Every sealed segment against its recorded sha256 and read whole (Parquet
-    page checksums verified), every write-ahead segment's lines, every run file,
+    page checksums verified), every write-ahead segment's lines against their
+    checksums (an older one without them: against its listed sha256, or named
+    as unverifiable), every run file,
     the ``SHA256SUMS`` files themselves (a listed segment that is gone is a
     lost segment), in the folder, its readings (``readings/*``) and what it
     moved aside (``superseded-*``).
     """
     from ._files import SUMS, damaged_sum_lines, read_sums
+    from ._store import _stem
 
     root = Path(root)
     if not (root / "records").is_dir() and not (root / "runs").is_dir():
@@ -221,8 +240,9 @@ def verify_store(root):
         segments = store.segments()
         names = {p.name for p in segments}
         for name in sorted(set(sums) - names):
-            stem = name.removesuffix(".parquet")
-            if not any((store.records_dir / (stem + s)).exists() for s in (".jsonl", ".jsonl.gz")):
+            # A sealed segment stands for its write-ahead file, and the write-ahead file (a seal cut short) for it.
+            stem = _stem(Path(name))
+            if not any((store.records_dir / (stem + s)).exists() for s in (".parquet", ".jsonl", ".jsonl.gz")):
                 problems.append((store.records_dir / name, f"listed in {SUMS} but missing: a lost segment"))
         for path in segments:
             checked += 1

@@ -23,6 +23,7 @@ Readers that want a DataFrame (``frame``) ask for columns by their frame names
 ``error_message`` for the error text) and get only those read from disk.
 """
 
+import hashlib
 import json
 import math
 import warnings
@@ -33,7 +34,7 @@ FORMAT_VERSION = "1"
 _JSON_MAPPINGS = ("params", "identity", "fixed_params")
 _FLOAT_MAPS = ("metrics", "criteria")
 _RUN_FACTS = ("versions", "host")
-_RESERVED = {"fields", "run_id"}
+_RESERVED = {"fields", "run_id", "line_sha256"}  # the last: ``LINE_SUM``
 #: Fields every record has, and their types (what tells a record from other JSON).
 _REQUIRED = {"dataset": str, "model": str, "params": dict, "repeat": int, "fold": int, "status": str}
 #: The frame's name for a stored column, where they differ.
@@ -62,14 +63,56 @@ def not_a_record(obj):
     return None
 
 
-def parse_lines(path, lines, upgrade=None, first_line=1):
-    """Records of a JSON-lines segment, skipping (and reporting) what is not a complete record.
+#: The field every write-ahead line ends with: the sha256 of the line's record as JSON, i.e. of the line
+#: without this field (``checked_line``).
+LINE_SUM = "line_sha256"
+_SUM_HEAD = f', "{LINE_SUM}": "'
+_SUM_TAIL_LEN = len(_SUM_HEAD) + 64 + len('"}\n')
+
+
+def checked_line(record):
+    """One write-ahead line: the record as canonical JSON with its own sha256 as the last field.
+
+    ``{...record..., "line_sha256": "<sha256 of {...record...}>"}`` and a line
+    end: still one JSON object per line, and a reader checks it by slicing off
+    the fixed-length tail and hashing what is left (no second serialization).
+    A line torn anywhere loses its line end or its tail, and a changed byte
+    changes the hash.
+    """
+    body = json.dumps(record, sort_keys=True)
+    return f'{body[:-1]}{_SUM_HEAD}{hashlib.sha256(body.encode("utf-8")).hexdigest()}"}}\n'
+
+
+def has_line_sums(lines):
+    """Whether any of ``lines`` carries a line checksum (a segment written with them: every line must)."""
+    return any(_SUM_HEAD in line for line in lines)
+
+
+def _checked_body(line):
+    """(the record's JSON of a line written by ``checked_line``, None) or (None, why it fails its check)."""
+    tail = line[-_SUM_TAIL_LEN:]
+    if not (tail.startswith(_SUM_HEAD) and tail.endswith('"}\n')):
+        return None, f"no {LINE_SUM} at its end (every line of this segment must carry one)"
+    body = line[:-_SUM_TAIL_LEN] + "}"
+    # errors="replace" when the file was read: a byte that is not UTF-8 reads as U+FFFD and fails here too.
+    if hashlib.sha256(body.encode("utf-8")).hexdigest() != tail[len(_SUM_HEAD):-3]:
+        return None, f"its {LINE_SUM} does not match its content (changed since it was written)"
+    return body, None
+
+
+def parse_lines(path, lines, upgrade=None, first_line=1, checked=None):
+    """Records of a JSON-lines segment, skipping (and reporting) what is not a complete, intact record.
 
     ``lines``: the file's lines with their line ends (from line ``first_line``);
     one without (the last, torn by a kill mid-write or still being written) is
-    skipped too. ``upgrade``: called on a record written before record
-    identities. Returns (records, [(line number, line, why)]).
+    skipped too. ``checked``: whether the segment's lines carry checksums
+    (``checked_line``; None: whether any of ``lines`` does); then a line whose
+    checksum is missing or does not match is damaged. ``upgrade``: called on a
+    record written before record identities. Returns (records, [(line number,
+    line, why)]).
     """
+    if checked is None:
+        checked = has_line_sums(lines)
     records, damaged = [], []
     for number, line in enumerate(lines, start=first_line):
         if not line.strip():
@@ -77,8 +120,14 @@ def parse_lines(path, lines, upgrade=None, first_line=1):
         if not line.endswith("\n"):
             damaged.append((number, line, "incomplete line (torn by a kill, or still being written)"))
             continue
+        text = line
+        if checked:
+            text, why = _checked_body(line)
+            if why is not None:
+                damaged.append((number, line, why))
+                continue
         try:
-            record = json.loads(line)
+            record = json.loads(text)
         except ValueError as exc:
             damaged.append((number, line, f"not JSON ({exc})"))
             continue

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import pyarrow.parquet as pq
 
 from ._files import (
     MARKER,
+    SUMS,
     atomic_write,
     check_out_folder,
     fsync_dir,
@@ -35,10 +37,13 @@ from ._files import (
 )
 from ._segments import (
     StoreError,
+    StoreWarning,
+    checked_line,
     decode,
     disk_columns,
     encode,
     frame_names,
+    has_line_sums,
     parse_lines,
     table_meta,
     to_pandas,
@@ -150,6 +155,7 @@ class ResultStore:
         self.run_id = None
         self._wal = None
         self._fh = None
+        self.appended = 0  # units (append calls) written by this process's writer
 
     # -- reading ----------------------------------------------------------
     def segments(self):
@@ -176,23 +182,36 @@ class ResultStore:
                                  "record identities)") from None
         return lambda record: upgrade(record, config)
 
-    def _wal_chunks(self, path, size=None):
+    def _wal_chunks(self, path, size=None, sums=None, sealing=False):
         """(records, damaged lines) of a JSON-lines segment, ``size`` lines at a time (None: all at once).
 
-        Damaged lines are reported once, for the whole file.
+        Every record read is checked: a segment listed in its folder's
+        ``SHA256SUMS`` (``sums``; None: read now) is verified whole first
+        (``_wal_listed``), and the lines of a segment written with line
+        checksums (``checked_line``: every segment this version writes) one by
+        one, a line that fails being damaged. A segment with neither (an older
+        store's) is read with a :class:`StoreWarning` saying its records are
+        not verified, unless ``sealing`` (sealing it is what gives them a
+        checksum). Damaged lines are reported once, for the whole file.
         """
+        listed = self._wal_listed(path, sums)
         opener = gzip.open if path.name.endswith(".gz") else open
         upgrade = self._legacy_upgrade()
-        damaged_all = []
+        damaged_all, read = [], 0
         try:
+            # Whether the segment has line checksums is a fact of the whole file: scanned first when read in chunks.
+            checked = None if size is None else _has_line_sums(path, opener)
             with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
                 first = 1
                 while True:
                     lines = fh.readlines() if size is None else list(itertools.islice(fh, size))
                     if not lines and first > 1:
                         break
-                    records, damaged = parse_lines(path, lines, upgrade=upgrade, first_line=first)
+                    if checked is None:
+                        checked = has_line_sums(lines)
+                    records, damaged = parse_lines(path, lines, upgrade=upgrade, first_line=first, checked=checked)
                     damaged_all += damaged
+                    read += len(records)
                     first += len(lines)
                     yield records, damaged
                     if size is None or len(lines) < size:
@@ -202,9 +221,24 @@ class ResultStore:
             raise StoreError(f"{path}: cannot be read ({exc}); move it out of {self.records_dir} "
                              "to read the rest of the store") from None
         warn_damaged(path, damaged_all)
+        if read and not checked and not listed and not sealing:
+            warnings.warn(StoreWarning(f"{path}: {_UNVERIFIED.format(n=read)}"), stacklevel=3)
 
-    def _wal_records(self, path):
-        (records, damaged), = self._wal_chunks(path)
+    def _wal_listed(self, path, sums=None):
+        """Whether a write-ahead segment is listed in its folder's ``SHA256SUMS`` (``sums``; None: read now),
+        verified whole when it is: :class:`DamagedSegmentError` when its sha256 is not the one listed."""
+        path = Path(path)
+        want = (read_sums(path.parent) if sums is None else sums).get(path.name)
+        if want is None:
+            return False
+        if sha256_of(path) != want:
+            raise DamagedSegmentError(
+                f"{path}: damaged (its sha256 is not the one recorded in {path.parent / SUMS}); it is not read. "
+                f"Restore it (git checkout, a backup) or move it out of {path.parent} to read the rest of the store")
+        return True
+
+    def _wal_records(self, path, sums=None):
+        (records, damaged), = self._wal_chunks(path, sums=sums)
         return records, damaged
 
     def _table(self, path, wanted=None, raw=False, sums=None):
@@ -227,7 +261,7 @@ class ResultStore:
                 raise DamagedSegmentError(
                     f"{path}: not a readable record segment ({str(exc).splitlines()[0][:200]}); "
                     f"move it out of {self.records_dir} to read the rest of the store") from None
-        records, _ = self._wal_records(path)
+        records, _ = self._wal_records(path, sums)
         table = encode(records, _stem(path))
         return table if raw else table.select(disk_columns(table.column_names, wanted))
 
@@ -427,7 +461,9 @@ class ResultStore:
     def append(self, records):
         """Append one unit's records to this process's write-ahead segment, flushed and fsync'ed."""
         fh = self._open()
-        fh.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        fh.write("".join(map(checked_line, records)))  # each line carries its own sha256
+        # Counted once written: an interrupt from here on still stores them (closing the file flushes it).
+        self.appended += 1
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -444,13 +480,16 @@ class ResultStore:
 
         The complete records are written atomically before the source is
         removed (a crash in between leaves both, and readers take the sealed
-        one). Damaged lines are reported, and kept in ``damaged-<stem>.jsonl``.
+        one). Damaged lines (a line checksum that does not match among them) are
+        reported, and kept in ``damaged-<stem>.jsonl``. A segment listed in
+        ``SHA256SUMS`` is verified whole first, and its entry dropped once sealed.
         """
         path = Path(path)
         target = path.with_name(_stem(path) + ".parquet")
+        listed = path.name in read_sums(path.parent)
         # Encoded a chunk at a time: a long run's records never sit in memory as mappings all at once.
         tables, damaged, run_of = [], [], {}
-        for records, bad in self._wal_chunks(path, size=_SEAL_CHUNK):
+        for records, bad in self._wal_chunks(path, size=_SEAL_CHUNK, sealing=True):
             tables.append(encode(records, _stem(path), run_of))
             damaged += bad
             del records
@@ -458,6 +497,8 @@ class ResultStore:
         if damaged:
             atomic_write(self.root / f"damaged-{_stem(path)}.jsonl",
                          "".join(line if line.endswith("\n") else line + "\n" for _, line, _ in damaged))
+        if listed:  # before the unlink: a crash in between leaves an unlisted segment its Parquet stands for
+            record_sums(path.parent, {path.name: None})
         path.unlink()
         fsync_dir(path.parent)
         return target
@@ -497,9 +538,9 @@ class ResultStore:
     def segment_problem(self, path, sums):
         """What is wrong with one segment (None: nothing): a sha256 that is not the recorded one, no
         recorded sha256 (``sums``: the folder's SHA256SUMS; ``{}`` checks only that it reads),
-        a Parquet page or footer that does not read, a damaged write-ahead line."""
+        a Parquet page or footer that does not read, a damaged write-ahead line (a line checksum that does
+        not match among them), a write-ahead segment with neither line checksums nor a listed sha256."""
         import hashlib
-        import warnings
 
         path = Path(path)
         if path.suffix == ".parquet":
@@ -509,14 +550,19 @@ class ResultStore:
             if sums and hashlib.sha256(data).hexdigest() != sums[path.name]:
                 return "damaged: its sha256 is not the one recorded when it was sealed"
             return _unreadable(data)
+        if path.name in sums and sha256_of(path) != sums[path.name]:
+            return f"damaged: its sha256 is not the one recorded in {SUMS}"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                _, damaged = self._wal_records(path)
+                records, damaged = self._wal_records(path, sums)
+                checked = _has_line_sums(path, gzip.open if path.name.endswith(".gz") else open)
             except StoreError as exc:
                 return str(exc)
         if damaged:
             return f"{len(damaged)} damaged line(s) (line {damaged[0][0]}: {damaged[0][2]})"
+        if records and not checked and path.name not in sums:
+            return _UNVERIFIED.format(n=len(records))
         return None
 
     def forget(self, models=None, datasets=None, cells=None):
@@ -533,7 +579,8 @@ class ResultStore:
 
         with self.writing("forget"):
             self.compact()
-            tables = [(p, self._table(p, raw=True)) for p in self.segments()]
+            # A segment with no record (its only line was torn, then sealed) has no columns to match.
+            tables = [(p, t) for p in self.segments() if (t := self._table(p, raw=True)).num_rows]
             for label, chosen, field in (("model", models, "model"), ("data set", datasets, "dataset")):
                 known = sorted({v for _, t in tables for v in t.column(field).unique().to_pylist()})
                 unknown = sorted(set(chosen or ()) - set(known))
@@ -663,6 +710,18 @@ def _malloc_trim():
         return getattr(ctypes.CDLL(None), "malloc_trim", None)
     except (OSError, TypeError):
         return None
+
+
+#: What a reader and ``store verify`` say of a write-ahead segment that nothing checks.
+_UNVERIFIED = ("written before line checksums and not listed in SHA256SUMS: its {n} record(s) cannot be verified "
+               "(`eemrepro store upgrade` seals it into a checksummed segment)")
+
+
+def _has_line_sums(path, opener):
+    """Whether a write-ahead segment's lines carry checksums (any of them: then every one must); read until
+    the first one that does."""
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        return has_line_sums(fh)
 
 
 def _unreadable(data):

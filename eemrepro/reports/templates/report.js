@@ -17,6 +17,7 @@
     panel.appendChild(text("h3", data.cell));
     panel.appendChild(text("p", data.verdict + (data.reason ? ": " + data.reason : "")));
     if (data.point) { panel.appendChild(text("p", "selected: " + data.point)); }
+    if (data.fits) { panel.appendChild(text("p", "fits that did not finish: " + data.fits)); }
     if (data.folds && data.folds.length) {
       panel.appendChild(text("h4", "test folds, each at the point selected for it"));
       panel.appendChild(table(data.fold_headers, data.folds));

@@ -1,0 +1,97 @@
+"""A cell's identity: everything besides its record keys that makes its numbers.
+
+A kind says what of the config its units depend on (``ExperimentKind.identity``:
+estimator, fixed parameters, splitter, scaling, its own settings). What is the
+same for every kind is added here, once:
+
+* the code of every user's estimator the unit runs (``code.<estimator>``:
+  ``models._lookup.estimator_code``, the module's file, its package's files or
+  an installed distribution's version and files);
+* every parameter of a user's estimator as it is built, its defaults included
+  (``params.<name>``; a grid parameter is in the record's key instead);
+* the definition of a user's own data set (``data.<key>``: the label column,
+  the positive label(s) or the classes, the feature columns, the format), which
+  the file's checksum (``data_sha256``) does not hold.
+
+The papers' built-in estimators, those of the tool's own dependencies
+(``sklearn.svm:SVC``) and the registry's data sets add nothing: their code is
+the environment's (a record holds every version and the commit), and their
+definition the registry's. A change of any of these is a changed identity: the
+run refuses and names it, ``--rerun-changed`` runs the cells again.
+"""
+
+import numbers
+
+#: The key prefix of an estimator's code in an identity.
+CODE_PREFIX = "code."
+
+
+def cell_identity(kind, config, unit, codes=None):
+    """The identity of ``unit``'s cell: ``kind.identity`` with the user's code, parameters and data definition.
+
+    ``codes``: a dict shared by the calls of one plan, {(estimator, home): code}, so that a package's files are
+    read once per plan, not once per cell.
+    """
+    from ..models._lookup import estimator_code, is_users
+
+    ident = dict(kind.identity(config, unit))
+    codes = {} if codes is None else codes
+    for name, home in kind.estimators(config, unit):
+        if not is_users(name):
+            continue
+        if (name, home) not in codes:
+            codes[(name, home)] = estimator_code(name, home)
+        if codes[(name, home)] is not None:
+            ident[CODE_PREFIX + name] = codes[(name, home)]
+    if kind.needs_models:
+        ident.update({k: v for k, v in _default_params(config.model(unit.model), unit.dataset).items()
+                      if k not in ident})
+    ident.update(data_identity(config, unit.dataset))
+    return ident
+
+
+def _default_params(spec, dataset):
+    """``params.<name>`` of every parameter a user's estimator is built with that the config leaves at its
+    default (not a grid parameter, not a speed-only one); empty for a built-in or an estimator not imported."""
+    from ..models._lookup import is_users
+
+    if not is_users(spec.estimator) or not spec.imported:
+        return {}
+    cls = spec.estimator_class()
+    try:
+        params = cls(**spec.params_for(dataset)).get_params(deep=False)
+    except Exception:  # a class that cannot be built so: the config's check said why already
+        return {}
+    speed_only = set(getattr(cls, "_speed_only_params", ()))
+    return {f"params.{k}": _plain(v) for k, v in sorted(params.items())
+            if k not in spec.grid and k not in speed_only}
+
+
+def _plain(value):
+    """A parameter value as the identity's JSON holds it: as it is where JSON has it, else its ``repr``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return repr(value)
+
+
+def data_identity(config, dataset):
+    """``data.<key>`` of a user's own data set (how its file is read into X and y); empty for a registry set."""
+    entry = config.local_datasets.get(dataset)
+    if entry is None:
+        return {}
+    from ..datasets._local import definition
+
+    return {f"data.{k}": v for k, v in definition(entry).items()}
+
+
+def code_of(identity):
+    """{estimator: code} that an identity names (what a worker checks its imported module against)."""
+    return {k[len(CODE_PREFIX):]: v for k, v in (identity or {}).items() if k.startswith(CODE_PREFIX)}

@@ -1,0 +1,357 @@
+"""A user's classifier cannot spoil other records (issue 58): read-only arrays in, labels and scores checked out.
+
+Each test is what a user hits: a plug-in module in a folder of their own beside a config, ``eemrepro run``
+through the CLI, the records read back with ``eemrepro.read_results``. The data are a CSV of the user's own
+(two Gaussian blobs), run with ``splitter: whole`` and ``scaling: none``, so that the expected numbers come
+from an independent computation: pandas reads the same file, a fresh instance of the plug-in class is fitted
+on it, and scikit-learn's ``recall_score`` / ``roc_auc_score`` score its predictions.
+"""
+
+import importlib
+import sys
+import textwrap
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import recall_score, roc_auc_score
+
+from eemrepro import read_results
+from tests.test_benchmarking import _blobs, _run
+
+#: The user's module: a nearest class mean after centring, whose habits the parameters switch on.
+MODULE = textwrap.dedent('''
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+
+
+    class Centred(ClassifierMixin, BaseEstimator):
+        """Nearest class mean of centred features; ``c`` weighs the distance to the positive class's mean.
+
+        ``write``: where it centres its input in place (the habit): "fit" (X), "fit-y" (codes y as 0/1 in
+        place), "predict" (X in decision_function), or "none" (copies).
+        """
+
+        def __init__(self, c=1.0, write="none"):
+            self.c = c
+            self.write = write
+
+        def fit(self, X, y):
+            self.mean_ = X.mean(axis=0)
+            if self.write == "fit":
+                X -= self.mean_
+            else:
+                X = X - self.mean_
+            if self.write == "fit-y":
+                y[y == -1] = 0
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == k].mean(axis=0) for k in self.classes_])
+            return self
+
+        def decision_function(self, X):
+            if self.write == "predict":
+                X -= self.mean_
+            else:
+                X = X - self.mean_
+            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+            return d[:, 0] - self.c * d[:, 1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+    class ZeroOne(Centred):
+        """Predicts 0/1 (its own coding), while y holds -1/+1."""
+
+        def predict(self, X):
+            return (self.decision_function(X) > 0).astype(int)
+
+
+    class Column(Centred):
+        """Predicts a column (n, 1) of labels."""
+
+        def predict(self, X):
+            return super().predict(X)[:, None]
+
+
+    class LogScore(Centred):
+        """Its decision value is a log of the first feature: NaN where that feature is negative."""
+
+        def decision_function(self, X):
+            with np.errstate(invalid="ignore"):
+                return np.log(X[:, 0])
+
+
+    class TwoColumns(Centred):
+        """Decision values as two columns (one per class) on a two-class problem."""
+
+        def decision_function(self, X):
+            d = super().decision_function(X)
+            return np.column_stack([-d, d])
+
+        def predict(self, X):
+            return self.classes_[(super().decision_function(X) > 0).astype(int)]
+
+
+    class Proba(ClassifierMixin, BaseEstimator):
+        """Probabilities of the positive class alone, shape (n,) (scikit-learn's are (n, 2)); no decision_function."""
+
+        def __init__(self, c=1.0):
+            self.c = c
+
+        def fit(self, X, y):
+            self.centred_ = Centred(c=self.c).fit(X, y)
+            self.classes_ = self.centred_.classes_
+            return self
+
+        def predict_proba(self, X):
+            return 1.0 / (1.0 + np.exp(-self.centred_.decision_function(X)))
+
+        def predict(self, X):
+            return self.centred_.predict(X)
+
+
+    class CentredPath(Centred):
+        """A path over c in one fit (``fit_path``): centres X in place first where ``write`` says so."""
+
+        _path_param = "c"
+
+        def fit_path(self, X, y, c):
+            from sklearn.base import clone
+
+            if self.write == "fit_path":
+                X -= X.mean(axis=0)
+            return [clone(self).set_params(c=value, write="none").fit(X, y) for value in c]
+
+
+    class CentredIterPath(Centred):
+        """A path over c one model at a time (``iter_path``): centres X in place first where ``write`` says so."""
+
+        _path_param = "c"
+
+        def iter_path(self, X, y, c):
+            from sklearn.base import clone
+
+            if self.write == "iter_path":
+                X -= X.mean(axis=0)
+            for value in c:
+                yield clone(self).set_params(c=value, write="none").fit(X, y)
+
+
+    class Shift(TransformerMixin, BaseEstimator):
+        """A projection onto the first two features, centred; in place where ``write`` says ("transform")."""
+
+        def __init__(self, write="none"):
+            self.write = write
+
+        def fit(self, X, y=None):
+            self.mean_ = X.mean(axis=0)
+            return self
+
+        def transform(self, X):
+            if self.write == "transform":
+                X -= self.mean_
+                return X[:, :2]
+            return (X - self.mean_)[:, :2]
+
+
+    class Drops(Shift):
+        """A projection that drops the last point."""
+
+        def transform(self, X):
+            return super().transform(X)[:-1]
+''')
+
+CONFIG = """name: guards
+kind: {kind}
+datasets: [blobs]
+local_datasets:
+  blobs: {{file: blobs.csv, target: status}}
+models:
+{models}
+{extra}
+protocol: {{splitter: whole, repeats: 1, seed: 5, scaling: none}}
+"""
+
+
+@pytest.fixture
+def user(tmp_path):
+    """The user's folder: the module (uniquely named: each test imports its own) and the data set's CSV."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module = f"user_guards_{uuid.uuid4().hex[:8]}"
+    (folder / f"{module}.py").write_text(MODULE)
+    frame = _blobs(n=60, seed=3)
+    frame.to_csv(folder / "blobs.csv", index=False)
+    yield folder, module
+    sys.modules.pop(module, None)
+
+
+def _records(folder, module, models, kind="grid-search", extra=""):
+    cfg = folder / "guards.yaml"
+    cfg.write_text(CONFIG.format(kind=kind, models=models.format(m=module), extra=extra))
+    out = folder / f"out-{uuid.uuid4().hex[:6]}"
+    _run(cfg, out)
+    return read_results(out)
+
+
+def _fresh(folder, module, name, **params):
+    """The independent computation: the file as pandas reads it (the minority "sick" is +1), a fresh fit of
+    the user's class on writable copies, its labels and decision values on the same rows."""
+    frame = pd.read_csv(folder / "blobs.csv")
+    X = frame[["a", "b", "c"]].to_numpy(dtype=float)
+    y = np.where(frame["status"] == "sick", 1, -1)
+    sys.path.insert(0, str(folder))
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    finally:
+        sys.path.remove(str(folder))
+    model = cls(**params).fit(X.copy(), y.copy())
+    return y, model.predict(X.copy()), model.decision_function(X.copy())
+
+
+def _gmean(y, pred):
+    return float(np.sqrt(np.prod(recall_score(y, pred, labels=[-1, 1], average=None))))
+
+
+def _by_point(df, key):
+    return {row[f"param_{key}"]: row for _, row in df.iterrows()}
+
+
+# -- read-only arrays in ----------------------------------------------------------------------------------------
+def test_a_plugin_centring_its_input_in_place_fails_every_fit_naming_the_array_the_method_and_the_fix(user):
+    """The user's report: ``X -= self.mean_`` in fit, grid c: [1, 2, 3]. Before, c=2 scored after c=1 on
+    centred data and every record was ok; now each fit fails, and c=2 after c=1 is c=2 alone."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", write: fit, grid: {{c: [1, 2, 3]}}}}')
+    assert list(df["status"]) == ["failed"] * 3
+    for error in df["error_message"]:
+        assert error.startswith("Centred.fit wrote into its input X ("), error
+        assert f"{module}.py" in error and "X -= self.mean_" in error  # where, in the user's own file
+        assert "copy" in error
+    alone = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", write: fit, grid: {{c: [2]}}}}')
+    assert alone.loc[0, "error_message"] == _by_point(df, "c")[2]["error_message"]
+
+
+@pytest.mark.parametrize(("write", "method", "array"), [
+    ("fit", "fit", "X"), ("fit-y", "fit", "y"), ("predict", "predict", "X")])
+def test_a_point_that_writes_into_its_input_fails_and_the_next_point_scores_as_a_fresh_fit(user, write, method,
+                                                                                          array):
+    """Grid write: [<writer>, none] in one unit: the writer fails; the point after it, which copies, gets the
+    data untouched: its GMean and AUC are those of a fresh fit on the file."""
+    folder, module = user
+    models = '  Mine: {{estimator: "{m}:Centred", c: 2, grid: {{write: [WRITE, none]}}}}'.replace("WRITE", write)
+    points = _by_point(_records(folder, module, models), "write")
+    assert points[write]["status"] == "failed"
+    error = points[write]["error_message"]
+    assert error.startswith(f"Centred.{method} wrote into its input {array} ("), error
+    clean = points["none"]
+    assert clean["status"] == "ok", clean["error_message"]
+    y, pred, score = _fresh(folder, module, "Centred", c=2, write="none")
+    assert clean["gmean"] == pytest.approx(_gmean(y, pred), abs=1e-12)
+    assert clean["auc"] == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+    assert _gmean(y, pred) < 0.999  # (a fit that gets every point right could not tell spoiled data)
+
+
+@pytest.mark.parametrize(("name", "write"), [("CentredPath", "fit_path"), ("CentredIterPath", "iter_path")])
+def test_a_path_that_writes_into_its_input_fails_its_points(user, name, write):
+    folder, module = user
+    models = '  Mine: {{estimator: "{m}:NAME", write: WRITE, grid: {{c: [1, 2]}}}}'
+    df = _records(folder, module, models.replace("NAME", name).replace("WRITE", write))
+    assert list(df["status"]) == ["failed"] * 2
+    for error in df["error_message"]:
+        assert error.startswith(f"{name}.{write} wrote into its input X ("), error
+
+
+# -- the projection kinds, where a user's transformer runs -------------------------------------------------------
+PROJECTION = """analysis:
+  classifiers:
+    Mine: {{estimator: "{m}:Centred", grid: {{c: [1]}}}}"""
+
+
+def test_a_projection_writing_into_its_input_fails_its_records_in_both_projection_kinds(user):
+    folder, module = user
+    models = '  Proj: {{estimator: "{m}:Shift", grid: {{write: [transform, none]}}}}'
+    df = _records(folder, module, models, kind="projection", extra=PROJECTION.format(m=module))
+    points = _by_point(df, "projection__write")
+    assert points["transform"]["status"] == "failed"
+    assert points["transform"]["error_message"].startswith("projection: Shift.transform wrote into its input X (")
+    assert points["none"]["status"] == "ok"
+    emb = _records(folder, module, '  Proj: {{estimator: "{m}:Shift", write: transform}}', kind="embedding")
+    assert emb.loc[0, "status"] == "failed"
+    assert emb.loc[0, "error_message"].startswith("Shift.transform wrote into its input X (")
+
+
+# -- the built-in models on the read-only arrays they now get ---------------------------------------------------
+def test_the_built_in_paths_score_on_read_only_arrays_as_fresh_fits_on_writable_copies(user):
+    """EEM's and LS-SVM's ``fit_path`` and SVM's ``iter_path`` (LIBSVM through libsvm-official) get read-only
+    arrays in a run; each record equals a fresh fit of that point alone on writable copies of the file
+    (the record's seed given to EEM's random hidden layer)."""
+    from eemrepro.models import EEM, LSSVM, SVM
+
+    folder, _ = user
+    models = """  EEM: {estimator: EEM, grid: {n_hidden: [5, 20]}}
+  LSSVM: {estimator: LSSVM, grid: {C: [0.1, 10.0]}}
+  SVM: {estimator: SVM, gamma: 1.0, grid: {C: [0.1, 10.0]}}"""
+    df = _records(folder, "", models.replace("{", "{{").replace("}", "}}"))  # (no {m} to fill in)
+    assert len(df) == 6 and set(df["status"]) == {"ok"}, df["error_message"].tolist()
+    frame = pd.read_csv(folder / "blobs.csv")
+    X = frame[["a", "b", "c"]].to_numpy(dtype=float)
+    y = np.where(frame["status"] == "sick", 1, -1)
+    for _, r in df.iterrows():
+        if r["model"] == "EEM":
+            fresh = EEM(n_hidden=int(r["param_n_hidden"]), random_state=int(r["seed"]))
+        else:
+            fresh = LSSVM(C=r["param_C"]) if r["model"] == "LSSVM" else SVM(C=r["param_C"], gamma=1.0)
+        fresh.fit(X.copy(), y.copy())
+        assert r["gmean"] == pytest.approx(_gmean(y, fresh.predict(X.copy())), abs=1e-9), r["model"]
+        assert r["auc"] == pytest.approx(roc_auc_score(y, fresh.decision_function(X.copy())), abs=1e-9), r["model"]
+
+
+def test_without_fork_the_fits_get_read_only_arrays_too(user, monkeypatch):
+    """Where there is no fork (Windows), a unit's fits run in the run's process: the same guard holds."""
+    import os
+
+    monkeypatch.delattr(os, "fork")
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", c: 2, grid: {{write: [fit, none]}}}}')
+    points = _by_point(df, "write")
+    assert points["fit"]["status"] == "failed"
+    assert points["fit"]["error_message"].startswith("Centred.fit wrote into its input X (")
+    y, pred, _ = _fresh(folder, module, "Centred", c=2, write="none")
+    assert points["none"]["gmean"] == pytest.approx(_gmean(y, pred), abs=1e-12)
+
+
+# -- labels and scores checked out -----------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "message"), [
+    ("ZeroOne", r"^ZeroOne\.predict returned labels \[0, 1\], not among the training labels \[-1, 1\]$"),
+    ("Column", r"^Column\.predict returned shape \(60, 1\), expected \(60,\) \(one label per test point\)$"),
+    ("TwoColumns", r"^TwoColumns\.decision_function returned shape \(60, 2\), expected \(60,\)$"),
+    ("Proba", r"^Proba\.predict_proba returned shape \(60,\), expected \(60, 2\)$"),
+])
+def test_predictions_that_are_not_labels_or_scores_of_the_wrong_shape_fail_the_record(user, name, message):
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:NAME", grid: {{c: [1]}}}}'.replace("NAME", name))
+    assert df.loc[0, "status"] == "failed"
+    assert pd.Series([df.loc[0, "error_message"]]).str.match(message).all(), df.loc[0, "error_message"]
+    assert not {"gmean", "auc"} & set(df.columns)  # (no record of the store holds a metric)
+
+
+def test_nan_decision_values_fail_the_record_saying_how_many(user):
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:LogScore", grid: {{c: [1]}}}}')
+    frame = pd.read_csv(folder / "blobs.csv")
+    n_nan = int((frame["a"] < 0).sum())  # log of a negative first feature
+    assert 0 < n_nan < len(frame)
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == f"LogScore.decision_function returned {n_nan} NaN values"
+
+
+def test_a_projection_whose_image_drops_a_point_fails_its_records_naming_it(user):
+    folder, module = user
+    df = _records(folder, module, '  Proj: {{estimator: "{m}:Drops"}}', kind="projection",
+                  extra=PROJECTION.format(m=module))
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == ("projection: Drops.transform returned shape (59, 2), expected (60, k) "
+                                          "(one row per point)")
