@@ -970,3 +970,79 @@ def test_a_stores_config_run_again_refuses_a_local_file_that_changed_since(tmp_p
     assert result.exit_code == 1
     assert f"d.txt: sha256 {after[:12]}... differs from the {before[:12]}... recorded for it: the file changed" \
         in _one_line(result.output)
+
+
+# -- the scheduler, round three (survivors of the fresh mutmut run on experiments/_schedule.py) -----------------
+def _costs_of(tmp_path, timed_rows, columns):
+    """Each unit's estimate (``unit_costs``, what ``eemrepro run --dry-run`` sums) of a config of model A on heart
+    and sonar at shrink 0.0 and 0.5, from a store frame of ``timed_rows`` holding only ``columns``."""
+    from eemrepro.experiments import enumerate_units, load_config
+    from eemrepro.experiments._schedule import unit_costs
+
+    folder, module = _user_folder(tmp_path)
+    config = load_config(_write_config(folder, "costs", {
+        "name": "costs", "datasets": ["heart", "sonar"],
+        "models": {"A": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5}}))
+    units = enumerate_units(config)
+    shas = {(d, "A", False): f"{d}-A" for d in ("heart", "sonar")}
+    timed = pd.DataFrame(timed_rows(units))[columns]
+    return units, unit_costs(config, units, timed, shas)
+
+
+def _stored(dataset, point, seconds, model="A"):
+    from eemrepro.store._keys import point_id
+
+    return {"dataset": dataset, "model": model, "point": point_id({"shrink": point}), "inner": None,
+            "identity_sha": f"{dataset}-{model}", "fit_seconds": seconds, "predict_seconds": 0.25}
+
+
+def _by_hand(u):
+    # Stored seconds per record: fit 1 on heart, 10 on sonar, + 0.5 at shrink 0.5; prediction 0.25.
+    return sum((1 if u.dataset == "heart" else 10) + (0.5 if p["shrink"] == 0.5 else 0) + 0.25
+               for p in u.point_dicts())
+
+
+def test_a_store_of_many_data_sets_without_path_columns_estimates_each_unit_from_its_own_timings(tmp_path):
+    # Kills: the data set's category codes left in their small integer type (``_measured``: int8 below 128
+    # categories), where code x (models + 1) wraps past 127 and the cell's records are lost: 64 other data sets
+    # ahead of heart (code 64, x 2 = 128). And a column no segment holds (here ``path_size`` and
+    # ``standalone_fit_seconds``: records of points fitted alone) read as objects, not as missing numbers.
+    def rows(units):
+        out = [_stored(f"aaa{k:02d}", 0.0, 1e6) for k in range(64)]  # other data sets, other identities
+        return out + [_stored(u.dataset, p["shrink"], (1 if u.dataset == "heart" else 10)
+                              + (0.5 if p["shrink"] == 0.5 else 0)) for u in units for p in u.point_dicts()]
+
+    units, costs = _costs_of(tmp_path, rows, ["dataset", "model", "point", "inner", "identity_sha", "fit_seconds",
+                                              "predict_seconds"])
+    assert list(costs) == pytest.approx([_by_hand(u) for u in units])
+
+
+def test_a_grid_shrunk_since_its_store_estimates_each_unit_from_its_own_points_only(tmp_path):
+    # Kills: the point of each measured mean lost (``_measured``'s per-point keys), where a unit falls back to
+    # its cell's mean per record, which counts shrink 0.9 (no longer in the grid, 1000 s a record).
+    def rows(units):
+        out = [_stored(u.dataset, p["shrink"], (1 if u.dataset == "heart" else 10) + (0.5 if p["shrink"] == 0.5 else 0))
+               for u in units for p in u.point_dicts()]
+        return out + [_stored(d, 0.9, 1000.0) for d in ("heart", "sonar")]
+
+    units, costs = _costs_of(tmp_path, rows, ["dataset", "model", "point", "inner", "identity_sha", "fit_seconds",
+                                              "predict_seconds"])
+    assert list(costs) == pytest.approx([_by_hand(u) for u in units])
+
+
+@pytest.mark.parametrize("left, resorted", [(400, True), (401, False)])
+def test_the_scheduler_resorts_once_what_it_learned_covers_a_two_hundredth_of_the_units_left(left, resorted):
+    # Kills: what ``observe`` counts (one per finished unit) and the test that re-sorts the units left
+    # (``_learned * 200 >= len``; the Scheduler's docstring). Cell A: two units estimated at 10 s and one at
+    # 1 s (a prior); cell B: ``left - 1`` units at 5 s. A's two 10 s units go first and take 100 s each: A's
+    # ratio is 10, its 1 s unit is now 10 s, ahead of B's 5 s. Two learned x 200 = 400 covers 400 units left,
+    # not 401: with 401 the stack keeps the prior's order and a B unit goes next.
+    from eemrepro.experiments._schedule import Scheduler
+
+    n_b = left - 1
+    s = Scheduler([10, 10, 1] + [5] * n_b, [False] * (3 + n_b), [("d", "A")] * 3 + [("d", "B")] * n_b)
+    assert [s.next_batch(), s.next_batch()] == [[0], [1]]
+    s.observe(0, 100.0)
+    s.observe(1, 100.0)
+    assert s.next_batch() == ([2] if resorted else [3])
