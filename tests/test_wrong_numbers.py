@@ -1046,3 +1046,14 @@ def test_the_scheduler_resorts_once_what_it_learned_covers_a_two_hundredth_of_th
     s.observe(0, 100.0)
     s.observe(1, 100.0)
     assert s.next_batch() == ([2] if resorted else [3])
+
+
+def test_a_measured_unit_keeps_its_estimate_when_its_models_priors_learn_a_ratio():
+    # Kills: the ratio learned from prior units applied to every unit (``estimates``' ``prior`` mask). A resumed
+    # run: model A's sonar cell is measured (2 s, stored timings), its heart cell a prior (1 s a unit). Heart's
+    # first unit takes 4 s: A's ratio is 4, heart's other unit is now 4 s; sonar's stays the 2 s measured.
+    from eemrepro.experiments._schedule import Scheduler
+
+    s = Scheduler([1, 1, 2], [False, False, True], [("heart", "A"), ("heart", "A"), ("sonar", "A")])
+    s.observe(0, 4.0)
+    assert list(s.estimates(np.array([1, 2]))) == [4.0, 2.0]
