@@ -1057,3 +1057,30 @@ def test_a_measured_unit_keeps_its_estimate_when_its_models_priors_learn_a_ratio
     s = Scheduler([1, 1, 2], [False, False, True], [("heart", "A"), ("heart", "A"), ("sonar", "A")])
     s.observe(0, 4.0)
     assert list(s.estimates(np.array([1, 2]))) == [4.0, 2.0]
+
+
+def test_small_measured_units_fill_a_batch_up_to_its_seconds_or_its_units_and_no_further():
+    # Kills: ``<=`` for ``<`` in either bound of ``_next_batch``'s loop. Measured units of 0.25 s reach a batch's
+    # 0.5 s after two (0.25 + 0.25 is exact in binary): a third goes in the next batch. With 0.1 s units and
+    # room for 10 s, a batch stops at its ``batch_units`` (2).
+    from eemrepro.experiments._schedule import Scheduler
+
+    def drain(s):
+        return list(iter(s.next_batch, None))
+
+    assert drain(Scheduler([0.25] * 3, [True] * 3, [("d", "A")] * 3, batch_seconds=0.5)) == [[0, 1], [2]]
+    assert drain(Scheduler([0.1] * 5, [True] * 5, [("d", "A")] * 5, batch_seconds=10.0, batch_units=2)) == \
+        [[0, 1], [2, 3], [4]]
+
+
+def test_a_unit_batched_behind_another_is_not_dispatched_again_after_a_resort():
+    # Kills: a unit taken into a batch (not its first) left unmarked as done (``_next_batch``), so the re-sort
+    # that follows what the scheduler learned puts it back on the stack: its grid point fitted twice. A prior of
+    # 1 s goes alone; two measured units of 0.1 s go together; the prior's 2 s teaches a ratio, which re-sorts
+    # the units left: only the last prior is left.
+    from eemrepro.experiments._schedule import Scheduler
+
+    s = Scheduler([1.0, 0.1, 0.1, 0.05], [False, True, True, False], [("d", "A")] * 4)
+    assert [s.next_batch(), s.next_batch()] == [[0], [1, 2]]
+    s.observe(0, 2.0)
+    assert [s.next_batch(), s.next_batch()] == [[3], None]
