@@ -973,19 +973,24 @@ def test_a_stores_config_run_again_refuses_a_local_file_that_changed_since(tmp_p
 
 
 # -- the scheduler, round three (survivors of the fresh mutmut run on experiments/_schedule.py) -----------------
-def _costs_of(tmp_path, timed_rows, columns):
-    """Each unit's estimate (``unit_costs``, what ``eemrepro run --dry-run`` sums) of a config of model A on heart
-    and sonar at shrink 0.0 and 0.5, from a store frame of ``timed_rows`` holding only ``columns``."""
+def _costs_config(tmp_path):
+    """(config, its units, {cell: identity sha}) of model A on heart and sonar at shrink 0.0 and 0.5."""
     from eemrepro.experiments import enumerate_units, load_config
-    from eemrepro.experiments._schedule import unit_costs
 
     folder, module = _user_folder(tmp_path)
     config = load_config(_write_config(folder, "costs", {
         "name": "costs", "datasets": ["heart", "sonar"],
         "models": {"A": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
         "protocol": {"folds": 2, "repeats": 1, "seed": 5}}))
-    units = enumerate_units(config)
-    shas = {(d, "A", False): f"{d}-A" for d in ("heart", "sonar")}
+    return config, enumerate_units(config), {(d, "A", False): f"{d}-A" for d in ("heart", "sonar")}
+
+
+def _costs_of(tmp_path, timed_rows, columns):
+    """Each unit's estimate (``unit_costs``, what ``eemrepro run --dry-run`` sums) of ``_costs_config``'s units
+    from a store frame of ``timed_rows`` holding only ``columns``."""
+    from eemrepro.experiments._schedule import unit_costs
+
+    config, units, shas = _costs_config(tmp_path)
     timed = pd.DataFrame(timed_rows(units))[columns]
     return units, unit_costs(config, units, timed, shas)
 
@@ -1084,3 +1089,17 @@ def test_a_unit_batched_behind_another_is_not_dispatched_again_after_a_resort():
     assert [s.next_batch(), s.next_batch()] == [[0], [1, 2]]
     s.observe(0, 2.0)
     assert [s.next_batch(), s.next_batch()] == [[3], None]
+
+
+def test_without_a_store_each_unit_is_estimated_by_its_kinds_prior(tmp_path):
+    # Kills: the test that reads stored timings only when there is a store (``unit_costs``' first condition with
+    # an ``or`` for an ``and``): with no store (``benchmarks/simulate_schedule.py``'s fresh-run plan calls it so),
+    # with or without the config's identities, each unit is the kind's size-based prior (``ExperimentKind.seconds``,
+    # the cost model's last rule), and none is measured.
+    from eemrepro.experiments import get_kind
+    from eemrepro.experiments._schedule import unit_costs
+
+    config, units, shas = _costs_config(tmp_path)
+    prior = [get_kind(config.kind).seconds(config, u) for u in units]
+    for costs, known in (unit_costs(config, units, known=True), unit_costs(config, units, None, shas, known=True)):
+        assert list(costs) == pytest.approx(prior) and not known.any()
