@@ -1103,3 +1103,17 @@ def test_without_a_store_each_unit_is_estimated_by_its_kinds_prior(tmp_path):
     prior = [get_kind(config.kind).seconds(config, u) for u in units]
     for costs, known in (unit_costs(config, units, known=True), unit_costs(config, units, None, shas, known=True)):
         assert list(costs) == pytest.approx(prior) and not known.any()
+
+
+def test_a_grid_grown_since_its_store_estimates_a_unit_by_its_cells_mean_record_times_its_points(tmp_path):
+    # Kills: the cell's mean left out of ``unit_costs`` (the kind's prior used instead) or divided by the unit's
+    # points instead of multiplied. The store holds shrink 0.0 only (1.25 s a record on heart, 10.25 s on sonar,
+    # fit + prediction); shrink 0.5 was added since, so no unit has every point stored: each is its cell's mean
+    # per record times its 2 points, and counts as measured.
+    from eemrepro.experiments._schedule import unit_costs
+
+    config, units, shas = _costs_config(tmp_path)
+    timed = pd.DataFrame([_stored(u.dataset, 0.0, 1 if u.dataset == "heart" else 10) for u in units])
+    costs, known = unit_costs(config, units, timed, shas, known=True)
+    assert list(costs) == pytest.approx([2 * (1.25 if u.dataset == "heart" else 10.25) for u in units])
+    assert known.all() and all(len(u.point_dicts()) == 2 for u in units)
