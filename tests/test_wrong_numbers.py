@@ -1117,3 +1117,44 @@ def test_a_grid_grown_since_its_store_estimates_a_unit_by_its_cells_mean_record_
     costs, known = unit_costs(config, units, timed, shas, known=True)
     assert list(costs) == pytest.approx([2 * (1.25 if u.dataset == "heart" else 10.25) for u in units])
     assert known.all() and all(len(u.point_dicts()) == 2 for u in units)
+
+
+# -- the baseline check, round three (survivors of the fresh mutmut run on experiments/_baselines.py) ------------
+@pytest.mark.parametrize("absolute", [True, False])
+def test_a_run_naming_its_own_output_folder_as_a_baseline_is_refused_in_one_line(tmp_path, absolute):
+    # Kills: the refusal's text (``check_baselines``: none, or changed) and how it shows the baseline: as named
+    # when the config names it by its path, else as named and where that resolved from the config's folder.
+    folder, module = _user_folder(tmp_path)
+    out = tmp_path / "out"
+    named = str(out) if absolute else os.path.relpath(out, folder)
+    cfg = _grid_config(folder, module, "mine", PROTOCOL, baselines=[named])
+    result = _run(cfg, out, code=1)
+    shown = str(out) if absolute else f"{named!r} ({out})"
+    assert _one_line(result.output) == (
+        f"error: {cfg}: key 'baselines': {shown} is this run's own results folder (--out); a store cannot be its own "
+        "baseline: name the papers' stores, or run into another folder")
+    assert not out.exists()
+
+
+def test_a_baseline_holding_a_model_of_the_configs_name_on_a_shared_data_set_is_refused(tmp_path):
+    # Kills: the clash test of ``check_baselines`` left out (two stores' "Mine" would merge into one cell of the
+    # tables). Its neighbour: the same name on data sets the stores do not share is no clash (sonar's store).
+    folder, module = _user_folder(tmp_path)
+
+    def store(name, dataset):
+        path = tmp_path / "results" / name
+        _run(_write_config(folder, name, {"name": name, "datasets": [dataset], "protocol": PROTOCOL, "models": {
+            "Mine": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}}}), path)
+        return path
+
+    heart, sonar = store("heart", "heart"), store("sonar", "sonar")
+    cfg = _write_config(folder, "mine", {"name": "mine", "datasets": ["heart"], "protocol": PROTOCOL,
+                                         "models": {"Mine": {"estimator": f"{module}:Napper", "shrink": 0.5}},
+                                         "baselines": [os.path.relpath(heart, folder)]})
+    result = _run(cfg, tmp_path / "out", code=1)
+    assert _one_line(result.output) == (
+        f"error: {cfg}: key 'baselines': {heart} also has a model named 'Mine' on heart; the tables would merge the two "
+        "into one cell: rename this config's 'Mine'")
+    cfg.write_text(cfg.read_text().replace(os.path.relpath(heart, folder), os.path.relpath(sonar, folder)))
+    _run(cfg, tmp_path / "out")
+    assert (read_results(tmp_path / "out")["status"] == "ok").sum() == 2
