@@ -1158,3 +1158,39 @@ def test_a_baseline_holding_a_model_of_the_configs_name_on_a_shared_data_set_is_
     cfg.write_text(cfg.read_text().replace(os.path.relpath(heart, folder), os.path.relpath(sonar, folder)))
     _run(cfg, tmp_path / "out")
     assert (read_results(tmp_path / "out")["status"] == "ok").sum() == 2
+
+
+@pytest.mark.parametrize(("theirs", "mine", "key", "there", "here"), [
+    (", positive: [p]", ", positive: [q]", "data.positive", "['p']", "['q']"),  # a key both define
+    (", positive: [p]", "", "data.classes", "None", "['p', 'q', 'r']"),  # a key one of them leaves out
+])
+def test_a_baseline_holding_your_data_set_read_another_way_is_refused_naming_the_first_key(tmp_path, theirs, mine,
+                                                                                          key, there, here):
+    # Kills: the definitions compared (``check_baselines``' ``data_identity`` of the data sets both hold: of
+    # another data set, or of none), the first differing key (over the keys of either side, in order) and the
+    # refusal's text. The same three-class file read with another positive class, or as three classes (the
+    # baseline's definition has a positive class and no classes, this one classes and no positive class). Its
+    # neighbours are accepted: the same definition, and a baseline whose data set the config does not run.
+    (tmp_path / "d.csv").write_text("a,b,y\n" + "".join(f"{(5 * i) % 12},{i % 5},{'pqr'[i % 3]}\n"
+                                                        for i in range(12)))
+
+    def config(name, datasets, spec, baselines=()):
+        path = tmp_path / f"{name}.yaml"
+        body = {
+            "name": name, "datasets": datasets,
+            "models": {name.capitalize(): {"estimator": "EEM", "activation": "rbf", "grid": {"n_hidden": [5]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}}
+        if "mine" in datasets:
+            body["local_datasets"] = {"mine": yaml.safe_load(f"{{file: d.csv{spec}}}")}
+        path.write_text(yaml.safe_dump({**body, "baselines": list(baselines)} if baselines else body, sort_keys=False))
+        return path
+
+    paper = tmp_path / "results" / "paper"
+    _run(config("paper", ["mine"], theirs), paper)
+    cfg = config("mine", ["mine"], mine, [os.path.relpath(paper, tmp_path)])
+    result = _run(cfg, tmp_path / "out", code=1)
+    assert _one_line(result.output) == (f"error: {cfg}: key 'baselines': {paper} holds mine read another way ({key} "
+                                        f"{there} there, {here} here); its cells cannot be compared with this run's")
+    _run(config("same", ["mine"], theirs, [os.path.relpath(paper, tmp_path)]), tmp_path / "same")
+    _run(config("heart", ["heart"], mine, [os.path.relpath(paper, tmp_path)]), tmp_path / "heart")
+    assert len(read_results(tmp_path / "same")) == len(read_results(tmp_path / "heart")) == 2
