@@ -1194,3 +1194,32 @@ def test_a_baseline_holding_your_data_set_read_another_way_is_refused_naming_the
     _run(config("same", ["mine"], theirs, [os.path.relpath(paper, tmp_path)]), tmp_path / "same")
     _run(config("heart", ["heart"], mine, [os.path.relpath(paper, tmp_path)]), tmp_path / "heart")
     assert len(read_results(tmp_path / "same")) == len(read_results(tmp_path / "heart")) == 2
+
+
+# -- a user's own data set, round three (survivors of the fresh mutmut run on datasets/_local.py) ----------------
+def _sorted_by_class(n=12):
+    """Two features of no order and a label sorted by class (a saved index would tell the classes apart)."""
+    return pd.DataFrame({"x1": [(5 * i) % n for i in range(n)], "x2": [(7 * i) % n for i in range(n)],
+                         "label": ["p"] * (n // 2) + ["q"] * (n - n // 2)})
+
+
+@pytest.mark.parametrize(("write", "column", "what"), [
+    (lambda f, p: f.to_csv(p), "Unnamed: 0", "is unnamed, as pandas names a saved index"),
+    (lambda f, p: f.assign(row=np.arange(1, 13))[["row", "x1", "x2", "label"]].to_csv(p, index=False), "row",
+     "holds the row numbers 1..12 in file order"),
+])
+def test_a_saved_index_as_first_column_is_refused_in_one_line_and_kept_when_listed(tmp_path, write, column, what):
+    # Kills: the index test of ``read_local_file`` skipped (``_refuse_an_index``: for a file with features, or
+    # without its first column's values), and the listed ``columns`` left out when the loader reads the file
+    # (``parse_local``): listed, the index is a feature (the run goes on), and the loader's X is those columns.
+    from eemrepro.datasets import load_dataset
+
+    write(_sorted_by_class(), tmp_path / "d.csv")
+    output = _local_run(tmp_path, "{file: d.csv, target: label}", code=1)
+    assert output == (f"error: {tmp_path / 'local.yaml'}, line 4: key 'local_datasets.mine': {tmp_path / 'd.csv'}: "
+                      f"the first column {column!r} {what}: as a feature it would tell "
+                      "rows apart by their place in the file. Save the file with index=False or drop the column; to "
+                      "keep it as a feature, list the feature columns under 'columns'")
+    _local_run(tmp_path, f"{{file: d.csv, target: label, columns: [{column!r}, x2]}}")
+    frame = pd.read_csv(tmp_path / "d.csv")
+    np.testing.assert_array_equal(load_dataset("mine", scaling=None).X, frame[[column, "x2"]].to_numpy(float))
