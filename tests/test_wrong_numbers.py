@@ -1224,4 +1224,52 @@ def test_a_saved_index_as_first_column_is_refused_in_one_line_and_kept_when_list
                       "keep it as a feature, list the feature columns under 'columns'")
     _local_run(tmp_path, f"{{file: d.csv, target: label, columns: [{column!r}, x2]}}")
     frame = pd.read_csv(tmp_path / "d.csv")
-    np.testing.assert_array_equal(load_dataset("mine", scaling=None).X, frame[[column, "x2"]].to_numpy(float))
+    X = load_dataset("mine", scaling=None).X  # float64 as documented, from a file of integers
+    assert X.dtype == np.float64
+    np.testing.assert_array_equal(X, frame[[column, "x2"]].to_numpy(float))
+
+
+@pytest.mark.parametrize(("name", "content", "spec", "message"), [
+    # the column named is the one that holds it (not the first): an infinite value, a value past 1e150
+    ("inf2.csv", "a,b,y\n1,2,p\n3,inf,q\n4,5,p\n6,7,q\n", {}, "{path}: an infinite value in column 'b'"),
+    ("big.csv", "a,b,y\n1,1e200,p\n3,4,q\n4,5,p\n6,7,q\n", {},
+     "{path}: column 'b' holds values as large as 1e+200, past what scaling and squared distances hold in float64; "
+     "rescale it first"),
+    ("empty.arff", "@relation d\n@attribute a numeric\n@attribute y {p,q}\n@data\n", {"target": "y"},
+     "{path}: 0 row(s); a data set to cross-validate needs more"),
+    ("cols.csv", "a,b,y\n1,2,p\n3,4,q\n", {"columns": ["a", "zz"]},
+     "{path}: no column(s) ['zz'] (key 'columns'); its columns are ['a', 'b', 'y']"),
+    ("cols.csv", "a,b,y\n1,2,p\n3,4,q\n", {"columns": ["a", "y"]}, "{path}: the target 'y' is also listed in 'columns'"),
+    ("wide.csv", ",".join(f"c{i}" for i in range(22)) + "\n" + ",".join("1" * 22) + "\n", {"columns": ["zz"]},
+     "{path}: no column(s) ['zz'] (key 'columns'); its columns are " + str([f"c{i}" for i in range(20)])),
+    # an ARFF nominal feature: refused showing its value as text (scipy gives bytes)
+    ("nominal.arff", "@relation d\n@attribute a numeric\n@attribute colour {red,blue}\n@attribute y {p,q}\n@data\n"
+     "3,red,p\n1,blue,q\n4,red,p\n2,blue,q\n", {"target": "y"},
+     "{path}: column 'colour' is not numeric (such as 'red'); encode it as numbers first"),
+])
+def test_a_local_file_is_refused_naming_the_column_or_key_at_fault(tmp_path, name, content, spec, message):
+    # Kills: the column a refusal names taken from the wrong axis (the first column, or a row's index), the
+    # checks of values past 1e150 (none at exactly 1e150, below) and of a file of no rows, the checks of a
+    # ``columns`` list and their messages (20 columns shown), ARFF nominal values left as bytes. By hand.
+    from eemrepro.datasets import LocalDatasetError, local_entry
+
+    (tmp_path / name).write_text(content)
+    with pytest.raises(LocalDatasetError) as refused:
+        local_entry("mine", {"file": name, **spec}, home=tmp_path)
+    assert str(refused.value) == message.format(path=tmp_path / name)
+
+
+def test_a_local_libsvm_file_reads_as_float_features_named_by_their_number(tmp_path):
+    # Kills: the names given to a LIBSVM file's features (what a run's stored config and identity record), and
+    # X left in the file's integer type (documented: float64). Values of exactly 1e150 are no refusal.
+    from eemrepro.datasets import load_dataset, local_entry
+    from eemrepro.datasets._registry import register_local
+
+    (tmp_path / "d.libsvm").write_text("".join(f"{1 if i % 2 else -1} 1:{(3 * i) % 8} 2:{(5 * i) % 7}\n" for i in range(8)))
+    entry = local_entry("mine", {"file": "d.libsvm"}, home=tmp_path)
+    assert (entry.local["columns"], entry.local["target"]) == (["feature 1", "feature 2"], "(label)")
+    register_local(entry)
+    X = load_dataset("mine", scaling=None).X
+    assert X.dtype == np.float64 and X[:, 0].tolist() == [float((3 * i) % 8) for i in range(8)]
+    (tmp_path / "e.csv").write_text("a,y\n1e150,p\n2,q\n3,p\n4,q\n")
+    assert local_entry("mine", {"file": "e.csv"}, home=tmp_path).expected["n"] == 4
