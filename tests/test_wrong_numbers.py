@@ -1242,6 +1242,9 @@ def test_a_saved_index_as_first_column_is_refused_in_one_line_and_kept_when_list
     ("cols.csv", "a,b,y\n1,2,p\n3,4,q\n", {"columns": ["a", "y"]}, "{path}: the target 'y' is also listed in 'columns'"),
     ("wide.csv", ",".join(f"c{i}" for i in range(22)) + "\n" + ",".join("1" * 22) + "\n", {"columns": ["zz"]},
      "{path}: no column(s) ['zz'] (key 'columns'); its columns are " + str([f"c{i}" for i in range(20)])),
+    # a positive label the file lacks (no hint: not a YAML boolean), the file's first 20 classes listed
+    ("many.csv", "a,y\n" + "".join(f"{(5 * i) % 22},c{i:02d}\n" for i in range(22)), {"positive": ["z"]},
+     "{path}: positive label(s) ['z'] not in the file; its classes are " + str([f"c{i:02d}" for i in range(20)])),
     # an ARFF nominal feature: refused showing its value as text (scipy gives bytes)
     ("nominal.arff", "@relation d\n@attribute a numeric\n@attribute colour {red,blue}\n@attribute y {p,q}\n@data\n"
      "3,red,p\n1,blue,q\n4,red,p\n2,blue,q\n", {"target": "y"},
@@ -1250,7 +1253,8 @@ def test_a_saved_index_as_first_column_is_refused_in_one_line_and_kept_when_list
 def test_a_local_file_is_refused_naming_the_column_or_key_at_fault(tmp_path, name, content, spec, message):
     # Kills: the column a refusal names taken from the wrong axis (the first column, or a row's index), the
     # checks of values past 1e150 (none at exactly 1e150, below) and of a file of no rows, the checks of a
-    # ``columns`` list and their messages (20 columns shown), ARFF nominal values left as bytes. By hand.
+    # ``columns`` list and their messages (20 columns shown), ARFF nominal values left as bytes, the hint and
+    # the classes shown for an unknown positive label. By hand.
     from eemrepro.datasets import LocalDatasetError, local_entry
 
     (tmp_path / name).write_text(content)
@@ -1268,8 +1272,21 @@ def test_a_local_libsvm_file_reads_as_float_features_named_by_their_number(tmp_p
     (tmp_path / "d.libsvm").write_text("".join(f"{1 if i % 2 else -1} 1:{(3 * i) % 8} 2:{(5 * i) % 7}\n" for i in range(8)))
     entry = local_entry("mine", {"file": "d.libsvm"}, home=tmp_path)
     assert (entry.local["columns"], entry.local["target"]) == (["feature 1", "feature 2"], "(label)")
+    assert entry.positive == ("-1",) and entry.classes is None  # two classes: the minority (a tie: the first)
     register_local(entry)
-    X = load_dataset("mine", scaling=None).X
+    X, _, meta = load_dataset("mine", scaling=None)
+    assert meta["files"][0]["name"] == "d.libsvm"  # the provenance names the file
     assert X.dtype == np.float64 and X[:, 0].tolist() == [float((3 * i) % 8) for i in range(8)]
     (tmp_path / "e.csv").write_text("a,y\n1e150,p\n2,q\n3,p\n4,q\n")
     assert local_entry("mine", {"file": "e.csv"}, home=tmp_path).expected["n"] == 4
+
+
+def test_a_stored_config_written_before_columns_and_classes_were_recorded_still_gives_its_entry(tmp_path):
+    # Kills: the columns and classes of an entry built from a stored config alone (``local_entry(read=False)``,
+    # the reports' path: the file may be gone) taken as present when the spec has none: an older store's
+    # config.yaml records neither. Its entry has no columns and no classes, as written.
+    from eemrepro.datasets import local_entry
+
+    entry = local_entry("mine", {"file": "gone.csv", "format": "csv", "target": "y", "sha256": "ab" * 32, "n": 60},
+                        home=tmp_path, read=False)
+    assert (entry.local["columns"], entry.classes, entry.positive, entry.expected) == (None, (), None, {"n": 60})
