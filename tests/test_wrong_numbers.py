@@ -1290,3 +1290,53 @@ def test_a_stored_config_written_before_columns_and_classes_were_recorded_still_
     entry = local_entry("mine", {"file": "gone.csv", "format": "csv", "target": "y", "sha256": "ab" * 32, "n": 60},
                         home=tmp_path, read=False)
     assert (entry.local["columns"], entry.classes, entry.positive, entry.expected) == (None, (), None, {"n": 60})
+
+
+# -- the comparison statistics, round three (survivors of the fresh mutmut run on reports/_compare.py) -----------
+def test_the_critical_difference_bar_is_nemenyis_cd_from_the_best_rank_above_the_ranks():
+    # Kills: the CD bar's length (Nemenyi's CD of the wrong counts, or at another alpha), its start and direction,
+    # its label's text and place, its height and the axis limits that keep it in view, and the ids of its SVG
+    # elements. Ranks by hand (1 = the lowest error): LS-SVM 2, 2, 2, 2; Naive Bayes 3, 1, 3, 3; Mine 1, 3, 1, 1:
+    # averages 2.0, 2.5 and 1.5. CD: Demsar (2006) Table 5, q_0.05 = 2.343 for 3 models, times sqrt(3 x 4 / (6 x 4)).
+    # The bar sits 0.35 of the diagram's height above scikit-posthocs' own drawing (its limits, drawn alone here),
+    # the view a tenth of that height above the bar.
+    import matplotlib.pyplot as plt
+    import scikit_posthocs as sp
+
+    from eemrepro.reports._compare import cd_diagram, cd_figure
+
+    error = pd.DataFrame({"LS-SVM": [0.03, 0.22, 0.05, 0.10], "Naive Bayes": [0.05, 0.20, 0.07, 0.12],
+                          "Mine": [0.02, 0.25, 0.04, 0.09]}, index=list("abcd"))
+    cd = 2.343 * np.sqrt(3 * 4 / (6 * 4))
+    fig, bar, label = cd_figure(error, greater_is_better=False)
+    alone, ax = plt.subplots(figsize=(7, 2.2))
+    ranks = pd.Series({"LS-SVM": 2.0, "Naive Bayes": 2.5, "Mine": 1.5})
+    significance = sp.posthoc_nemenyi_friedman(error.to_numpy())
+    significance.index = significance.columns = list(error.columns)
+    sp.critical_difference_diagram(ranks, significance, ax=ax)
+    low, high = ax.get_ylim()
+    plt.close(alone)
+    y = high + 0.35 * (high - low)
+    assert list(bar.get_xdata()) == pytest.approx([1.5, 1.5 + cd], abs=5e-4)  # q rounded to 3 decimals
+    assert list(bar.get_ydata()) == pytest.approx([y, y])
+    assert label.get_text() == f"CD = {cd:.2f}" == "CD = 1.66"
+    assert label.get_position() == pytest.approx((1.5 + cd / 2, y), abs=5e-4)
+    assert fig.axes[0].get_ylim() == pytest.approx((low, y + 0.1 * (high - low)))
+    plt.close(fig)
+    svg = cd_diagram(error, greater_is_better=False)
+    assert 'id="cd-bar"' in svg and 'id="cd-label"' in svg
+    named = cd_diagram(error, greater_is_better=False, name="mine")
+    assert 'id="mine-bar"' in named and 'id="cd-bar"' not in named
+
+
+def test_a_comparison_page_names_its_sides_as_the_caller_says():
+    # Kills: the sides of ``comparison_markdown`` left at the paper's default (a benchmark of a store's own
+    # models names them otherwise).
+    from eemrepro.reports._compare import compare_methods, comparison_markdown
+
+    values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))
+    lines = comparison_markdown(_eem_table4(), result, "t", sides=("Yours", "the store's", "Each against each")) \
+        .splitlines()
+    assert lines[2] == "Yours: Mine; the store's: EEMrbf, SVMrbf."
+    assert "## Each against each" in lines
