@@ -1335,8 +1335,54 @@ def test_a_comparison_page_names_its_sides_as_the_caller_says():
     from eemrepro.reports._compare import compare_methods, comparison_markdown
 
     values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
-    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]))
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]), new=["Mine", "SVMrbf"])
     lines = comparison_markdown(_eem_table4(), result, "t", sides=("Yours", "the store's", "Each against each")) \
         .splitlines()
-    assert lines[2] == "Yours: Mine; the store's: EEMrbf, SVMrbf."
+    assert lines[2] == "Yours: Mine, SVMrbf; the store's: EEMrbf."
     assert "## Each against each" in lines
+
+
+def test_a_model_identical_to_another_is_p_one_without_a_warning_from_scipy():
+    # Kills: scipy's Wilcoxon run on a pair with no nonzero difference (``_pairs`` and ``ranks_and_tests``):
+    # scipy 1.17 returns p = 1 there, but with a RuntimeWarning (0 / 0) that ``eemrepro tables`` would print;
+    # and the p of such a pair (1, no evidence) written otherwise.
+    import warnings
+
+    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._tables import ranks_and_tests
+
+    same = {"EEMrbf": np.array([70.0 + i for i in range(7)]), "Mine": np.array([70.0 + i for i in range(7)])}
+    table = _long(same, [f"d{i}" for i in range(7)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pairs = compare_methods(_eem_table4(), table)["pairs"]
+        tests = ranks_and_tests(table.rename(columns={"gmean": "value"}), [("EEMrbf", "Mine")], value="value")
+    assert pairs["wilcoxon p"].tolist() == [1.0]
+    assert tests["wilcoxon"] == [{"pair": "Mine vs EEMrbf", "median_difference": 0.0, "wilcoxon_p": 1.0}]
+
+
+def test_a_comparison_of_your_models_alone_compares_each_pair_and_prints_small_p_as_scipy_does():
+    # Kills: the page of a benchmark of a user's models alone (no baseline: each pair of them compared): its
+    # first line and heading, p-values under 1e-4 in lower-case exponent form, and the notes that end the page.
+    # Twenty data sets, A above B and B above C everywhere (distinct differences, no tie): scipy's exact p of
+    # each pair is 2 / 2**20; statsmodels' Holm over the three.
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from eemrepro.reports._compare import RANKS_NOTE, TESTS_NOTE, compare_methods, comparison_markdown
+
+    base = np.array([60.0 + (7 * i) % 20 for i in range(20)])
+    values = {"A": base + 2 + 0.01 * np.arange(20), "B": base + 1 - 0.02 * np.arange(20) / 3, "C": base}
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(20)]), new=["A", "B", "C"])
+    text = comparison_markdown(_eem_table4(), result, "t")
+    lines = text.splitlines()
+    assert lines[2] == "Models: A, B, C; each pair of them compared."
+    assert "## Each pair of models" in lines
+    raw = [stats.wilcoxon(values[m], values[b]).pvalue for m, b in (("A", "B"), ("A", "C"), ("B", "C"))]
+    assert raw == pytest.approx([2 / 2**20] * 3)
+    holm = multipletests(raw, method="holm")[1]
+    rows = [r for r in _md_rows([line for line in lines if line.startswith(("| A ", "| B "))]) if len(r) == 9]
+    assert [r[-2:] for r in rows] == [[f"{p:.3g}", f"{h:.3g}"] for p, h in zip(raw, holm, strict=True)]
+    assert rows[0][-2:] == ["1.91e-06", "5.72e-06"]
+    assert lines[-4:] == [RANKS_NOTE.format(digits=1), "", TESTS_NOTE, ""] and text.endswith(TESTS_NOTE + "\n\n")
+    assert lines[-5] == "" and lines[-6].startswith("| B ")
