@@ -1242,6 +1242,10 @@ def test_a_saved_index_as_first_column_is_refused_in_one_line_and_kept_when_list
     ("cols.csv", "a,b,y\n1,2,p\n3,4,q\n", {"columns": ["a", "y"]}, "{path}: the target 'y' is also listed in 'columns'"),
     ("wide.csv", ",".join(f"c{i}" for i in range(22)) + "\n" + ",".join("1" * 22) + "\n", {"columns": ["zz"]},
      "{path}: no column(s) ['zz'] (key 'columns'); its columns are " + str([f"c{i}" for i in range(20)])),
+    # a saved index on three rows, the fewest it is told on (on two, 0..1 or 1..2 comes up by chance)
+    ("three.csv", "row,x,y\n1,5,p\n2,3,q\n3,4,p\n", {}, "{path}: the first column 'row' holds the row numbers 1..3 "
+     "in file order: as a feature it would tell rows apart by their place in the file. Save the file with "
+     "index=False or drop the column; to keep it as a feature, list the feature columns under 'columns'"),
     # a positive label the file lacks (no hint: not a YAML boolean), the file's first 20 classes listed
     ("many.csv", "a,y\n" + "".join(f"{(5 * i) % 22},c{i:02d}\n" for i in range(22)), {"positive": ["z"]},
      "{path}: positive label(s) ['z'] not in the file; its classes are " + str([f"c{i:02d}" for i in range(20)])),
@@ -1386,3 +1390,12 @@ def test_a_comparison_of_your_models_alone_compares_each_pair_and_prints_small_p
     assert rows[0][-2:] == ["1.91e-06", "5.72e-06"]
     assert lines[-4:] == [RANKS_NOTE.format(digits=1), "", TESTS_NOTE, ""] and text.endswith(TESTS_NOTE + "\n\n")
     assert lines[-5] == "" and lines[-6].startswith("| B ")
+
+
+def test_a_local_csv_of_a_header_alone_is_refused_in_one_line(tmp_path):
+    # Kills: the example value of a column that has none taken anyway (``read_local_file``: an IndexError, a
+    # traceback where the user should read what is wrong). pandas reads a header-only file's columns as text.
+    (tmp_path / "h.csv").write_text("a,b,y\n")
+    output = _local_run(tmp_path, "{file: h.csv}", code=1)
+    assert output.startswith(f"error: {tmp_path / 'local.yaml'}, line 4: key 'local_datasets.mine': "
+                             f"{tmp_path / 'h.csv'}: column 'a' is not numeric") and "Traceback" not in output
