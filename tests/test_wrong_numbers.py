@@ -1426,3 +1426,17 @@ def test_a_correlation_table_read_by_groups_is_the_one_read_whole(tmp_path, monk
     assert names == sorted(p.name for p in grouped.iterdir())
     for name in names:
         assert (grouped / name).read_bytes() == (whole / name).read_bytes(), name
+
+
+def test_the_groups_count_a_data_sets_records_over_every_folder(tmp_path, timed_out_folders):
+    # Kills: a data set's records counted from the last folder holding it only (``ResultsByDatasets``), so that
+    # a group holds more than its budget. Two folders of the same data sets (a store and its copy: heart 6 + 6,
+    # ionosphere 6 + 6 records, counted above): a budget of 13 holds one data set a group, not both.
+    import shutil
+
+    from eemrepro.reports._render import ResultsByDatasets
+
+    heart, _ = timed_out_folders
+    shutil.copytree(heart, tmp_path / "copy")
+    assert ResultsByDatasets([heart, tmp_path / "copy"], 13).groups == [["heart"], ["ionosphere"]]
+    assert ResultsByDatasets([heart, tmp_path / "copy"], 24).groups == [["heart", "ionosphere"]]
