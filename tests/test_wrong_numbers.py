@@ -1442,23 +1442,22 @@ def test_the_groups_count_a_data_sets_records_over_every_folder(tmp_path, timed_
     assert ResultsByDatasets([heart, tmp_path / "copy"], 24).groups == [["heart", "ionosphere"]]
 
 
-@pytest.mark.parametrize("case", ["your data set only", "every fit timed out"])
+@pytest.mark.parametrize("case", ["your data set only", "every fit timed out", "timed out beside your data set"])
 def test_tables_write_no_papers_table_where_none_applies(tmp_path, case):
     # Kills: which tables apply (``_applies``): a time table's records not cut to the paper's data sets, a metric
     # or time table applying without a value of its metric. A store of the user's own data set (no paper has it),
-    # and a store on heart (EEM's tables have it) whose every fit timed out (no value): `eemrepro tables` writes
-    # the store's own benchmark and no paper's table.
+    # a store on heart (EEM's tables have it) whose every fit timed out (no value), and the same beside the
+    # user's data set (values there only): `eemrepro tables` writes the store's own benchmark, no paper's table.
     folder, module = _user_folder(tmp_path)
-    if case == "your data set only":
-        (folder / "d.csv").write_text("a,b,y\n" + "".join(f"{(5 * i) % 12},{i % 5},{'pq'[i % 2]}\n" for i in range(12)))
-        body = {"name": "mine", "datasets": ["mine"], "local_datasets": {"mine": {"file": "d.csv"}},
-                "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
-                "protocol": {"folds": 2, "repeats": 1, "seed": 5}}
-    else:
-        body = {"name": "mine", "datasets": ["heart"],
-                "models": {"Slow": {"estimator": f"{module}:Napper", "delay": 30, "on_features": HEART_FEATURES,
-                                    "grid": {"shrink": [0.0]}}},
-                "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}
+    (folder / "d.csv").write_text("a,b,y\n" + "".join(f"{(5 * i) % 12},{i % 5},{'pq'[i % 2]}\n" for i in range(12)))
+    datasets = {"your data set only": ["mine"], "every fit timed out": ["heart"],
+                "timed out beside your data set": ["heart", "mine"]}[case]
+    body = {"name": "mine", "datasets": datasets,
+            "models": {"M": {"estimator": f"{module}:Napper", "delay": 30, "on_features": HEART_FEATURES,
+                             "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}
+    if "mine" in datasets:
+        body["local_datasets"] = {"mine": {"file": "d.csv"}}
     _run(_write_config(folder, "mine", body), tmp_path / "out")
     written = sorted(p.name for p in _tables_of([tmp_path / "out"], tmp_path / "tables").iterdir())
     assert [n for n in written if not n.startswith("benchmark_")] == ["check.md", "tables-manifest.json"], written
