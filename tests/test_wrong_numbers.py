@@ -1461,3 +1461,18 @@ def test_tables_write_no_papers_table_where_none_applies(tmp_path, case):
     _run(_write_config(folder, "mine", body), tmp_path / "out")
     written = sorted(p.name for p in _tables_of([tmp_path / "out"], tmp_path / "tables").iterdir())
     assert [n for n in written if not n.startswith("benchmark_")] == ["check.md", "tables-manifest.json"], written
+
+
+def test_a_single_split_prints_its_value_and_no_spread(tmp_path):
+    # Kills: the dash of a missing number (``_fmt``: NaN prints "–"). A train-test split (one test fold) has no
+    # standard deviation: the benchmark table prints the stored GMean (in %, one decimal) and "–" beside it.
+    folder, module = _user_folder(tmp_path)
+    _run(_write_config(folder, "tt", {"name": "tt", "datasets": ["heart"],
+                                      "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+                                      "protocol": {"splitter": "train-test", "train_size": 0.7, "repeats": 1,
+                                                   "seed": 5}}),
+         tmp_path / "out")
+    gmean = read_results(tmp_path / "out")["gmean"]
+    assert len(gmean) == 1
+    rows = _wide_rows((_tables_of([tmp_path / "out"], tmp_path / "tables") / "benchmark_gmean.md").read_text())
+    assert rows["heart"] == {"M": f"{100 * gmean.iloc[0]:.1f}±–"}
