@@ -1464,7 +1464,7 @@ def test_tables_write_no_papers_table_where_none_applies(tmp_path, case):
 
 
 def test_a_single_split_prints_its_value_and_no_spread(tmp_path):
-    # Kills: the dash of a missing number (``_fmt``: NaN prints "–"). A train-test split (one test fold) has no
+    # Kills: the dash of a missing number (``_fmt``: NaN prints "–"), the paper's value beside a cell not run. A train-test split (one test fold) has no
     # standard deviation: the benchmark table prints the stored GMean (in %, one decimal) and "–" beside it.
     folder, module = _user_folder(tmp_path)
     _run(_write_config(folder, "tt", {"name": "tt", "datasets": ["heart"],
@@ -1476,3 +1476,11 @@ def test_a_single_split_prints_its_value_and_no_spread(tmp_path):
     assert len(gmean) == 1
     rows = _wide_rows((_tables_of([tmp_path / "out"], tmp_path / "tables") / "benchmark_gmean.md").read_text())
     assert rows["heart"] == {"M": f"{100 * gmean.iloc[0]:.1f}±–"}
+    # In the paper's layout (EEM Table 4), a cell not run here prints a dash and the paper's value beside it
+    # (``metric_cell``: the published value of a cell not run), from the paper's table as registered.
+    full = _tables_of([tmp_path / "out"], tmp_path / "full", "--layout", "full")
+    rows = _wide_rows((full / "eem_table4_gmean.md").read_text())
+    pub = _eem_table4().published_frame().set_index(["dataset", "method"])["gmean_mean"]
+    assert rows["australian"]["EEMsig"] == f"– ({pub[('australian', 'EEMsig')]:.1f})" == "– (87.0)"
+    assert rows["australian"]["M"] == ""  # the user's model, not run there, has no paper value
+    assert np.isnan(pub[("forest-cover", "SVMrbf")]) and rows["forest-cover"]["SVMrbf"] == "–"  # nor has the paper
