@@ -534,10 +534,11 @@ def test_the_critical_difference_diagram_draws_the_ranks_as_the_metric_reads_the
 # cells dropped: read "missing", not "> N", and check turns a timed-out cell of the paper's into a skipped one:
 # a failing gate passes); (e): the printed limit "> N" taken from the last group read (or the smallest
 # budget), not the largest budget any timed-out record ran into.
-# Two folders as a user makes them: heart with a fit budget of 0.5 s (a quick model of the user's, and a slow one
-# timed out), sonar with 0.01 s (EEM Table 4's EEMrbf at 1000 hidden units: every fit past it). Read grouped
-# (a data set per group, TABLE_CHUNK_RECORDS = 1: heart, then sonar) the tables and the check are those of the
-# folders read in one piece, and the limit is the largest budget: max(0.5, 0.01) = 0.5, counted by hand.
+# Two folders as a user makes them: heart and ionosphere with a fit budget of 0.5 s (a quick model of the user's,
+# and a slow one timed out on heart), sonar with 0.01 s (EEM Table 4's EEMrbf at 1000 hidden units: every fit
+# past it). Read grouped (a data set per group, TABLE_CHUNK_RECORDS = 1: heart, ionosphere, sonar) the tables and
+# the check are those of the folders read in one piece, and the limit is the largest budget a timed-out record
+# ran into: max(0.5, 0.01) = 0.5, counted by hand (ionosphere's group, with none, adds no budget).
 @pytest.fixture(scope="module")
 def timed_out_folders(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("grouped")
@@ -545,7 +546,7 @@ def timed_out_folders(tmp_path_factory):
     napper = f"{module}:Napper"
     heart = tmp / "results" / "heart"
     _run(_write_config(folder, "heart", {
-        "name": "heart", "datasets": ["heart"],
+        "name": "heart", "datasets": ["heart", "ionosphere"],
         "models": {"Quick": {"estimator": napper, "grid": {"shrink": [0.0, 0.5]}},
                    "Slow": {"estimator": napper, "delay": 30, "on_features": HEART_FEATURES,
                             "grid": {"shrink": [0.0]}}},
@@ -558,17 +559,20 @@ def timed_out_folders(tmp_path_factory):
     records = read_results([heart, sonar])
     # What the folders hold (else the test tests nothing): sonar's cell timed out on its first fold and was
     # abandoned on the second; heart's Slow likewise, at its own budget.
+    # Ionosphere (34 columns) is a group between them with no timeout at all: Slow naps on heart's 13 only.
     by = records.set_index(["dataset", "model", "fold"])["status"].to_dict()
     assert by == {("heart", "Quick", 0): "ok", ("heart", "Quick", 1): "ok",
                   ("heart", "Slow", 0): "timed-out", ("heart", "Slow", 1): "skipped-after-timeout",
+                  **{("ionosphere", m, f): "ok" for m in ("Quick", "Slow") for f in (0, 1)},
                   ("sonar", "EEMrbf", 0): "timed-out", ("sonar", "EEMrbf", 1): "skipped-after-timeout"}
     budgets = records.loc[records["status"] == "timed-out"].groupby("dataset")["fit_seconds"].max().to_dict()
     assert budgets == {"heart": 0.5, "sonar": 0.01}
     return heart, sonar
 
 
-def _tables_of(dirs, where):
-    result = runner.invoke(app, ["tables", *map(str, dirs), "--out", str(where), "--format", "md", "--format", "csv"])
+def _tables_of(dirs, where, *extra):
+    result = runner.invoke(app, ["tables", *map(str, dirs), "--out", str(where), "--format", "md", "--format", "csv",
+                                 *extra])
     assert result.exit_code == 0, result.output
     return where
 
@@ -600,7 +604,8 @@ def test_a_group_whose_cells_all_timed_out_shows_them_past_the_largest_budget(tm
     # (each with the mark of its one timed-out fit, issue 58: failures are shown where the number is)
     assert wide["heart"]["Slow"] == "> 0.5 †1" and wide["sonar"]["EEMrbf"] == "> 0.5 †1"
     # The quick model's cell: the better of its two points by mean GMean over the folds, mean±std (ddof 1) in %.
-    quick = read_results(heart).query("model == 'Quick'").groupby("point")["gmean"].agg(["mean", "std"]) * 100
+    quick = read_results(heart).query("model == 'Quick' and dataset == 'heart'").groupby("point")["gmean"].agg(
+        ["mean", "std"]) * 100
     best = quick.loc[quick["mean"].idxmax()]
     assert wide["heart"]["Quick"] == f"{best['mean']:.1f}±{best['std']:.1f} (–)"
     table = pd.read_csv(out / "eem_table4_gmean.csv", comment="#")
@@ -636,6 +641,75 @@ def test_check_fails_on_a_papers_cell_that_timed_out_in_a_group_of_its_own(timed
     assert result.exit_code == 1, result.output
     assert "MISSING eem_table4 sonar EEMrbf: no reproduced value (published 82.8)" in result.output
     assert "within tolerance: 0 of 1 cells" in result.output
+
+
+
+
+def test_folders_are_read_in_groups_of_data_sets_within_the_budget_and_once(timed_out_folders):
+    # The records per data set, summed over the folders (heart 6, ionosphere 6, sonar 2); the groups are
+    # consecutive in sorted order, each within the budget (a data set larger than it alone), counted by hand.
+    from eemrepro.reports._render import ResultsByDatasets
+
+    heart, sonar = timed_out_folders
+    n = read_results([heart, sonar]).groupby("dataset").size().to_dict()
+    assert n == {"heart": 6, "ionosphere": 6, "sonar": 2}  # Quick 2 points x 2 folds + Slow 2 folds; 1 x 2
+    assert ResultsByDatasets([heart, sonar], 14).groups == [["heart", "ionosphere", "sonar"]]
+    assert ResultsByDatasets([heart, sonar], 13).groups == [["heart", "ionosphere"], ["sonar"]]
+    assert ResultsByDatasets([heart, sonar], 8).groups == [["heart"], ["ionosphere", "sonar"]]
+    assert ResultsByDatasets([heart, sonar], 1).groups == [["heart"], ["ionosphere"], ["sonar"]]
+    results = ResultsByDatasets([heart, sonar], 8)
+    assert [sorted(set(frame["dataset"])) for frame in results] == [["heart"], ["ionosphere", "sonar"]]
+    assert results.provenance["records"] == 14
+    with pytest.raises(RuntimeError, match="read once"):
+        list(results)
+
+
+def test_a_folder_whose_config_dropped_its_last_data_set_still_reports_by_groups(tmp_path, monkeypatch):
+    # Run on heart and sonar, then the config keeps heart only: sonar's records stay in the folder, left out of
+    # the reports. Read a data set at a time, sonar's group is empty: the tables are heart's, not "no records".
+    from eemrepro.reports import _tables as tables_module
+
+    monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    folder, module = _user_folder(tmp_path)
+
+    def config(datasets):
+        return _write_config(folder, "shrunk", {
+            "name": "shrunk", "datasets": datasets,
+            "models": {"Quick": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}})
+
+    out = tmp_path / "out"
+    _run(config(["heart", "sonar"]), out)
+    _run(config(["heart"]), out)
+    table = pd.read_csv(_tables_of([out], tmp_path / "tables") / "eem_table4_gmean.csv", comment="#")
+    assert table[["dataset", "method", "status"]].values.tolist() == [["heart", "Quick", "ok"]]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_cell_whose_grid_grew_since_it_ran_reads_incomplete_by_groups_too(tmp_path, monkeypatch, grouped):
+    # The user adds a grid point to Quick and reruns only the other model: Quick's cells lack the new point's
+    # records, so they read "incomplete" (resume the run), never the best of the smaller grid; Other's are whole.
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    folder, module = _user_folder(tmp_path)
+
+    def config(grid):
+        return _write_config(folder, "grown", {
+            "name": "grown", "datasets": ["heart", "sonar"],
+            "models": {"Quick": {"estimator": f"{module}:Napper", "grid": {"shrink": grid}},
+                       "Other": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}})
+
+    out = tmp_path / "out"
+    _run(config([0.0, 0.5]), out)
+    _run(config([0.0, 0.5, 0.9]), out, "--only-models", "Other")
+    table = pd.read_csv(_tables_of([out], tmp_path / "tables") / "eem_table4_gmean.csv", comment="#")
+    assert table.set_index(["dataset", "method"])["status"].to_dict() == {
+        ("heart", "Other"): "ok", ("heart", "Quick"): "incomplete",
+        ("sonar", "Other"): "ok", ("sonar", "Quick"): "incomplete"}
+    assert table.loc[table["method"] == "Quick", "gmean"].isna().all()
 
 
 # -- d. a timeout abandons its grid point on its own data set only ------------------------------------------------
@@ -897,3 +971,516 @@ def test_a_stores_config_run_again_refuses_a_local_file_that_changed_since(tmp_p
     assert result.exit_code == 1
     assert f"d.txt: sha256 {after[:12]}... differs from the {before[:12]}... recorded for it: the file changed" \
         in _one_line(result.output)
+
+
+# -- the scheduler, round three (survivors of the fresh mutmut run on experiments/_schedule.py) -----------------
+def _costs_config(tmp_path):
+    """(config, its units, {cell: identity sha}) of model A on heart and sonar at shrink 0.0 and 0.5."""
+    from eemrepro.experiments import enumerate_units, load_config
+
+    folder, module = _user_folder(tmp_path)
+    config = load_config(_write_config(folder, "costs", {
+        "name": "costs", "datasets": ["heart", "sonar"],
+        "models": {"A": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5}}))
+    return config, enumerate_units(config), {(d, "A", False): f"{d}-A" for d in ("heart", "sonar")}
+
+
+def _costs_of(tmp_path, timed_rows, columns):
+    """Each unit's estimate (``unit_costs``, what ``eemrepro run --dry-run`` sums) of ``_costs_config``'s units
+    from a store frame of ``timed_rows`` holding only ``columns``."""
+    from eemrepro.experiments._schedule import unit_costs
+
+    config, units, shas = _costs_config(tmp_path)
+    timed = pd.DataFrame(timed_rows(units))[columns]
+    return units, unit_costs(config, units, timed, shas)
+
+
+def _stored(dataset, point, seconds, model="A"):
+    from eemrepro.store._keys import point_id
+
+    return {"dataset": dataset, "model": model, "point": point_id({"shrink": point}), "inner": None,
+            "identity_sha": f"{dataset}-{model}", "fit_seconds": seconds, "predict_seconds": 0.25}
+
+
+def _by_hand(u):
+    # Stored seconds per record: fit 1 on heart, 10 on sonar, + 0.5 at shrink 0.5; prediction 0.25.
+    return sum((1 if u.dataset == "heart" else 10) + (0.5 if p["shrink"] == 0.5 else 0) + 0.25
+               for p in u.point_dicts())
+
+
+def test_a_store_of_many_data_sets_without_path_columns_estimates_each_unit_from_its_own_timings(tmp_path):
+    # Kills: the data set's category codes left in their small integer type (``_measured``: int8 below 128
+    # categories), where code x (models + 1) wraps past 127 and the cell's records are lost: 64 other data sets
+    # ahead of heart (code 64, x 2 = 128). And a column no segment holds (here ``path_size`` and
+    # ``standalone_fit_seconds``: records of points fitted alone) read as objects, not as missing numbers.
+    def rows(units):
+        out = [_stored(f"aaa{k:02d}", 0.0, 1e6) for k in range(64)]  # other data sets, other identities
+        return out + [_stored(u.dataset, p["shrink"], (1 if u.dataset == "heart" else 10)
+                              + (0.5 if p["shrink"] == 0.5 else 0)) for u in units for p in u.point_dicts()]
+
+    units, costs = _costs_of(tmp_path, rows, ["dataset", "model", "point", "inner", "identity_sha", "fit_seconds",
+                                              "predict_seconds"])
+    assert list(costs) == pytest.approx([_by_hand(u) for u in units])
+
+
+def test_a_grid_shrunk_since_its_store_estimates_each_unit_from_its_own_points_only(tmp_path):
+    # Kills: the point of each measured mean lost (``_measured``'s per-point keys), where a unit falls back to
+    # its cell's mean per record, which counts shrink 0.9 (no longer in the grid, 1000 s a record).
+    def rows(units):
+        out = [_stored(u.dataset, p["shrink"], (1 if u.dataset == "heart" else 10) + (0.5 if p["shrink"] == 0.5 else 0))
+               for u in units for p in u.point_dicts()]
+        return out + [_stored(d, 0.9, 1000.0) for d in ("heart", "sonar")]
+
+    units, costs = _costs_of(tmp_path, rows, ["dataset", "model", "point", "inner", "identity_sha", "fit_seconds",
+                                              "predict_seconds"])
+    assert list(costs) == pytest.approx([_by_hand(u) for u in units])
+
+
+@pytest.mark.parametrize("left, resorted", [(400, True), (401, False)])
+def test_the_scheduler_resorts_once_what_it_learned_covers_a_two_hundredth_of_the_units_left(left, resorted):
+    # Kills: what ``observe`` counts (one per finished unit) and the test that re-sorts the units left
+    # (``_learned * 200 >= len``; the Scheduler's docstring). Cell A: two units estimated at 10 s and one at
+    # 1 s (a prior); cell B: ``left - 1`` units at 5 s. A's two 10 s units go first and take 100 s each: A's
+    # ratio is 10, its 1 s unit is now 10 s, ahead of B's 5 s. Two learned x 200 = 400 covers 400 units left,
+    # not 401: with 401 the stack keeps the prior's order and a B unit goes next.
+    from eemrepro.experiments._schedule import Scheduler
+
+    n_b = left - 1
+    s = Scheduler([10, 10, 1] + [5] * n_b, [False] * (3 + n_b), [("d", "A")] * 3 + [("d", "B")] * n_b)
+    assert [s.next_batch(), s.next_batch()] == [[0], [1]]
+    s.observe(0, 100.0)
+    s.observe(1, 100.0)
+    assert s.next_batch() == ([2] if resorted else [3])
+
+
+def test_a_measured_unit_keeps_its_estimate_when_its_models_priors_learn_a_ratio():
+    # Kills: the ratio learned from prior units applied to every unit (``estimates``' ``prior`` mask). A resumed
+    # run: model A's sonar cell is measured (2 s, stored timings), its heart cell a prior (1 s a unit). Heart's
+    # first unit takes 4 s: A's ratio is 4, heart's other unit is now 4 s; sonar's stays the 2 s measured.
+    from eemrepro.experiments._schedule import Scheduler
+
+    s = Scheduler([1, 1, 2], [False, False, True], [("heart", "A"), ("heart", "A"), ("sonar", "A")])
+    s.observe(0, 4.0)
+    assert list(s.estimates(np.array([1, 2]))) == [4.0, 2.0]
+
+
+def test_small_measured_units_fill_a_batch_up_to_its_seconds_or_its_units_and_no_further():
+    # Kills: ``<=`` for ``<`` in either bound of ``_next_batch``'s loop. Measured units of 0.25 s reach a batch's
+    # 0.5 s after two (0.25 + 0.25 is exact in binary): a third goes in the next batch. With 0.1 s units and
+    # room for 10 s, a batch stops at its ``batch_units`` (2).
+    from eemrepro.experiments._schedule import Scheduler
+
+    def drain(s):
+        return list(iter(s.next_batch, None))
+
+    assert drain(Scheduler([0.25] * 3, [True] * 3, [("d", "A")] * 3, batch_seconds=0.5)) == [[0, 1], [2]]
+    assert drain(Scheduler([0.1] * 5, [True] * 5, [("d", "A")] * 5, batch_seconds=10.0, batch_units=2)) == \
+        [[0, 1], [2, 3], [4]]
+
+
+def test_a_unit_batched_behind_another_is_not_dispatched_again_after_a_resort():
+    # Kills: a unit taken into a batch (not its first) left unmarked as done (``_next_batch``), so the re-sort
+    # that follows what the scheduler learned puts it back on the stack: its grid point fitted twice. A prior of
+    # 1 s goes alone; two measured units of 0.1 s go together; the prior's 2 s teaches a ratio, which re-sorts
+    # the units left: only the last prior is left.
+    from eemrepro.experiments._schedule import Scheduler
+
+    s = Scheduler([1.0, 0.1, 0.1, 0.05], [False, True, True, False], [("d", "A")] * 4)
+    assert [s.next_batch(), s.next_batch()] == [[0], [1, 2]]
+    s.observe(0, 2.0)
+    assert [s.next_batch(), s.next_batch()] == [[3], None]
+
+
+def test_without_a_store_each_unit_is_estimated_by_its_kinds_prior(tmp_path):
+    # Kills: the test that reads stored timings only when there is a store (``unit_costs``' first condition with
+    # an ``or`` for an ``and``): with no store (``benchmarks/simulate_schedule.py``'s fresh-run plan calls it so),
+    # with or without the config's identities, each unit is the kind's size-based prior (``ExperimentKind.seconds``,
+    # the cost model's last rule), and none is measured.
+    from eemrepro.experiments import get_kind
+    from eemrepro.experiments._schedule import unit_costs
+
+    config, units, shas = _costs_config(tmp_path)
+    prior = [get_kind(config.kind).seconds(config, u) for u in units]
+    for costs, known in (unit_costs(config, units, known=True), unit_costs(config, units, None, shas, known=True)):
+        assert list(costs) == pytest.approx(prior) and not known.any()
+
+
+def test_a_grid_grown_since_its_store_estimates_a_unit_by_its_cells_mean_record_times_its_points(tmp_path):
+    # Kills: the cell's mean left out of ``unit_costs`` (the kind's prior used instead) or divided by the unit's
+    # points instead of multiplied. The store holds shrink 0.0 only (1.25 s a record on heart, 10.25 s on sonar,
+    # fit + prediction); shrink 0.5 was added since, so no unit has every point stored: each is its cell's mean
+    # per record times its 2 points, and counts as measured.
+    from eemrepro.experiments._schedule import unit_costs
+
+    config, units, shas = _costs_config(tmp_path)
+    timed = pd.DataFrame([_stored(u.dataset, 0.0, 1 if u.dataset == "heart" else 10) for u in units])
+    costs, known = unit_costs(config, units, timed, shas, known=True)
+    assert list(costs) == pytest.approx([2 * (1.25 if u.dataset == "heart" else 10.25) for u in units])
+    assert known.all() and all(len(u.point_dicts()) == 2 for u in units)
+
+
+# -- the baseline check, round three (survivors of the fresh mutmut run on experiments/_baselines.py) ------------
+@pytest.mark.parametrize("absolute", [True, False])
+def test_a_run_naming_its_own_output_folder_as_a_baseline_is_refused_in_one_line(tmp_path, absolute):
+    # Kills: the refusal's text (``check_baselines``: none, or changed) and how it shows the baseline: as named
+    # when the config names it by its path, else as named and where that resolved from the config's folder.
+    folder, module = _user_folder(tmp_path)
+    out = tmp_path / "out"
+    named = str(out) if absolute else os.path.relpath(out, folder)
+    cfg = _grid_config(folder, module, "mine", PROTOCOL, baselines=[named])
+    result = _run(cfg, out, code=1)
+    shown = str(out) if absolute else f"{named!r} ({out})"
+    assert _one_line(result.output) == (
+        f"error: {cfg}: key 'baselines': {shown} is this run's own results folder (--out); a store cannot be its own "
+        "baseline: name the papers' stores, or run into another folder")
+    assert not out.exists()
+
+
+def test_a_baseline_holding_a_model_of_the_configs_name_on_a_shared_data_set_is_refused(tmp_path):
+    # Kills: the clash test of ``check_baselines`` left out (two stores' "Mine" would merge into one cell of the
+    # tables). Its neighbour: the same name on data sets the stores do not share is no clash (sonar's store).
+    folder, module = _user_folder(tmp_path)
+
+    def store(name, dataset):
+        path = tmp_path / "results" / name
+        _run(_write_config(folder, name, {"name": name, "datasets": [dataset], "protocol": PROTOCOL, "models": {
+            "Mine": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}}}), path)
+        return path
+
+    heart, sonar = store("heart", "heart"), store("sonar", "sonar")
+    cfg = _write_config(folder, "mine", {"name": "mine", "datasets": ["heart"], "protocol": PROTOCOL,
+                                         "models": {"Mine": {"estimator": f"{module}:Napper", "shrink": 0.5}},
+                                         "baselines": [os.path.relpath(heart, folder)]})
+    result = _run(cfg, tmp_path / "out", code=1)
+    assert _one_line(result.output) == (
+        f"error: {cfg}: key 'baselines': {heart} also has a model named 'Mine' on heart; the tables would merge the two "
+        "into one cell: rename this config's 'Mine'")
+    cfg.write_text(cfg.read_text().replace(os.path.relpath(heart, folder), os.path.relpath(sonar, folder)))
+    _run(cfg, tmp_path / "out")
+    assert (read_results(tmp_path / "out")["status"] == "ok").sum() == 2
+
+
+@pytest.mark.parametrize(("theirs", "mine", "key", "there", "here"), [
+    (", positive: [p]", ", positive: [q]", "data.positive", "['p']", "['q']"),  # a key both define
+    (", positive: [p]", "", "data.classes", "None", "['p', 'q', 'r']"),  # a key one of them leaves out
+])
+def test_a_baseline_holding_your_data_set_read_another_way_is_refused_naming_the_first_key(tmp_path, theirs, mine,
+                                                                                          key, there, here):
+    # Kills: the definitions compared (``check_baselines``' ``data_identity`` of the data sets both hold: of
+    # another data set, or of none), the first differing key (over the keys of either side, in order) and the
+    # refusal's text. The same three-class file read with another positive class, or as three classes (the
+    # baseline's definition has a positive class and no classes, this one classes and no positive class). Its
+    # neighbours are accepted: the same definition, and a baseline whose data set the config does not run.
+    (tmp_path / "d.csv").write_text("a,b,y\n" + "".join(f"{(5 * i) % 12},{i % 5},{'pqr'[i % 3]}\n"
+                                                        for i in range(12)))
+
+    def config(name, datasets, spec, baselines=()):
+        path = tmp_path / f"{name}.yaml"
+        body = {
+            "name": name, "datasets": datasets,
+            "models": {name.capitalize(): {"estimator": "EEM", "activation": "rbf", "grid": {"n_hidden": [5]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}}
+        if "mine" in datasets:
+            body["local_datasets"] = {"mine": yaml.safe_load(f"{{file: d.csv{spec}}}")}
+        path.write_text(yaml.safe_dump({**body, "baselines": list(baselines)} if baselines else body, sort_keys=False))
+        return path
+
+    paper = tmp_path / "results" / "paper"
+    _run(config("paper", ["mine"], theirs), paper)
+    cfg = config("mine", ["mine"], mine, [os.path.relpath(paper, tmp_path)])
+    result = _run(cfg, tmp_path / "out", code=1)
+    assert _one_line(result.output) == (f"error: {cfg}: key 'baselines': {paper} holds mine read another way ({key} "
+                                        f"{there} there, {here} here); its cells cannot be compared with this run's")
+    _run(config("same", ["mine"], theirs, [os.path.relpath(paper, tmp_path)]), tmp_path / "same")
+    _run(config("heart", ["heart"], mine, [os.path.relpath(paper, tmp_path)]), tmp_path / "heart")
+    assert len(read_results(tmp_path / "same")) == len(read_results(tmp_path / "heart")) == 2
+
+
+# -- a user's own data set, round three (survivors of the fresh mutmut run on datasets/_local.py) ----------------
+def _sorted_by_class(n=12):
+    """Two features of no order and a label sorted by class (a saved index would tell the classes apart)."""
+    return pd.DataFrame({"x1": [(5 * i) % n for i in range(n)], "x2": [(7 * i) % n for i in range(n)],
+                         "label": ["p"] * (n // 2) + ["q"] * (n - n // 2)})
+
+
+@pytest.mark.parametrize(("write", "column", "what"), [
+    # (pandas' saved index of shuffled rows: not the row numbers in file order, its name alone tells it)
+    (lambda f, p: f.sample(frac=1, random_state=0).to_csv(p), "Unnamed: 0", "is unnamed, as pandas names a saved index"),
+    (lambda f, p: f.rename_axis("id").reset_index().to_csv(p, index=False), "id", "holds the row numbers 0..11 in file order"),
+    (lambda f, p: f.assign(row=np.arange(1, 13))[["row", "x1", "x2", "label"]].to_csv(p, index=False), "row",
+     "holds the row numbers 1..12 in file order"),
+])
+def test_a_saved_index_as_first_column_is_refused_in_one_line_and_kept_when_listed(tmp_path, write, column, what):
+    # Kills: the index test of ``read_local_file`` skipped (``_refuse_an_index``: for a file with features, or
+    # without its first column's values), and the listed ``columns`` left out when the loader reads the file
+    # (``parse_local``): listed, the index is a feature (the run goes on), and the loader's X is those columns.
+    from eemrepro.datasets import load_dataset
+
+    write(_sorted_by_class(), tmp_path / "d.csv")
+    output = _local_run(tmp_path, "{file: d.csv, target: label}", code=1)
+    assert output == (f"error: {tmp_path / 'local.yaml'}, line 4: key 'local_datasets.mine': {tmp_path / 'd.csv'}: "
+                      f"the first column {column!r} {what}: as a feature it would tell "
+                      "rows apart by their place in the file. Save the file with index=False or drop the column; to "
+                      "keep it as a feature, list the feature columns under 'columns'")
+    _local_run(tmp_path, f"{{file: d.csv, target: label, columns: [{column!r}, x2]}}")
+    frame = pd.read_csv(tmp_path / "d.csv")
+    X = load_dataset("mine", scaling=None).X  # float64 as documented, from a file of integers
+    assert X.dtype == np.float64
+    np.testing.assert_array_equal(X, frame[[column, "x2"]].to_numpy(float))
+
+
+@pytest.mark.parametrize(("name", "content", "spec", "message"), [
+    # the column named is the one that holds it (not the first): an infinite value, a value past 1e150
+    ("inf2.csv", "a,b,y\n1,2,p\n3,inf,q\n4,5,p\n6,7,q\n", {}, "{path}: an infinite value in column 'b'"),
+    ("big.csv", "a,b,y\n1,1e200,p\n3,4,q\n4,5,p\n6,7,q\n", {},
+     "{path}: column 'b' holds values as large as 1e+200, past what scaling and squared distances hold in float64; "
+     "rescale it first"),
+    ("empty.arff", "@relation d\n@attribute a numeric\n@attribute y {p,q}\n@data\n", {"target": "y"},
+     "{path}: 0 row(s); a data set to cross-validate needs more"),
+    ("cols.csv", "a,b,y\n1,2,p\n3,4,q\n", {"columns": ["a", "zz"]},
+     "{path}: no column(s) ['zz'] (key 'columns'); its columns are ['a', 'b', 'y']"),
+    ("cols.csv", "a,b,y\n1,2,p\n3,4,q\n", {"columns": ["a", "y"]}, "{path}: the target 'y' is also listed in 'columns'"),
+    ("wide.csv", ",".join(f"c{i}" for i in range(22)) + "\n" + ",".join("1" * 22) + "\n", {"columns": ["zz"]},
+     "{path}: no column(s) ['zz'] (key 'columns'); its columns are " + str([f"c{i}" for i in range(20)])),
+    # a saved index on three rows, the fewest it is told on (on two, 0..1 or 1..2 comes up by chance)
+    ("three.csv", "row,x,y\n1,5,p\n2,3,q\n3,4,p\n", {}, "{path}: the first column 'row' holds the row numbers 1..3 "
+     "in file order: as a feature it would tell rows apart by their place in the file. Save the file with "
+     "index=False or drop the column; to keep it as a feature, list the feature columns under 'columns'"),
+    # a positive label the file lacks (no hint: not a YAML boolean), the file's first 20 classes listed
+    ("many.csv", "a,y\n" + "".join(f"{(5 * i) % 22},c{i:02d}\n" for i in range(22)), {"positive": ["z"]},
+     "{path}: positive label(s) ['z'] not in the file; its classes are " + str([f"c{i:02d}" for i in range(20)])),
+    # an ARFF nominal feature: refused showing its value as text (scipy gives bytes)
+    ("nominal.arff", "@relation d\n@attribute a numeric\n@attribute colour {red,blue}\n@attribute y {p,q}\n@data\n"
+     "3,red,p\n1,blue,q\n4,red,p\n2,blue,q\n", {"target": "y"},
+     "{path}: column 'colour' is not numeric (such as 'red'); encode it as numbers first"),
+])
+def test_a_local_file_is_refused_naming_the_column_or_key_at_fault(tmp_path, name, content, spec, message):
+    # Kills: the column a refusal names taken from the wrong axis (the first column, or a row's index), the
+    # checks of values past 1e150 (none at exactly 1e150, below) and of a file of no rows, the checks of a
+    # ``columns`` list and their messages (20 columns shown), ARFF nominal values left as bytes, the hint and
+    # the classes shown for an unknown positive label. By hand.
+    from eemrepro.datasets import LocalDatasetError, local_entry
+
+    (tmp_path / name).write_text(content)
+    with pytest.raises(LocalDatasetError) as refused:
+        local_entry("mine", {"file": name, **spec}, home=tmp_path)
+    assert str(refused.value) == message.format(path=tmp_path / name)
+
+
+def test_a_local_libsvm_file_reads_as_float_features_named_by_their_number(tmp_path):
+    # Kills: the names given to a LIBSVM file's features (what a run's stored config and identity record), and
+    # X left in the file's integer type (documented: float64). Values of exactly 1e150 are no refusal.
+    from eemrepro.datasets import load_dataset, local_entry
+    from eemrepro.datasets._registry import register_local
+
+    (tmp_path / "d.libsvm").write_text("".join(f"{1 if i % 2 else -1} 1:{(3 * i) % 8} 2:{(5 * i) % 7}\n" for i in range(8)))
+    entry = local_entry("mine", {"file": "d.libsvm"}, home=tmp_path)
+    assert (entry.local["columns"], entry.local["target"]) == (["feature 1", "feature 2"], "(label)")
+    assert entry.positive == ("-1",) and entry.classes is None  # two classes: the minority (a tie: the first)
+    register_local(entry)
+    X, _, meta = load_dataset("mine", scaling=None)
+    assert meta["files"][0]["name"] == "d.libsvm"  # the provenance names the file
+    assert X.dtype == np.float64 and X[:, 0].tolist() == [float((3 * i) % 8) for i in range(8)]
+    (tmp_path / "e.csv").write_text("a,y\n1e150,p\n2,q\n3,p\n4,q\n")
+    assert local_entry("mine", {"file": "e.csv"}, home=tmp_path).expected["n"] == 4
+
+
+def test_a_stored_config_written_before_columns_and_classes_were_recorded_still_gives_its_entry(tmp_path):
+    # Kills: the columns and classes of an entry built from a stored config alone (``local_entry(read=False)``,
+    # the reports' path: the file may be gone) taken as present when the spec has none: an older store's
+    # config.yaml records neither. Its entry has no columns and no classes, as written.
+    from eemrepro.datasets import local_entry
+
+    entry = local_entry("mine", {"file": "gone.csv", "format": "csv", "target": "y", "sha256": "ab" * 32, "n": 60},
+                        home=tmp_path, read=False)
+    assert (entry.local["columns"], entry.classes, entry.positive, entry.expected) == (None, (), None, {"n": 60})
+
+
+# -- the comparison statistics, round three (survivors of the fresh mutmut run on reports/_compare.py) -----------
+def test_the_critical_difference_bar_is_nemenyis_cd_from_the_best_rank_above_the_ranks():
+    # Kills: the CD bar's length (Nemenyi's CD of the wrong counts, or at another alpha), its start and direction,
+    # its label's text and place, its height and the axis limits that keep it in view, and the ids of its SVG
+    # elements. Ranks by hand (1 = the lowest error): LS-SVM 2, 2, 2, 2; Naive Bayes 3, 1, 3, 3; Mine 1, 3, 1, 1:
+    # averages 2.0, 2.5 and 1.5. CD: Demsar (2006) Table 5, q_0.05 = 2.343 for 3 models, times sqrt(3 x 4 / (6 x 4)).
+    # The bar sits 0.35 of the diagram's height above scikit-posthocs' own drawing (its limits, drawn alone here),
+    # the view a tenth of that height above the bar.
+    import matplotlib.pyplot as plt
+    import scikit_posthocs as sp
+
+    from eemrepro.reports._compare import cd_diagram, cd_figure
+
+    error = pd.DataFrame({"LS-SVM": [0.03, 0.22, 0.05, 0.10], "Naive Bayes": [0.05, 0.20, 0.07, 0.12],
+                          "Mine": [0.02, 0.25, 0.04, 0.09]}, index=list("abcd"))
+    cd = 2.343 * np.sqrt(3 * 4 / (6 * 4))
+    fig, bar, label = cd_figure(error, greater_is_better=False)
+    alone, ax = plt.subplots(figsize=(7, 2.2))
+    ranks = pd.Series({"LS-SVM": 2.0, "Naive Bayes": 2.5, "Mine": 1.5})
+    significance = sp.posthoc_nemenyi_friedman(error.to_numpy())
+    significance.index = significance.columns = list(error.columns)
+    sp.critical_difference_diagram(ranks, significance, ax=ax)
+    low, high = ax.get_ylim()
+    plt.close(alone)
+    y = high + 0.35 * (high - low)
+    assert list(bar.get_xdata()) == pytest.approx([1.5, 1.5 + cd], abs=5e-4)  # q rounded to 3 decimals
+    assert list(bar.get_ydata()) == pytest.approx([y, y])
+    assert label.get_text() == f"CD = {cd:.2f}" == "CD = 1.66"
+    assert label.get_position() == pytest.approx((1.5 + cd / 2, y), abs=5e-4)
+    assert fig.axes[0].get_ylim() == pytest.approx((low, y + 0.1 * (high - low)))
+    plt.close(fig)
+    svg = cd_diagram(error, greater_is_better=False)
+    assert 'id="cd-bar"' in svg and 'id="cd-label"' in svg
+    named = cd_diagram(error, greater_is_better=False, name="mine")
+    assert 'id="mine-bar"' in named and 'id="cd-bar"' not in named
+
+
+def test_a_comparison_page_names_its_sides_as_the_caller_says():
+    # Kills: the sides of ``comparison_markdown`` left at the paper's default (a benchmark of a store's own
+    # models names them otherwise).
+    from eemrepro.reports._compare import compare_methods, comparison_markdown
+
+    values = {m: np.array(v) for m, v in SIX_AND_EIGHT.items()}
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(8)]), new=["Mine", "SVMrbf"])
+    lines = comparison_markdown(_eem_table4(), result, "t", sides=("Yours", "the store's", "Each against each")) \
+        .splitlines()
+    assert lines[2] == "Yours: Mine, SVMrbf; the store's: EEMrbf."
+    assert "## Each against each" in lines
+
+
+def test_a_model_identical_to_another_is_p_one_without_a_warning_from_scipy():
+    # Kills: scipy's Wilcoxon run on a pair with no nonzero difference (``_pairs`` and ``ranks_and_tests``):
+    # scipy 1.17 returns p = 1 there, but with a RuntimeWarning (0 / 0) that ``eemrepro tables`` would print;
+    # and the p of such a pair (1, no evidence) written otherwise.
+    import warnings
+
+    from eemrepro.reports._compare import compare_methods
+    from eemrepro.reports._tables import ranks_and_tests
+
+    same = {"EEMrbf": np.array([70.0 + i for i in range(7)]), "Mine": np.array([70.0 + i for i in range(7)])}
+    table = _long(same, [f"d{i}" for i in range(7)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pairs = compare_methods(_eem_table4(), table)["pairs"]
+        tests = ranks_and_tests(table.rename(columns={"gmean": "value"}), [("EEMrbf", "Mine")], value="value")
+    assert pairs["wilcoxon p"].tolist() == [1.0]
+    assert tests["wilcoxon"] == [{"pair": "Mine vs EEMrbf", "median_difference": 0.0, "wilcoxon_p": 1.0}]
+
+
+def test_a_comparison_of_your_models_alone_compares_each_pair_and_prints_small_p_as_scipy_does():
+    # Kills: the page of a benchmark of a user's models alone (no baseline: each pair of them compared): its
+    # first line and heading, p-values under 1e-4 in lower-case exponent form, and the notes that end the page.
+    # Twenty data sets, A above B and B above C everywhere (distinct differences, no tie): scipy's exact p of
+    # each pair is 2 / 2**20; statsmodels' Holm over the three.
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from eemrepro.reports._compare import RANKS_NOTE, TESTS_NOTE, compare_methods, comparison_markdown
+
+    base = np.array([60.0 + (7 * i) % 20 for i in range(20)])
+    values = {"A": base + 2 + 0.01 * np.arange(20), "B": base + 1 - 0.02 * np.arange(20) / 3, "C": base}
+    result = compare_methods(_eem_table4(), _long(values, [f"d{i}" for i in range(20)]), new=["A", "B", "C"])
+    text = comparison_markdown(_eem_table4(), result, "t")
+    lines = text.splitlines()
+    assert lines[2] == "Models: A, B, C; each pair of them compared."
+    assert "## Each pair of models" in lines
+    raw = [stats.wilcoxon(values[m], values[b]).pvalue for m, b in (("A", "B"), ("A", "C"), ("B", "C"))]
+    assert raw == pytest.approx([2 / 2**20] * 3)
+    holm = multipletests(raw, method="holm")[1]
+    rows = [r for r in _md_rows([line for line in lines if line.startswith(("| A ", "| B "))]) if len(r) == 9]
+    assert [r[-2:] for r in rows] == [[f"{p:.3g}", f"{h:.3g}"] for p, h in zip(raw, holm, strict=True)]
+    assert rows[0][-2:] == ["1.91e-06", "5.72e-06"]
+    assert lines[-4:] == [RANKS_NOTE.format(digits=1), "", TESTS_NOTE, ""] and text.endswith(TESTS_NOTE + "\n\n")
+    assert lines[-5] == "" and lines[-6].startswith("| B ")
+
+
+def test_a_local_csv_of_a_header_alone_is_refused_in_one_line(tmp_path):
+    # Kills: the example value of a column that has none taken anyway (``read_local_file``: an IndexError, a
+    # traceback where the user should read what is wrong). pandas reads a header-only file's columns as text.
+    (tmp_path / "h.csv").write_text("a,b,y\n")
+    output = _local_run(tmp_path, "{file: h.csv}", code=1)
+    assert output.startswith(f"error: {tmp_path / 'local.yaml'}, line 4: key 'local_datasets.mine': "
+                             f"{tmp_path / 'h.csv'}: column 'a' is not numeric") and "Traceback" not in output
+
+
+# -- the grouped readers, round three (survivors of the fresh mutmut run on reports/_tables.py) -----------------
+@pytest.mark.parametrize("layout", ["full", "run"])
+def test_a_correlation_table_read_by_groups_is_the_one_read_whole(tmp_path, monkeypatch, layout):
+    # Kills: a correlation table's cells (EEM Table 1) made by groups of data sets (``TableRows.add`` and
+    # ``.frame``: its records, its spec or its layout lost). A small run of the kind (heart and sonar, 2 x 3 random
+    # layers and betas per h) read whole and a data set at a time: the same files, byte for byte, in the paper's
+    # layout (its 24 data sets, the others empty) and in the run's (the two it ran).
+    from eemrepro.reports import _tables as tables_module
+
+    cfg = _write_config(tmp_path, "corr", {
+        "name": "corr", "kind": "dcs-correlation", "datasets": ["heart", "sonar"],
+        "analysis": {"n_hidden": [1, 10], "layers": 2, "betas": 3, "activation": "rbf",
+                     "covariance": "ledoit-wolf", "beta": "uniform", "scaling": "minmax"},
+        "protocol": {"seed": 0}})
+    _run(cfg, tmp_path / "out")
+    whole = _tables_of([tmp_path / "out"], tmp_path / "whole", "--layout", layout)
+    monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    grouped = _tables_of([tmp_path / "out"], tmp_path / "grouped", "--layout", layout)
+    table = (whole / "eem_table1_spearman.md").read_text()
+    assert "| heart" in table and "| sonar" in table and ("| australian" in table) == (layout == "full")
+    names = sorted(p.name for p in whole.iterdir())
+    assert names == sorted(p.name for p in grouped.iterdir())
+    for name in names:
+        assert (grouped / name).read_bytes() == (whole / name).read_bytes(), name
+
+
+def test_the_groups_count_a_data_sets_records_over_every_folder(tmp_path, timed_out_folders):
+    # Kills: a data set's records counted from the last folder holding it only (``ResultsByDatasets``), so that
+    # a group holds more than its budget. Two folders of the same data sets (a store and its copy: heart 6 + 6,
+    # ionosphere 6 + 6 records, counted above): a budget of 13 holds one data set a group, not both.
+    import shutil
+
+    from eemrepro.reports._render import ResultsByDatasets
+
+    heart, _ = timed_out_folders
+    shutil.copytree(heart, tmp_path / "copy")
+    assert ResultsByDatasets([heart, tmp_path / "copy"], 13).groups == [["heart"], ["ionosphere"]]
+    assert ResultsByDatasets([heart, tmp_path / "copy"], 24).groups == [["heart", "ionosphere"]]
+
+
+@pytest.mark.parametrize("case", ["your data set only", "every fit timed out", "timed out beside your data set"])
+def test_tables_write_no_papers_table_where_none_applies(tmp_path, case):
+    # Kills: which tables apply (``_applies``): a time table's records not cut to the paper's data sets, a metric
+    # or time table applying without a value of its metric. A store of the user's own data set (no paper has it),
+    # a store on heart (EEM's tables have it) whose every fit timed out (no value), and the same beside the
+    # user's data set (values there only): `eemrepro tables` writes the store's own benchmark, no paper's table.
+    folder, module = _user_folder(tmp_path)
+    (folder / "d.csv").write_text("a,b,y\n" + "".join(f"{(5 * i) % 12},{i % 5},{'pq'[i % 2]}\n" for i in range(12)))
+    datasets = {"your data set only": ["mine"], "every fit timed out": ["heart"],
+                "timed out beside your data set": ["heart", "mine"]}[case]
+    body = {"name": "mine", "datasets": datasets,
+            "models": {"M": {"estimator": f"{module}:Napper", "delay": 30, "on_features": HEART_FEATURES,
+                             "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}
+    if "mine" in datasets:
+        body["local_datasets"] = {"mine": {"file": "d.csv"}}
+    _run(_write_config(folder, "mine", body), tmp_path / "out")
+    written = sorted(p.name for p in _tables_of([tmp_path / "out"], tmp_path / "tables").iterdir())
+    assert [n for n in written if not n.startswith("benchmark_")] == ["check.md", "tables-manifest.json"], written
+
+
+def test_a_single_split_prints_its_value_and_no_spread(tmp_path):
+    # Kills: the dash of a missing number (``_fmt``: NaN prints "–"), the paper's value beside a cell not run. A train-test split (one test fold) has no
+    # standard deviation: the benchmark table prints the stored GMean (in %, one decimal) and "–" beside it.
+    folder, module = _user_folder(tmp_path)
+    _run(_write_config(folder, "tt", {"name": "tt", "datasets": ["heart"],
+                                      "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+                                      "protocol": {"splitter": "train-test", "train_size": 0.7, "repeats": 1,
+                                                   "seed": 5}}),
+         tmp_path / "out")
+    gmean = read_results(tmp_path / "out")["gmean"]
+    assert len(gmean) == 1
+    rows = _wide_rows((_tables_of([tmp_path / "out"], tmp_path / "tables") / "benchmark_gmean.md").read_text())
+    assert rows["heart"] == {"M": f"{100 * gmean.iloc[0]:.1f}±–"}
+    # In the paper's layout (EEM Table 4), a cell not run here prints a dash and the paper's value beside it
+    # (``metric_cell``: the published value of a cell not run), from the paper's table as registered.
+    full = _tables_of([tmp_path / "out"], tmp_path / "full", "--layout", "full")
+    rows = _wide_rows((full / "eem_table4_gmean.md").read_text())
+    pub = _eem_table4().published_frame().set_index(["dataset", "method"])["gmean_mean"]
+    assert rows["australian"]["EEMsig"] == f"– ({pub[('australian', 'EEMsig')]:.1f})" == "– (87.0)"
+    assert rows["australian"]["M"] == ""  # the user's model, not run there, has no paper value
+    assert np.isnan(pub[("forest-cover", "SVMrbf")]) and rows["forest-cover"]["SVMrbf"] == "–"  # nor has the paper

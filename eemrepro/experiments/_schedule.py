@@ -123,33 +123,6 @@ def _measured(timed, shas, cells):
             {(*name(k), str(p_cat[p])): v for (k, p), v in by_point.items()})
 
 
-def plan(costs, known=None, batch_seconds=BATCH_SECONDS, batch_units=BATCH_UNITS):
-    """The dispatch order: a list of batches (lists of unit indices), longest first.
-
-    A unit estimated at ``batch_seconds`` or more is a batch of its own; the
-    smaller ones, taken longest first, fill batches of about
-    ``batch_seconds`` (at most ``batch_units`` units). A unit whose estimate
-    is not ``known`` (a user's classifier never timed: its cost is a guess) is
-    never batched. Ties keep the given order.
-    """
-    order = np.argsort(-np.asarray(costs, dtype=float), kind="stable")
-    known = np.ones(len(costs), dtype=bool) if known is None else np.asarray(known, dtype=bool)
-    batches, current, filled = [], [], 0.0
-    for i in order.tolist():
-        c = float(costs[i])
-        if c >= batch_seconds or batch_seconds <= 0 or not known[i]:
-            batches.append([i])
-            continue
-        current.append(i)
-        filled += c
-        if filled >= batch_seconds or len(current) >= batch_units:
-            batches.append(current)
-            current, filled = [], 0.0
-    if current:
-        batches.append(current)
-    return batches
-
-
 class Scheduler:
     """Longest first, learning as it goes: the next batch is taken from the units left by their estimates,
     each prior-based estimate scaled by what the finished units of its cell (else of its model) really took
