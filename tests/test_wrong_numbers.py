@@ -1395,11 +1395,13 @@ def test_a_comparison_of_your_models_alone_compares_each_pair_and_prints_small_p
 
 def test_a_local_csv_of_a_header_alone_is_refused_in_one_line(tmp_path):
     # Kills: the example value of a column that has none taken anyway (``read_local_file``: an IndexError, a
-    # traceback where the user should read what is wrong). pandas reads a header-only file's columns as text.
+    # traceback where the user should read what is wrong). pandas reads a header-only file's columns as text,
+    # which the refusal named ("column 'a' is not numeric") where what is wrong is that it has no row.
     (tmp_path / "h.csv").write_text("a,b,y\n")
     output = _local_run(tmp_path, "{file: h.csv}", code=1)
     assert output.startswith(f"error: {tmp_path / 'local.yaml'}, line 4: key 'local_datasets.mine': "
-                             f"{tmp_path / 'h.csv'}: column 'a' is not numeric") and "Traceback" not in output
+                             f"{tmp_path / 'h.csv'}: 0 row(s); a data set to cross-validate needs more")
+    assert "Traceback" not in output and "\n" not in output.strip()
 
 
 # -- the grouped readers, round three (survivors of the fresh mutmut run on reports/_tables.py) -----------------

@@ -59,6 +59,8 @@ def read_local_file(path, fmt, target=None, columns=None):
         raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
     if frame.shape[1] < 2:
         raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label")
+    if frame.empty:  # a header alone: pandas reads its columns as text, which is not what is wrong with it
+        raise LocalDatasetError(f"{path}: 0 row(s); a data set to cross-validate needs more")
     target = frame.columns[-1] if target is None else target
     if target not in frame.columns:
         raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
