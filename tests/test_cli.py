@@ -38,8 +38,9 @@ def test_help_shows_flags_as_flags(command):
 
 @pytest.mark.parametrize("command", ["tables", "check", "report", "figures"])
 def test_a_config_given_for_a_results_folder_is_one_line_naming_the_folder_its_run_writes(tmp_path, command):
-    # Issue 52: `eemrepro tables configs/quick.yaml` showed a raw NotADirectoryError.
-    cfg = tmp_path / "quick.yaml"
+    # Issue 52: `eemrepro tables configs/quick.yaml` showed a raw NotADirectoryError. The folder is named by the
+    # config's name:, not its file's (the hint said results/my-quick; issue 60: one default results folder).
+    cfg = tmp_path / "my-quick.yaml"
     cfg.write_text("name: quick\n")
     result = CliRunner().invoke(app, [command, str(cfg)])
     assert result.exit_code == 1 and "Traceback" not in result.output

@@ -28,15 +28,19 @@ class Layout(str, Enum):
 
 
 def _default_out_of(path):
-    """Where ``eemrepro run PATH`` writes without ``--out`` (results/<its name:>), or a placeholder when the
-    file is not a config that can be read."""
-    from ..experiments import ConfigError, load_config
+    """Where ``eemrepro run PATH`` writes without ``--out``: results/<its ``name:``> (read alone: the hint must
+    not fail on the rest of the file), or a placeholder when it has none."""
+    from types import SimpleNamespace
+
+    from .._yaml import YAMLDocumentError, load_yaml_file
     from ..experiments._run_folder import default_out
 
     try:
-        return default_out(load_config(path, import_estimators=False))
-    except (ConfigError, OSError):
-        return "results/<its name>"
+        raw = load_yaml_file(path)[0]
+    except (YAMLDocumentError, OSError):
+        raw = None
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return default_out(SimpleNamespace(name=name)) if isinstance(name, str) and name else "results/<its name>"
 
 
 def _check_folders(results):
