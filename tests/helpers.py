@@ -179,3 +179,13 @@ class WaitsFor(Sleepy):
         while self.flag and not os.path.exists(self.flag) and time.monotonic() < deadline:
             time.sleep(0.02)
         return super().fit(X, y)
+
+
+def store_record(fold, dataset, **extra):
+    """A minimal ok grid-search record of model M at C = 1 on ``dataset``'s ``fold`` (the store tests' unit)."""
+    r = {"kind": "grid-search", "dataset": dataset, "model": "M", "params": {"C": 1.0}, "repeat": 0,
+         "fold": fold, "inner": None, "status": "ok", "metrics": {"gmean": 0.5 + fold / 100}, "criteria": {},
+         "fit_seconds": 0.1, "identity": {"kind": "grid-search"}, "identity_sha": "abc",
+         "versions": {"numpy": "2"}, "host": "h", "finished_at": 1.7e9 + fold}
+    r.update(extra)
+    return r

@@ -14,6 +14,7 @@ import pytest
 from eemrepro.experiments import get_kind, load_config
 from eemrepro.experiments._units import frame_keys, scope_of_units, scope_rows
 from eemrepro.store import ResultStore
+from tests.helpers import store_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -390,10 +391,10 @@ def test_a_store_frame_of_some_data_sets_is_the_whole_frame_restricted_to_them(t
     # A retried unit in a later segment (the latest wins, at its first place), an empty segment, three data
     # sets in scattered order: the frame of two of them is the whole frame's rows of those two, in order.
     store = ResultStore(tmp_path / "s")
-    store.append([_store_record(i, d) for i, d in enumerate(["heart", "sonar", "heart", "wine", "sonar"])])
+    store.append([store_record(i, d) for i, d in enumerate(["heart", "sonar", "heart", "wine", "sonar"])])
     store.close()
     store = ResultStore(tmp_path / "s")
-    store.append([_store_record(2, "heart", status="failed"), _store_record(9, "wine")])
+    store.append([store_record(2, "heart", status="failed"), store_record(9, "wine")])
     store.close()
     ResultStore(tmp_path / "s").close()  # a segment of no record, if any is written
     store = ResultStore(tmp_path / "s")
@@ -404,15 +405,6 @@ def test_a_store_frame_of_some_data_sets_is_the_whole_frame_restricted_to_them(t
     assert _frame_rows(some) == _frame_rows(expected)
     assert some.loc[some["fold"] == 2, "status"].tolist() == ["failed"]  # the retry won
     assert store.dataset_counts() == {"heart": 3, "sonar": 2, "wine": 2}  # as written: the retry counted
-
-
-def _store_record(fold, dataset, **extra):
-    r = {"kind": "grid-search", "dataset": dataset, "model": "M", "params": {"C": 1.0}, "repeat": 0,
-         "fold": fold, "inner": None, "status": "ok", "metrics": {"gmean": 0.5 + fold / 100}, "criteria": {},
-         "fit_seconds": 0.1, "identity": {"kind": "grid-search"}, "identity_sha": "abc",
-         "versions": {"numpy": "2"}, "host": "h", "finished_at": 1.7e9 + fold}
-    r.update(extra)
-    return r
 
 
 def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_provenance():

@@ -24,6 +24,7 @@ from eemrepro.cli import app
 from eemrepro.experiments import load_config, run_experiment
 from eemrepro.store import DamagedSegmentError, ResultStore, StoreWarning, same_values, upgrade_store
 from eemrepro.store._segments import not_a_record
+from tests.helpers import store_record
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -174,15 +175,6 @@ def test_a_write_ahead_line_is_one_json_object_whose_sha256_is_of_the_record_as_
     assert _quiet(store.read) == [record]
 
 
-def _store_record(fold, dataset, **extra):
-    r = {"kind": "grid-search", "dataset": dataset, "model": "M", "params": {"C": 1.0}, "repeat": 0,
-         "fold": fold, "inner": None, "status": "ok", "metrics": {"gmean": 0.5 + fold / 100}, "criteria": {},
-         "fit_seconds": 0.1, "identity": {"kind": "grid-search"}, "identity_sha": "abc",
-         "versions": {"numpy": "2"}, "host": "h", "finished_at": 1.7e9 + fold}
-    r.update(extra)
-    return r
-
-
 def _frame_rows(df):
     """A frame's rows as plain values (categorical or not), for comparing frames read differently."""
     return [tuple(None if (v is None or (isinstance(v, float) and np.isnan(v))) else v for v in row)
@@ -194,9 +186,9 @@ def test_every_single_changed_byte_of_a_line_makes_it_damaged():
     # line is not read; a sha256 over the record's JSON leaves no position unchecked.
     from eemrepro.store._segments import checked_line, parse_lines
 
-    line = checked_line(_store_record(3, "heart", note="a \\ \"quoted\" note", dcs=[0.25, None]))
+    line = checked_line(store_record(3, "heart", note="a \\ \"quoted\" note", dcs=[0.25, None]))
     (record,), damaged = parse_lines("seg.jsonl", [line], checked=True)
-    assert damaged == [] and same_values(record, _store_record(3, "heart", note='a \\ "quoted" note', dcs=[0.25, None]))
+    assert damaged == [] and same_values(record, store_record(3, "heart", note='a \\ "quoted" note', dcs=[0.25, None]))
     for i, c in enumerate(line):
         changed = line[:i] + ("x" if c != "x" else "y") + line[i + 1:]
         records, damaged = parse_lines("seg.jsonl", [changed], checked=True)
@@ -209,7 +201,7 @@ def _old_store(tmp_path, n=4):
     root = tmp_path / "old"
     (root / "records").mkdir(parents=True)
     seg = root / "records" / "20250101T000000-1.jsonl.gz"
-    records = [_store_record(i, "heart") for i in range(n)]
+    records = [store_record(i, "heart") for i in range(n)]
     with gzip.open(seg, "wt") as fh:
         fh.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     return root, seg, records
@@ -262,11 +254,11 @@ def test_groups_of_data_sets_read_from_sealed_and_unsealed_segments_count_each_r
 
     root = tmp_path / "s"
     store = ResultStore(root)
-    store.append([_store_record(i, d) for i, d in enumerate(["heart", "sonar", "wine", "heart"])])
+    store.append([store_record(i, d) for i, d in enumerate(["heart", "sonar", "wine", "heart"])])
     store.close()
     store = ResultStore(root)
-    store.append([_store_record(i, d) for i, d in ((4, "wine"), (5, "sonar"), (6, "heart"))])
-    store.append([_store_record(0, "heart", status="failed")])  # fold 0 of heart again: the latest wins
+    store.append([store_record(i, d) for i, d in ((4, "wine"), (5, "sonar"), (6, "heart"))])
+    store.append([store_record(0, "heart", status="failed")])  # fold 0 of heart again: the latest wins
     store.close(seal=False)
     assert sorted(p.suffix for p in ResultStore(root).segments()) == [".jsonl", ".parquet"]
     whole, prov = load_results([root])

@@ -12,6 +12,7 @@ config no longer names, and a rough time estimate.
 """
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -145,7 +146,7 @@ class Plan:
     changed: list
     left_out: dict
 
-    @property
+    @cached_property  # asked by the summary, the estimate and the run: a list of up to a million units, made once
     def pending(self):
         return [u for u, f in zip(self.units, self.finished, strict=True) if not f]
 

@@ -10,6 +10,8 @@ way in the next. Every kind puts the rule into its tasks in one layout: the
 task's top-level ``after_timeout`` (``_runner.unit_task``).
 """
 
+from ._units import point_id, record_cell
+
 RULES = ("skip", "skip-model", "run")
 
 
@@ -52,8 +54,6 @@ class TimeoutLedger:
 
     def note_records(self, records):
         """Take a unit's records (dicts as a worker returns them) into account."""
-        from ._units import point_id
-
         for r in records:
             if self.abandons(r):  # the point's id (a JSON text) only for the records that abandon something
                 self.abandoned.add(self.key(r["dataset"], r["model"], point_id(r["params"])))
@@ -62,8 +62,6 @@ class TimeoutLedger:
         """Take a store frame's timed-out and failed records into account, those made under their cell's
         identity now (``shas``: {(data set, model, is inner): identity sha}): a resumed run keeps what its
         first part abandoned."""
-        from ._units import record_cell
-
         if self.rule == "run" or stored.empty:
             return
         stopped = stored[stored["status"].isin(["timed-out", "failed"])]
@@ -77,8 +75,6 @@ class TimeoutLedger:
 
     def skip_points(self, task):
         """The points of a task this ledger abandons, beside those the task skips already."""
-        from ._units import point_id
-
         if not self.abandoned:
             return task["skip_points"]
         more = [p for p in task["points"] if self.skips(task["dataset"], task["model"], point_id(p))]
