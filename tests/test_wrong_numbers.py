@@ -9,6 +9,7 @@ Wilcoxon and statsmodels' Holm, a hand count of the fit budgets) or from the sam
 import os
 import textwrap
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from eemrepro import read_results
 from eemrepro.cli import app
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
 
 #: A user's classifier (a nearest class mean) whose fit first sleeps ``delay`` seconds on data of
 #: ``on_features`` columns only: a grid point slow on one data set and quick on the others.
@@ -1486,3 +1488,55 @@ def test_a_single_split_prints_its_value_and_no_spread(tmp_path):
     assert rows["australian"]["EEMsig"] == f"– ({pub[('australian', 'EEMsig')]:.1f})" == "– (87.0)"
     assert rows["australian"]["M"] == ""  # the user's model, not run there, has no paper value
     assert np.isnan(pub[("forest-cover", "SVMrbf")]) and rows["forest-cover"]["SVMrbf"] == "–"  # nor has the paper
+
+
+# -- the open survivors of the fresh run (round four) ------------------------------------------------------------
+ECOLI_FEATURES = 7  # the imbalanced-learn benchmark's ecoli (x1data.npz): 336 rows, 7 columns
+
+
+def test_a_time_table_whose_data_sets_all_timed_out_is_not_written_beside_a_value_in_another_table(tmp_path):
+    # Kills: a time table's records not cut to its paper's data sets, or a time table applying without a value of
+    # its metric (``_applies``: "time" dropped from the builders whose rows are the published data sets' and whose
+    # values are the metric's). heart is in EEM Table 4 only, ecoli in Tables 4 and 5. The user's model is quick on
+    # heart (a GMean) and past its budget on ecoli (no GMean): Table 4 shows both cells, Table 5 (seconds at the
+    # point the GMean selects) has no cell with a value (ecoli's timed out, heart is not in it) and is not written.
+    folder, module = _user_folder(tmp_path)
+    _run(_write_config(folder, "two", {
+        "name": "two", "datasets": ["heart", "ecoli"],
+        "models": {"M": {"estimator": f"{module}:Napper", "delay": 30, "on_features": ECOLI_FEATURES,
+                         "grid": {"shrink": [0.0]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}), tmp_path / "out")
+    status = read_results(tmp_path / "out").groupby("dataset")["status"].agg(set).to_dict()
+    assert status == {"heart": {"ok"}, "ecoli": {"timed-out", "skipped-after-timeout"}}  # what the store holds
+    out = _tables_of([tmp_path / "out"], tmp_path / "tables", "--layout", "full")
+    rows = _wide_rows((out / "eem_table4_gmean.md").read_text())
+    assert rows["ecoli"]["M"] == "> 0.5 †1" and rows["heart"]["M"].endswith("(–)")
+    assert not list(out.glob("eem_table5*")), sorted(p.name for p in out.iterdir())
+
+
+def test_a_table_printed_at_four_digits_prints_each_number_of_a_cell_at_four(tmp_path):
+    # Kills: ``metric_cell`` printing a cell's mean, its spread, its delta or the paper's value beside a cell not
+    # run at ``_fmt``'s default of one decimal instead of the table's digits. Hwang's Table 4.1 prints error rates
+    # at four decimals (its spec: digits=4, spread "se"). Its committed store, with LS-SVM's records on wine moved
+    # aside (`eemrepro forget`): that cell prints the paper's 0.0315 beside a dash; the ensemble's wine cell is the
+    # mean error over the 100 splits ± std (ddof 1) / sqrt(100), and the delta against the paper's 0.0279, all
+    # recomputed here from the records with numpy.
+    import shutil
+
+    from eemrepro.reports._spec import registered_tables
+
+    store = tmp_path / "lssvm_ensemble"
+    shutil.copytree(ROOT / "results" / "lssvm_ensemble", store)
+    result = runner.invoke(app, ["forget", str(store), "--models", "LS-SVM", "--datasets", "wine"])
+    assert result.exit_code == 0, result.output
+    spec = next(s for s in registered_tables() if s.id == "lssvm_ensemble_table41")
+    pub = spec.published_frame().set_index(["dataset", "method"])["error_mean"]
+    errors = read_results(store).query("dataset == 'wine' and model == 'LS-SVM ensemble'")["error"].to_numpy()
+    assert len(errors) == 100
+    mean, se = errors.mean(), errors.std(ddof=1) / np.sqrt(len(errors))
+    rows = _wide_rows((_tables_of([store], tmp_path / "t", "--layout", "full") / "lssvm_ensemble_table41_error.md")
+                      .read_text())
+    assert rows["wine"]["LS-SVM"] == f"– ({pub[('wine', 'LS-SVM')]:.4f})" == "– (0.0315)"
+    delta = mean - pub[("wine", "LS-SVM ensemble")]
+    assert rows["wine"]["LS-SVM ensemble"] == f"{mean:.4f}±{se:.4f} ({delta:+.4f})"
+    assert abs(delta) >= 1e-3 and se < 0.05  # a delta and a spread that one decimal would print otherwise
