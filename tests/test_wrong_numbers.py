@@ -1540,3 +1540,49 @@ def test_a_table_printed_at_four_digits_prints_each_number_of_a_cell_at_four(tmp
     delta = mean - pub[("wine", "LS-SVM ensemble")]
     assert rows["wine"]["LS-SVM ensemble"] == f"{mean:.4f}±{se:.4f} ({delta:+.4f})"
     assert abs(delta) >= 1e-3 and se < 0.05  # a delta and a spread that one decimal would print otherwise
+
+
+def test_a_folder_whose_config_left_records_out_reads_with_the_stores_columns_and_no_other(tmp_path):
+    # Kills: the kept records of a folder whose config leaves some out renumbered with their old row numbers
+    # kept as a column (``_read_folders``: ``reset_index(drop=False)``): `eemrepro.reports.load_results`, the
+    # reader of every table, then hands the user an "index" column no record has. A grid shrunk from two points
+    # to one and run again: the shrink's point is left out of the reading (6 records kept of 12), and the frame
+    # holds the columns `eemrepro.read_results` gives of the same folder, the same kept rows.
+    from eemrepro.reports import load_results
+
+    folder, module = _user_folder(tmp_path)
+    body = {"name": "shrunk", "datasets": ["heart"],
+            "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
+            "protocol": {"folds": 3, "repeats": 1, "seed": 5}}
+    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    body["models"]["M"]["grid"]["shrink"] = [0.0]
+    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    stored = read_results(tmp_path / "out")
+    assert len(stored) == 6 and set(stored["point"]) == {'{"shrink": 0.0}', '{"shrink": 0.5}'}  # in the folder
+    records, _ = load_results([tmp_path / "out"])
+    assert len(records) == 3 and set(records["point"]) == {'{"shrink": 0.0}'}
+    assert "index" not in records and set(records.columns) <= set(stored.columns) | {"store"}
+    assert records.index.tolist() == [0, 1, 2]
+
+
+def test_a_budget_of_one_second_is_printed_when_the_first_group_read_had_no_timeout(tmp_path, monkeypatch):
+    # Kills: ``timeout_limit`` dropping a budget of exactly 1 s (``limits != 1`` for ``!= 0``: the table then
+    # prints "> 600", the default) or giving NaN for a group of no timed-out record (which, read first, wins
+    # Python's ``max`` over the later groups' budgets: "> nan"). heart (13 columns) and ionosphere (34): the
+    # user's model naps on ionosphere only, its fits there run past the budget of 1 s; read a data set a group
+    # (heart, with no timeout, first) and whole, the table prints "> 1" there, as the config says.
+    from eemrepro.reports import _tables as tables_module
+
+    folder, module = _user_folder(tmp_path)
+    _run(_write_config(folder, "one", {
+        "name": "one", "datasets": ["heart", "ionosphere"],
+        "models": {"M": {"estimator": f"{module}:Napper", "delay": 30, "on_features": 34, "grid": {"shrink": [0.0]}}},
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 1}}), tmp_path / "out")
+    statuses = read_results(tmp_path / "out").groupby("dataset")["status"].agg(set).to_dict()
+    assert statuses == {"heart": {"ok"}, "ionosphere": {"timed-out", "skipped-after-timeout"}}
+    for grouped in (False, True):
+        if grouped:
+            monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+        rows = _wide_rows((_tables_of([tmp_path / "out"], tmp_path / f"t{grouped}", "--layout", "full")
+                           / "eem_table4_gmean.md").read_text())
+        assert rows["ionosphere"]["M"] == "> 1 †1", (grouped, rows["ionosphere"])
