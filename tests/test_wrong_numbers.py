@@ -1586,3 +1586,56 @@ def test_a_budget_of_one_second_is_printed_when_the_first_group_read_had_no_time
         rows = _wide_rows((_tables_of([tmp_path / "out"], tmp_path / f"t{grouped}", "--layout", "full")
                            / "eem_table4_gmean.md").read_text())
         assert rows["ionosphere"]["M"] == "> 1 †1", (grouped, rows["ionosphere"])
+
+
+# -- the grouped readers' provenance (survivors of the fresh mutmut run on ``_Facts``) ------------------------------
+def _header(md):
+    """The provenance lines of a table's Markdown file (its "- " lines before the table)."""
+    return [line[2:] for line in md.split("\n|")[0].splitlines() if line.startswith("- ")]
+
+
+def test_the_tables_header_names_each_folder_and_its_repeats_in_the_order_of_their_counts(tmp_path):
+    # Kills: ``_Facts.provenance``'s repeats: one folder's count printed for all (three folders of 2, 10 and no
+    # repeats read "2"), the folders' counts ordered as text ("0, 10, 2") instead of as numbers, joined otherwise,
+    # a folder of no records labelled otherwise than "0" or not labelled (then ``min`` of nothing), the folders
+    # not named, or the folders of one count joined otherwise. Four folders a user makes (`a` and `d` at 2
+    # repeats, `b` at 10, `c` whose every record was moved aside by `eemrepro forget`), one model each on heart, 2
+    # folds: 4 + 20 + 0 + 4 records.
+    folder, module = _user_folder(tmp_path)
+    for name, repeats in (("a", 2), ("b", 10), ("c", 1), ("d", 2)):
+        _run(_write_config(folder, name, {
+            "name": name, "datasets": ["heart"],
+            "models": {name.upper(): {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": repeats, "seed": 5}}), tmp_path / name)
+    result = runner.invoke(app, ["forget", str(tmp_path / "c"), "--models", "C"])
+    assert result.exit_code == 0, result.output
+    dirs = [tmp_path / n for n in "abcd"]
+    assert [len(read_results(d)) for d in dirs if d.name != "c"] == [4, 20, 4]
+    out = _tables_of(dirs, tmp_path / "t")
+    header = _header((out / "benchmark_gmean.md").read_text())
+    assert header[0].startswith(f"results: {', '.join(map(str, dirs))} (28 records, "
+                                "0 (c), 2 (a, d), 10 (b) repeat(s) of the CV; records finished "), header[0]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_records_a_shrunk_grid_left_out_are_counted_once_per_folder_over_every_group(tmp_path, monkeypatch,
+                                                                                      grouped):
+    # Kills: ``_Facts.add``'s left-out counts: kept under another key than the folder ("None"), subtracted, or
+    # replaced group by group instead of summed. A grid of two points run on heart and ionosphere (2 folds),
+    # then shrunk to one: 2 data sets x 2 folds = 4 records of the dropped point are left out, read whole or a
+    # data set a group, and the table's header says so, naming the folder.
+    from eemrepro.reports import _tables as tables_module
+
+    if grouped:
+        monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
+    folder, module = _user_folder(tmp_path)
+    body = {"name": "shrunk", "datasets": ["heart", "ionosphere"],
+            "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}}
+    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    body["models"]["M"]["grid"]["shrink"] = [0.0]
+    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    header = _header((_tables_of([tmp_path / "out"], tmp_path / "t") / "benchmark_gmean.md").read_text())
+    left = [line for line in header if line.startswith("left out of ")]
+    assert left == [f"left out of {tmp_path / 'out'} (kept in the store, not named by its config.yaml): "
+                    "4 record(s) of grid points the config no longer has"], header
