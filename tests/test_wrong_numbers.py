@@ -1639,3 +1639,35 @@ def test_records_a_shrunk_grid_left_out_are_counted_once_per_folder_over_every_g
     left = [line for line in header if line.startswith("left out of ")]
     assert left == [f"left out of {tmp_path / 'out'} (kept in the store, not named by its config.yaml): "
                     "4 record(s) of grid points the config no longer has"], header
+
+
+def test_two_folders_of_other_kinds_holding_a_model_of_one_name_on_a_data_set_are_read_together(tmp_path):
+    # Kills: ``_Facts.add``'s cells keyed without their kind (the kind's column misspelled) or its (kind, data set)
+    # pairs all of one kind: the committed MELM stores of Figure 3 (kind "embedding") and of the restarts study
+    # ("restarts") both hold MELM on heart. They never share a table: `eemrepro tables` reads them in one command
+    # (no "both hold MELM on heart" refusal), writes each kind's benchmark, and compares no protocols across kinds.
+    out = tmp_path / "tables"
+    result = runner.invoke(app, ["tables", str(ROOT / "results" / "melm_embedding"), str(ROOT / "results" /
+                                 "melm_restarts"), "--out", str(out), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert "protocols differ" not in result.output, result.output
+    for kind in ("embedding", "restarts"):
+        text = (out / f"benchmark_{kind}_gmean.md").read_text()
+        assert "protocols differ" not in text and "| heart " in text, text
+
+
+def test_two_folders_holding_one_model_on_one_data_set_are_refused_naming_both(tmp_path):
+    # Kills: ``_Facts.add``'s refusal of two folders whose grids would be merged into one cell: its text, or the
+    # first folder named as None. Two folders a user makes with the model "M" on heart: `eemrepro tables a b`
+    # fails in one line naming both folders, the model and the data set.
+    folder, module = _user_folder(tmp_path)
+    for name in ("a", "b"):
+        _run(_write_config(folder, name, {
+            "name": name, "datasets": ["heart"],
+            "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}}},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}}), tmp_path / name)
+    result = runner.invoke(app, ["tables", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "t")])
+    assert result.exit_code != 0
+    assert _one_line(result.output) == (f"error: {tmp_path / 'a'} and {tmp_path / 'b'} both hold M on heart; their "
+                                        "grids would be merged into one cell: pass them to separate commands"), \
+        result.output
