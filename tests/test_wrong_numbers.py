@@ -1671,3 +1671,12 @@ def test_two_folders_holding_one_model_on_one_data_set_are_refused_naming_both(t
     assert _one_line(result.output) == (f"error: {tmp_path / 'a'} and {tmp_path / 'b'} both hold M on heart; their "
                                         "grids would be merged into one cell: pass them to separate commands"), \
         result.output
+
+
+def test_load_results_of_a_folder_that_is_not_there_names_it(tmp_path):
+    # Kills: ``_read_folders``' refusal of a missing folder without its name. The commands refuse such a folder
+    # before they read it; `eemrepro.reports.load_results`, the reader a user's script calls, refuses it here.
+    from eemrepro.reports import load_results
+
+    with pytest.raises(FileNotFoundError, match=f"^{tmp_path / 'gone'} is not a results folder$"):
+        load_results([tmp_path / "gone"])
