@@ -158,6 +158,32 @@ def test_a_run_into_a_store_of_another_kind_is_refused(tmp_path, store_a):
     assert "(kind grid-search), not of 'a' (kind dcs-correlation" in " ".join(result.output.split())
 
 
+@pytest.mark.parametrize("kind", ["same", "other"])
+def test_a_store_whose_config_yaml_was_deleted_is_still_refused_to_another_config(tmp_path, store_a, kind):
+    """Its config.yaml deleted by hand, a store was anyone's: a run of another config (or of another kind) wrote
+    its own config.yaml and added its records, and the folder then held records of two configs (and kinds).
+    Its run files say whose it is. The neighbour: the same config resumes it (and writes its config.yaml back)."""
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(store_a, store)
+    (store / "config.yaml").unlink()
+    if kind == "same":
+        result = runner.invoke(app, ["run", str(_small(tmp_path, "a")), "--out", str(store), "--jobs", "1",
+                                     "--quiet"])
+        assert result.exit_code == 0, result.output
+        assert (store / "config.yaml").is_file() and _records(store) == _records(store_a)
+        return
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text("name: b\nkind: dcs-correlation\ndatasets: [heart]\nanalysis: {n_hidden: [10], "
+                   "layers: 2, betas: 2}\n")
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(store), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert (f"{store} holds the results of config 'a' (kind grid-search; its config.yaml is missing, its run "
+            "files say so), not of 'b' (kind dcs-correlation") in " ".join(result.output.split())
+    assert not (store / "config.yaml").exists() and _records(store) == _records(store_a)
+
+
 def test_a_run_of_the_same_config_into_its_store_resumes(tmp_path, store_a):
     """The neighbour: the store's own config (same name and kind) is its to resume."""
     result = runner.invoke(app, ["run", str(_small(tmp_path, "a")), "--out", str(store_a), "--dry-run"])

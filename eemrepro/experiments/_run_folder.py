@@ -32,20 +32,26 @@ def refuse_another_configs_store(out, config):
     """A results folder belongs to the config that made it: a run of another name or kind into it would
     replace its config.yaml, and every report would then read its records as this config's (or drop them)."""
     path = Path(out) / "config.yaml"
-    if not path.is_file():
-        return
-    from .._yaml import YAMLDocumentError, load_yaml_file
+    where = ""
+    if path.is_file():
+        from .._yaml import YAMLDocumentError, load_yaml_file
 
-    try:
-        raw = load_yaml_file(path)[0]
-    except YAMLDocumentError:
-        return  # the scope check names what is wrong with it
+        try:
+            raw = load_yaml_file(path)[0]
+        except YAMLDocumentError:
+            return  # the scope check names what is wrong with it
+    else:
+        # Its config.yaml gone (deleted by hand), the folder's run files still say whose records it holds.
+        from ..store import read_runs
+
+        raw = next((r.get("config") for r in reversed(read_runs(out)) if isinstance(r.get("config"), dict)), None)
+        where = "; its config.yaml is missing, its run files say so"
     if not isinstance(raw, dict):
         return
     name, kind = raw.get("name"), raw.get("kind", "grid-search")
     if name != config.name or kind != config.kind:
         raise AnotherConfigsStoreError(
-            f"{out} holds the results of config {name!r} (kind {kind}), not of {config.name!r} (kind "
+            f"{out} holds the results of config {name!r} (kind {kind}{where}), not of {config.name!r} (kind "
             f"{config.kind}, {config.source or 'this config'}): nothing was run; use another --out")
 
 
