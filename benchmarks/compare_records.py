@@ -1,18 +1,30 @@
-"""Records of two stores compared byte for byte on what a fit made (timings, run, worker and host aside)."""
+"""Records of two or more stores compared on everything a fit made: every column but the timings and the run's
+provenance (run id, host, worker, start and finish, package versions), exactly.
+
+    python benchmarks/compare_records.py STORE_A STORE_B [STORE_C ...]   # each against the first
+"""
+
 import sys
 
 from eemrepro import read_results
 
-KEEP = ["dataset", "model", "point", "repeat", "fold", "status", "auc", "bac", "error", "gmean", "n_test",
-        "n_train", "seed", "identity_sha", "data_sha256", "fit_threads"]
-frames = []
-for d in sys.argv[1:]:
-    f = read_results(d)
-    f = f[[c for c in KEEP if c in f]].astype({c: str for c in ("dataset", "model", "point", "status",
-                                                                "identity_sha", "data_sha256") if c in f})
-    frames.append(f.sort_values(["dataset", "model", "point", "repeat", "fold"]).reset_index(drop=True))
-a = frames[0]
-for d, b in zip(sys.argv[2:], frames[1:], strict=True):
-    same = a.shape == b.shape and a.equals(b)
-    diff = 0 if same else int((a.ne(b) & ~(a.isna() & b.isna())).any(axis=1).sum()) if a.shape == b.shape else -1
-    print(f"{sys.argv[1]} vs {d}: {len(a)} / {len(b)} records, equal byte for byte: {same}, rows differing: {diff}")
+#: What differs between two runs of the same units by design: when, where and how long.
+ASIDE = {"run_id", "host", "worker", "started_at", "finished_at", "fit_seconds", "predict_seconds",
+         "standalone_fit_seconds", "versions", "store", "warnings"}
+KEY = ["dataset", "model", "point", "repeat", "fold"]
+
+
+def frame(store):
+    f = read_results(store)
+    f = f[[c for c in f.columns if c not in ASIDE]]
+    f = f.astype({c: str for c in f.columns if str(f[c].dtype) == "category"})
+    return f.sort_values(KEY).reset_index(drop=True)
+
+
+first = frame(sys.argv[1])
+for other in sys.argv[2:]:
+    f = frame(other)
+    same = list(f.columns) == list(first.columns) and first.equals(f)
+    rows = -1 if first.shape != f.shape else int((first.ne(f) & ~(first.isna() & f.isna())).any(axis=1).sum())
+    print(f"{sys.argv[1]} vs {other}: {len(first)} / {len(f)} records, {first.shape[1]} columns compared "
+          f"(all but {', '.join(sorted(ASIDE))}): equal: {same}, rows differing: {rows}")

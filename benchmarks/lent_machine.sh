@@ -1,6 +1,7 @@
 #!/bin/bash
 # The runner's checks on a lent many-core machine (the `device` tool), one call of about 9 minutes:
-#   1. the same records for any --jobs: arrhythmia's EEM and WELM cells at --jobs 1, 8 and 16, byte for byte;
+#   1. the same records for any --jobs: arrhythmia's EEM and WELM cells at --jobs 1, 8 and 16, every column but
+#      timings and provenance equal (benchmarks/compare_records.py);
 #   2. the issue-60 chunk (7 unbalanced sets, 1 repeat) at --jobs 16: the workers' share (benchmarks/timeline.py),
 #      then the code before the runner's split (a7e32b3) on the same chunk, stopped at OLD_LIMIT seconds.
 # That machine reaches no package registry and takes a working tree of 64 MiB at most. Prepared here, in an
@@ -13,8 +14,10 @@
 #   .device/site/libsvm/  libsvm-official has no wheel: the package as installed here (it loads its C library
 #                   with ctypes, so the Python version does not matter);
 #   .device/old/eemrepro/ `git archive a7e32b3 eemrepro`;  .device/data/  the seven sets from the data cache.
-# Measured 2026-11-27 (benchmarks/RESULTS.md, "Measured on a lent 16-core machine").
+# Measured 2026-11-27 with OLD_LIMIT=230 and an earlier form of this script (benchmarks/RESULTS.md, "Measured on a
+# lent 16-core machine").
 set -u
+exec > >(tee "$OUT/log.txt") 2>&1  # what it prints comes back as a file too
 export PYTHONUNBUFFERED=1 EEMREPRO_DATA=$PWD/.device/data
 T0=$(date +%s)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .device/whl/*.whl || exit 3

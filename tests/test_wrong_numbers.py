@@ -7,6 +7,7 @@ Wilcoxon and statsmodels' Holm, a hand count of the fit budgets) or from the sam
 """
 
 import os
+import re
 import textwrap
 import uuid
 from pathlib import Path
@@ -1505,12 +1506,12 @@ def test_a_time_table_whose_data_sets_all_timed_out_is_not_written_beside_a_valu
         "name": "two", "datasets": ["heart", "ecoli"],
         "models": {"M": {"estimator": f"{module}:Napper", "delay": 30, "on_features": ECOLI_FEATURES,
                          "grid": {"shrink": [0.0]}}},
-        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 0.5}}), tmp_path / "out")
+        "protocol": {"folds": 2, "repeats": 1, "seed": 5, "fit_timeout": 2}}), tmp_path / "out")
     status = read_results(tmp_path / "out").groupby("dataset")["status"].agg(set).to_dict()
     assert status == {"heart": {"ok"}, "ecoli": {"timed-out", "skipped-after-timeout"}}  # what the store holds
     out = _tables_of([tmp_path / "out"], tmp_path / "tables", "--layout", "full")
     rows = _wide_rows((out / "eem_table4_gmean.md").read_text())
-    assert rows["ecoli"]["M"] == "> 0.5 †1" and rows["heart"]["M"].endswith("(–)")
+    assert rows["ecoli"]["M"] == "> 2 †1" and rows["heart"]["M"].endswith("(–)")
     assert not list(out.glob("eem_table5*")), sorted(p.name for p in out.iterdir())
 
 
@@ -1546,7 +1547,7 @@ def test_a_folder_whose_config_left_records_out_reads_with_the_stores_columns_an
     # Kills: the kept records of a folder whose config leaves some out renumbered with their old row numbers
     # kept as a column (``_read_folders``: ``reset_index(drop=False)``): `eemrepro.reports.load_results`, the
     # reader of every table, then hands the user an "index" column no record has. A grid shrunk from two points
-    # to one and run again: the shrink's point is left out of the reading (6 records kept of 12), and the frame
+    # to one and run again: the shrink's point is left out of the reading (3 records kept of 6), and the frame
     # holds the columns `eemrepro.read_results` gives of the same folder, the same kept rows.
     from eemrepro.reports import load_results
 
@@ -1678,5 +1679,34 @@ def test_load_results_of_a_folder_that_is_not_there_names_it(tmp_path):
     # before they read it; `eemrepro.reports.load_results`, the reader a user's script calls, refuses it here.
     from eemrepro.reports import load_results
 
-    with pytest.raises(FileNotFoundError, match=f"^{tmp_path / 'gone'} is not a results folder$"):
+    with pytest.raises(FileNotFoundError, match=f"^{re.escape(str(tmp_path / 'gone'))} is not a results folder$"):
         load_results([tmp_path / "gone"])
+
+
+def test_load_results_of_some_columns_reads_every_record_of_folders_of_two_kinds():
+    # Kills: ``_read_folders`` reading the kind from a frame that has no kind column, and ``_Facts.add`` the run
+    # ids from one that has none: `eemrepro.reports.load_results(dirs, columns=[...])` asked for other columns
+    # (the key columns come anyway, the kind and the run id do not) failed with a KeyError. The committed stores
+    # of Hwang's Table 4.1 (1,800 records) and of MELM's restarts (100), counted by `eemrepro.read_results`.
+    from eemrepro.reports import load_results
+
+    dirs = [ROOT / "results" / "lssvm_ensemble", ROOT / "results" / "melm_restarts"]
+    records, prov = load_results(dirs, columns=["status"])
+    assert len(records) == prov["records"] == sum(len(read_results(d, columns=["status"])) for d in dirs) == 1900
+    assert set(records["status"]) == {"ok"}
+
+
+def test_load_results_puts_each_kinds_rows_in_one_block_in_the_folders_order():
+    # Kills: ``_read_folders`` keying every folder's frame alike (the kind misspelled, tested with ``not in``, or
+    # None for the key): the rows then come folder by folder, not kind by kind as ``load_results`` says (and as
+    # its tables slice them without a copy). Hwang's store and the 5-repeat unbalanced one (grid search) around
+    # MELM's restarts: grid search (1,800 then 3,000 rows, in the folders' order), then the restarts (100).
+    from eemrepro.reports import load_results
+
+    dirs = [ROOT / "results" / d for d in ("lssvm_ensemble", "melm_restarts", "unbalanced-5-repeats")]
+    records, _ = load_results(dirs)
+    kinds = records["kind"].astype(str).to_numpy()
+    starts = [0, *np.flatnonzero(kinds[1:] != kinds[:-1]) + 1]
+    assert [(kinds[a], b - a) for a, b in zip(starts, [*starts[1:], len(kinds)], strict=True)] == [
+        ("grid-search", 4800), ("restarts", 100)]
+    assert records["dataset"].astype(str).iloc[:1800].isin({"wine", "cardiotocography", "sensor-readings-4"}).all()

@@ -44,7 +44,8 @@ def load_results(dirs, columns=REPORT_COLUMNS, require=True):
     """(records frame, provenance) of one or more results folders.
 
     The frame is what ``eemrepro.read_results`` gives, limited to ``columns``
-    (and the key columns). ``provenance["unfinished"]`` lists the (data set,
+    (and the key columns), each experiment kind's rows in one block (the
+    folders' order within it). ``provenance["unfinished"]`` lists the (data set,
     model) cells whose folder's config has units the records lack (the
     store's run state). A folder's records that its config.yaml no longer
     names (a grid point, model or data set taken out of it since they were
