@@ -1543,6 +1543,19 @@ def test_a_table_printed_at_four_digits_prints_each_number_of_a_cell_at_four(tmp
     assert abs(delta) >= 1e-3 and se < 0.05  # a delta and a spread that one decimal would print otherwise
 
 
+def _shrunk_grid_store(tmp_path, datasets, folds):
+    """``tmp_path/out``: the user's model "M" run with a grid of two points (shrink 0.0 and 0.5), then the grid
+    shrunk to the first and run again: the second point's records stay, left out of the config."""
+    folder, module = _user_folder(tmp_path)
+    body = {"name": "shrunk", "datasets": datasets,
+            "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
+            "protocol": {"folds": folds, "repeats": 1, "seed": 5}}
+    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    body["models"]["M"]["grid"]["shrink"] = [0.0]
+    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    return tmp_path / "out"
+
+
 def test_a_folder_whose_config_left_records_out_reads_with_the_stores_columns_and_no_other(tmp_path):
     # Kills: the kept records of a folder whose config leaves some out renumbered with their old row numbers
     # kept as a column (``_read_folders``: ``reset_index(drop=False)``): `eemrepro.reports.load_results`, the
@@ -1551,13 +1564,7 @@ def test_a_folder_whose_config_left_records_out_reads_with_the_stores_columns_an
     # holds the columns `eemrepro.read_results` gives of the same folder, the same kept rows.
     from eemrepro.reports import load_results
 
-    folder, module = _user_folder(tmp_path)
-    body = {"name": "shrunk", "datasets": ["heart"],
-            "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
-            "protocol": {"folds": 3, "repeats": 1, "seed": 5}}
-    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
-    body["models"]["M"]["grid"]["shrink"] = [0.0]
-    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    _shrunk_grid_store(tmp_path, ["heart"], folds=3)
     stored = read_results(tmp_path / "out")
     assert len(stored) == 6 and set(stored["point"]) == {'{"shrink": 0.0}', '{"shrink": 0.5}'}  # in the folder
     records, _ = load_results([tmp_path / "out"])
@@ -1629,13 +1636,7 @@ def test_records_a_shrunk_grid_left_out_are_counted_once_per_folder_over_every_g
 
     if grouped:
         monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
-    folder, module = _user_folder(tmp_path)
-    body = {"name": "shrunk", "datasets": ["heart", "ionosphere"],
-            "models": {"M": {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0, 0.5]}}},
-            "protocol": {"folds": 2, "repeats": 1, "seed": 5}}
-    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
-    body["models"]["M"]["grid"]["shrink"] = [0.0]
-    _run(_write_config(folder, "shrunk", body), tmp_path / "out")
+    _shrunk_grid_store(tmp_path, ["heart", "ionosphere"], folds=2)
     header = _header((_tables_of([tmp_path / "out"], tmp_path / "t") / "benchmark_gmean.md").read_text())
     left = [line for line in header if line.startswith("left out of ")]
     assert left == [f"left out of {tmp_path / 'out'} (kept in the store, not named by its config.yaml): "
