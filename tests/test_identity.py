@@ -111,7 +111,7 @@ def test_an_edited_plugin_is_never_resumed_from_its_old_records(tmp_path):
     before = _gmeans(out)
     _write(folder / f"{module}.py", MODULE.format(sign=-1, helper=helper))
     result = _run(cfg, out, code=1)
-    assert f"code.{module}:NearestMean: '{module}.py sha256:" in result.output
+    assert f"code.{module}:NearestMean: '{module}.py + {helper}.py sha256:" in result.output
     assert "stored" in result.output and "now" in result.output and "Nothing was run" in result.output
     assert np.array_equal(_gmeans(out), before)  # nothing moved
     _run(cfg, out, "--rerun-changed")
@@ -317,3 +317,304 @@ def test_built_in_and_registry_identities_are_unchanged(tmp_path):
     kind = get_kind(config.kind)
     unit = kind.units(replace(config, datasets=config.datasets[:1]))[0]
     assert cell_identity(kind, config, unit) == kind.identity(config, unit)
+
+
+# -- the code is what the import loaded (issue 65) ----------------------------------------------------------
+
+#: A nearest-mean classifier whose distance comes from a helper module (``{helper}``, imported by name from
+#: ``{source}``): editing the helper alone changes what the classifier does.
+SPLIT_MODULE = textwrap.dedent('''
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from {source} import distance
+
+
+    class NearestMean(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0):
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            return distance(X, self.means_[0]) - distance(X, self.means_[1])
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+HELPER = "import numpy as np\n\n\ndef distance(X, m):\n    return {sign}np.abs(X - m).sum(axis=1)\n"
+
+
+def _split_plugin(tmp_path):
+    """A plug-in split into two modules beside its config: ``clf_*.py`` and ``helper_*.py``."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module, helper = f"clf_{uuid.uuid4().hex[:8]}", f"helper_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{helper}.py", HELPER.format(sign=""))
+    _write(folder / f"{module}.py", SPLIT_MODULE.format(source=helper))
+    return folder, module, helper
+
+
+def test_a_helper_module_edited_alone_is_a_changed_identity(tmp_path):
+    """The issue's finding 2, first case: ``from helper import distance`` beside the plug-in, the helper's sign
+    flipped and nothing else: refused naming both files, counted not done by ``status``; --rerun-changed
+    gives a fresh folder's numbers (the independent reference), which differ from the old ones."""
+    folder, module, helper = _split_plugin(tmp_path)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    before = _gmeans(out)
+    _write(folder / f"{helper}.py", HELPER.format(sign="-"))
+    result = _run(cfg, out, code=1)
+    assert f"code.{module}:NearestMean: '{module}.py + {helper}.py sha256:" in result.output
+    assert "heart      NM       0/3" in runner.invoke(app, ["status", str(out)]).output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
+    assert np.abs(_gmeans(out) - before).max() > 0.2
+
+
+def test_a_helper_imported_earlier_by_another_plugin_is_still_covered(tmp_path):
+    """A helper already in ``sys.modules`` (a second plug-in of the folder imported it first) is found through
+    what the plug-in's module refers to, not only through what its own import loaded."""
+    folder, module, helper = _split_plugin(tmp_path)
+    other = f"other_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{other}.py", SPLIT_MODULE.format(source=helper).replace("NearestMean", "Other"))
+    estimator_class(f"{other}:Other", str(folder))
+    code = estimator_code(f"{module}:NearestMean", str(folder))
+    assert code.startswith(f"{module}.py + {helper}.py sha256:")
+    assert estimator_code(f"{other}:Other", str(folder)).startswith(f"{other}.py + {helper}.py sha256:")
+
+
+def test_a_package_beside_a_module_of_the_same_name_is_what_is_hashed(tmp_path):
+    """``plug.py`` beside ``plug/``: Python imports the package, so the package's files are the code; an edit
+    of the unused ``plug.py`` changes nothing, an edit of the package does."""
+    folder = tmp_path / "mine"
+    (folder / "plugpkg").mkdir(parents=True)
+    name = f"plug_{uuid.uuid4().hex[:8]}"
+    (folder / name).mkdir()
+    _write(folder / name / "__init__.py", MODULE.format(sign=1, helper=f"{name}.defaults"))
+    _write(folder / name / "defaults.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / f"{name}.py", "raise ImportError('the module file is not what Python imports')\n")
+    est = f"{name}:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith(f"package {name} (2 files) sha256:")
+    _write(folder / f"{name}.py", "# edited\n")
+    assert estimator_code(est, str(folder)) == first
+    _write(folder / name / "defaults.py", "DEFAULT_SCALE = 3.0\n")
+    assert estimator_code(est, str(folder)) != first
+
+
+def test_a_namespace_package_is_covered_module_by_module(tmp_path):
+    """A folder without ``__init__.py`` (a namespace package) beside the config: its modules are imported and
+    hashed (before, no code at all was in the identity)."""
+    folder = tmp_path / "mine"
+    ns = f"ns_{uuid.uuid4().hex[:8]}"
+    (folder / ns).mkdir(parents=True)
+    _write(folder / ns / "defaults.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / ns / "clf.py", MODULE.format(sign=1, helper=f"{ns}.defaults"))
+    est = f"{ns}.clf:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith("clf.py + defaults.py sha256:")
+    _write(folder / ns / "defaults.py", "DEFAULT_SCALE = 2.0\n")
+    assert estimator_code(est, str(folder)) not in (None, first)
+
+
+def test_a_symlinked_subpackage_inside_a_plugin_package_is_followed(tmp_path):
+    """A package whose subpackage is a symbolic link to a folder elsewhere: the linked files are the package's
+    files (an edit there is a change)."""
+    folder, elsewhere = tmp_path / "mine", tmp_path / "shared-code"
+    name = f"linked_{uuid.uuid4().hex[:8]}"
+    (folder / name).mkdir(parents=True)
+    elsewhere.mkdir()
+    _write(elsewhere / "__init__.py", "DEFAULT_SCALE = 1.0\n")
+    (folder / name / "sub").symlink_to(elsewhere, target_is_directory=True)
+    _write(folder / name / "__init__.py", MODULE.format(sign=1, helper=f"{name}.sub"))
+    est = f"{name}:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith(f"package {name} (2 files) sha256:")
+    _write(elsewhere / "__init__.py", "DEFAULT_SCALE = 5.0\n")
+    assert estimator_code(est, str(folder)) != first
+
+
+def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(tmp_path, monkeypatch):
+    """An editable distribution declaring two top-level packages (``top_level.txt``): the plug-in lives in
+    the first, and an edit of the second alone is a change (before, one package only was hashed)."""
+    import importlib
+
+    source, site = tmp_path / "project", tmp_path / "site"
+    tag = uuid.uuid4().hex[:8]
+    first_pkg, second_pkg = f"edit_a_{tag}", f"edit_b_{tag}"
+    for pkg in (first_pkg, second_pkg):
+        (source / pkg).mkdir(parents=True)
+    _write(source / first_pkg / "__init__.py", MODULE.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
+    _write(source / second_pkg / "__init__.py", "VALUE = 1\n")
+    info = site / f"editdist_{tag}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: editdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{first_pkg}\n{second_pkg}\n")
+    (info / "RECORD").write_text("")
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    monkeypatch.syspath_prepend(str(source))
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    est = f"{first_pkg}:NearestMean"
+    first = estimator_code(est)
+    assert first.startswith(f"editdist-{tag} 1.0 (editable) package {first_pkg} + package {second_pkg} (2 files)")
+    _write(source / second_pkg / "__init__.py", "VALUE = 2\n")
+    assert estimator_code(est) != first
+
+
+def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_path):
+    """The code a fresh process finds (a worker imports the plug-in anew) is the code the planning process
+    found, whatever that process had imported before: the text is compared for equality."""
+    import subprocess
+    import sys
+
+    folder, module, helper = _split_plugin(tmp_path)
+    name = f"{module}:NearestMean"
+    here = estimator_code(name, str(folder))
+    probe = (f"from eemrepro.models._lookup import estimator_code; import {helper}; "  # the helper loaded first
+             f"print(estimator_code({name!r}, {str(folder)!r}))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(Path(__file__).resolve().parents[1])]))
+    there = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert there.stdout.strip() == here
+
+
+# -- parameters by value ----------------------------------------------------------------------------------
+
+#: A plug-in whose defaults are values a ``repr`` describes badly: a 2,000-element array read from a file
+#: beside it (cut at 1,000 elements and 8 digits by numpy's repr), a function, a random state and a
+#: frozenset (whose reprs change from one process to the next).
+VALUED = textwrap.dedent('''
+    from pathlib import Path
+
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    WEIGHTS = np.loadtxt(Path(__file__).with_name("weights.txt"))
+
+
+    def absolute(x):
+        return np.abs(x)
+
+
+    class Weighted(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0, weights=WEIGHTS, link=absolute, random_state=np.random.RandomState(0),
+                     tags=frozenset({"alpha", "beta", "gamma", "delta"})):
+            self.shrink, self.weights, self.link = shrink, weights, link
+            self.random_state, self.tags = random_state, tags
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            w = self.weights[: X.shape[1]]
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * w * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            w = self.weights[: X.shape[1]]
+            d = [self.link(X * w - m).sum(axis=1) for m in self.means_]
+            return d[0] - d[1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+def _valued_folder(tmp_path, weights):
+    folder = tmp_path / "mine"
+    folder.mkdir(exist_ok=True)
+    module = "valued_clf"
+    np.savetxt(folder / "weights.txt", weights)
+    _write(folder / f"{module}.py", VALUED)
+    path = folder / "bench.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: bench
+        datasets: [heart]
+        models:
+          W: {{estimator: "{module}:Weighted", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    return path
+
+
+def _cli(*args, seed):
+    """``python -m eemrepro ...`` in a fresh process (string hashing seeded ``seed``), as a user runs it."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONHASHSEED=str(seed),
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "eemrepro", *map(str, args)], capture_output=True, text=True,
+                          env=env)
+
+
+def test_defaults_a_repr_describes_badly_resume_in_a_new_process_and_change_by_value(tmp_path):
+    """The issue's finding 3 both ways. A function, a random state and a frozenset default: the same command
+    in a new process (another string-hashing seed) resumes, ``status`` says done. A 2,000-element array
+    default changed at element 1,000 by 1e-9 (below numpy's printed digits, past its 1,000-element cut):
+    refused naming the parameter."""
+    weights = np.ones(2000)
+    cfg, out = _valued_folder(tmp_path, weights), tmp_path / "out"
+    first = _cli("run", cfg, "--out", out, "--jobs", "1", "--quiet", seed=1)
+    assert first.returncode == 0, first.stderr + first.stdout
+    identity = json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])
+    assert identity["params.weights"].startswith("array(float64, shape (2000,)) joblib:")
+    assert identity["params.link"].startswith("function valued_clf.absolute joblib:")
+    again = _cli("run", cfg, "--out", out, "--jobs", "1", seed=2)
+    assert again.returncode == 0 and "(3 were stored)" in again.stdout and "nothing to do" in again.stdout
+    assert "heart      W        3/3" in _cli("status", out, seed=3).stdout
+    weights[1000] += 1e-9
+    np.savetxt(tmp_path / "mine" / "weights.txt", weights, fmt="%.17g")
+    changed = _cli("run", cfg, "--out", out, "--jobs", "1", seed=4)
+    assert changed.returncode == 1
+    assert "params.weights: 'array(float64, shape (2000,)) joblib:" in changed.stdout + changed.stderr
+
+
+def test_a_parameter_value_is_identified_by_value_the_same_in_every_process():
+    """``value_digest``: equal values give equal digests (a set in any order, a copy of an array), another
+    value another digest (the last bit of one element, another dtype, another function)."""
+    from eemrepro.experiments._identity import _plain, value_digest
+
+    a = np.linspace(0, 1, 2000)
+    b = a.copy()
+    b[1500] = np.nextafter(b[1500], 2)
+    assert value_digest(a) == value_digest(a.copy()) != value_digest(b) != value_digest(a.astype(np.float32))
+    assert value_digest(frozenset("abcdef")) == value_digest(frozenset("fedcba")) != value_digest(frozenset("abc"))
+    assert value_digest(np.abs) != value_digest(np.sum)
+    assert value_digest(lambda x: x) == value_digest(lambda x: x)  # two lambdas of one place: module + name
+    assert _plain([1, 2.5, "a", None]) == [1, 2.5, "a", None]  # JSON values as they were
+    assert _plain(list(range(40))).startswith("list of 40 joblib:")
+
+
+def test_a_speed_only_parameter_changed_in_the_config_resumes(tmp_path):
+    """A parameter the estimator says changes speed only (``_speed_only_params``: LIBSVM's cache size) is not
+    in the identity: a config that raises it resumes from the stored records instead of refusing them."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module = f"cached_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{module}.py", MODULE.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0").replace(
+        "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):",
+        "_speed_only_params = ('cache_size',)\n\n    def __init__(self, shrink=0.0, scale=DEFAULT_SCALE, "
+        "cache_size=100):\n        self.cache_size = cache_size"))
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    cfg.write_text(cfg.read_text().replace("grid: {shrink: [0.0, 0.5]}", "grid: {shrink: [0.0, 0.5]}, "
+                                           "cache_size: 400"))
+    result = _run(cfg, out)
+    assert "(3 were stored)" in result.output and "nothing to do" in result.output, result.output
+    identity = json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])
+    assert not any("cache_size" in k for k in identity)
+
+
+def test_code_of_reads_every_estimators_code_from_an_identity():
+    """What a worker checks its imported module against: every ``code.<estimator>`` key, by its full name."""
+    from eemrepro.experiments._identity import code_of
+
+    identity = {"code.my_clf:KNM": "my_clf.py sha256:1", "code.x": "x 1.0 sha256:2", "params.code": 1}
+    assert code_of(identity) == {"my_clf:KNM": "my_clf.py sha256:1", "x": "x 1.0 sha256:2"}
+    assert code_of(None) == {}

@@ -5,10 +5,10 @@ estimator, fixed parameters, splitter, scaling, its own settings). What is the
 same for every kind is added here, once:
 
 * the code of every user's estimator the unit runs (``code.<estimator>``:
-  ``models._lookup.estimator_code``, the module's file, its package's files or
-  an installed distribution's version and files);
-* every parameter of a user's estimator as it is built, its defaults included
-  (``params.<name>``; a grid parameter is in the record's key instead);
+  ``models._lookup.estimator_code``, what its import loaded: the user's files,
+  installed distributions' versions and files);
+* every parameter of a user's estimator as it is built, its defaults included,
+  by value (``params.<name>``; a grid parameter is in the record's key instead);
 * the definition of a user's own data set (``data.<key>``: the label column,
   the positive label(s) or the classes, the feature columns, the format), which
   the file's checksum (``data_sha256``) does not hold.
@@ -67,19 +67,87 @@ def _default_params(spec, dataset):
             if k not in spec.grid and k not in speed_only}
 
 
+#: Lists and mappings longer than this are held as a digest (a record's identity stays small).
+_LONGEST_LISTED = 32
+
+
 def _plain(value):
-    """A parameter value as the identity's JSON holds it: as it is where JSON has it, else its ``repr``."""
+    """A parameter value as the identity's JSON holds it, by value and the same in every process.
+
+    Numbers, strings, booleans and None as they are, short lists and mappings element by element; anything
+    else (an array, a long list, a function, a set, a random state, an object) as a readable form and the
+    digest of its value (``value_digest``): ``"array(float64, shape (2000,)) joblib:1f2e..."``. A ``repr``
+    would cut an array at 1,000 elements and 8 digits, and name a function or a set by what changes from one
+    process to the next.
+    """
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple) and len(value) <= _LONGEST_LISTED:
         return [_plain(v) for v in value]
+    if isinstance(value, dict) and len(value) <= _LONGEST_LISTED and all(isinstance(k, str) for k in value):
+        return {k: _plain(v) for k, v in value.items()}
+    return f"{_readable(value)} joblib:{value_digest(value)}"
+
+
+def _readable(value):
+    """A short form of ``value`` for the messages that name a changed parameter (the digest decides)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return f"array({value.dtype}, shape {value.shape})"
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{type(value).__name__} {getattr(value, '__module__', '?')}.{value.__qualname__}"
+    if isinstance(value, list | tuple | dict | set | frozenset):
+        return f"{type(value).__name__} of {len(value)}"
+    return type(value).__qualname__
+
+
+def value_digest(value):
+    """``joblib.hash`` of ``value`` made canonical first: the same value gives the same digest in every
+    process (arrays by dtype, shape and bytes; functions and classes by module and qualified name; sets in an
+    order of their own; random states by their state), another value another digest."""
+    import joblib
+
+    return joblib.hash(_canonical(value))
+
+
+def _canonical(value):
+    """``value`` with what ``joblib.hash`` cannot hash the same in every process replaced: functions (a
+    lambda cannot be pickled) by their module and qualified name, sets (a frozenset pickles in iteration
+    order, which string hashing changes per process) sorted by their elements' digests."""
+    import functools
+    import types
+
+    import joblib
+    import numpy as np
+
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return value
+    if isinstance(value, type | types.FunctionType | types.BuiltinFunctionType | types.MethodType):
+        owner = _canonical(value.__self__) if isinstance(value, types.MethodType) else None
+        return ("function", getattr(value, "__module__", None), getattr(value, "__qualname__", repr(value)), owner)
+    if isinstance(value, functools.partial):
+        return ("partial", _canonical(value.func), _canonical(value.args), _canonical(value.keywords))
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [_canonical(v) for v in value])
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return repr(value)
+        items = [(_canonical(k), _canonical(v)) for k, v in value.items()]
+        return ("dict", sorted(items, key=lambda kv: joblib.hash(kv[0])))
+    if isinstance(value, set | frozenset | np.ndarray):
+        elements = [_canonical(v) for v in (value.ravel().tolist() if isinstance(value, np.ndarray) else value)]
+        shape = value.shape if isinstance(value, np.ndarray) else None
+        return (type(value).__name__, shape, sorted(elements, key=joblib.hash) if shape is None else elements)
+    try:
+        joblib.hash(value)
+        return value
+    except Exception:  # an object that cannot be pickled: its type and, where it has them, its attributes
+        state = getattr(value, "__dict__", None)
+        return ("object", type(value).__module__, type(value).__qualname__,
+                _canonical(state) if isinstance(state, dict) else None)
 
 
 def data_identity(config, dataset):
