@@ -121,24 +121,43 @@ def _file_unit(module):
         path = Path(path)
         if getattr(outer, "__path__", None) is not None:  # a regular package: all of its files
             folder = path.parent
-            return (f"package {'.'.join(parts[:i])}", folder.parents[i - 1], tuple(package_files(folder)))
-        return (path.name, path.parents[i - 1], (path,))
-    return (module.__name__, None, ())
+            files, folders = _listing(folder)
+            return (f"package {'.'.join(parts[:i])}", folder.parents[i - 1], files, folders)
+        return (path.name, path.parents[i - 1], (path,), ())
+    return (module.__name__, None, (), ())
 
 
 def package_files(package):
     """Every file of the package folder ``package`` (compiled files and hidden folders aside; symbolic links
     followed, each real folder once), sorted."""
-    files, visited = [], set()
+    return list(_listing(package)[0])
+
+
+def _listing(package):
+    """(files, folders) of ``package`` (:func:`package_files`; the folders, whose times tell a file added)."""
+    files, folders, visited = [], [], set()
     for root, dirs, names in os.walk(package, followlinks=True):
         real = os.path.realpath(root)
         if real in visited:
             dirs[:] = []
             continue
         visited.add(real)
+        folders.append(Path(root))
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
         files += [Path(root) / n for n in sorted(names) if not n.endswith((".pyc", ".pyo")) and not n.startswith(".")]
-    return sorted(files)
+    return tuple(sorted(files)), tuple(folders)
+
+
+def watched_paths(users):
+    """The files and folders whose stat tells that the code :func:`what_ran` found may have changed."""
+    paths = set()
+    for origin in users.values():
+        if origin[0] == "file":
+            paths.update((*origin[1][2], *origin[1][3]))
+        elif origin[0] == "editable":
+            _, pairs, folders = _editable_listing(origin[1])
+            paths.update((*(f for _, f in pairs), *folders))
+    return tuple(sorted(paths, key=str))
 
 
 def code_text(users, dists, first=None):
@@ -157,7 +176,7 @@ def code_text(users, dists, first=None):
         shown = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
         if len(names) == 1 and names[0].startswith("package "):
             shown += f" ({len(units[names[0]][2])} files)"
-        parts.append(f"{shown} sha256:{_digest([(root, f) for _, root, files in units.values() for f in files])}")
+        parts.append(f"{shown} sha256:{_digest([(root, f) for _, root, files, _ in units.values() for f in files])}")
     for name in sorted(editable):
         parts.append(_editable_code(editable[name]))
     for name in sorted(dists):
@@ -169,10 +188,17 @@ def code_text(users, dists, first=None):
 
 def _editable_code(dist):
     """An editable install's code: every file of every top-level package (or module) it declares."""
+    tops, pairs, _ = _editable_listing(dist)
+    shown = " + ".join(f"package {t}" for t in tops)
+    return f"{dist.metadata['Name']} {dist.version} (editable) {shown} ({len(pairs)} files) sha256:{_digest(pairs)}"
+
+
+def _editable_listing(dist):
+    """(top-level names, (root, file) pairs, folders) of an editable install's packages and modules."""
     import importlib.util
 
     tops = sorted(t for t, names in _distributions_of_tops().items() if dist.metadata["Name"] in names)
-    pairs = []
+    pairs, folders = [], []
     for top in tops:
         try:
             spec = importlib.util.find_spec(top)
@@ -182,11 +208,12 @@ def _editable_code(dist):
             continue
         if spec.submodule_search_locations:
             for folder in spec.submodule_search_locations:
-                pairs += [(Path(folder).parent, f) for f in package_files(Path(folder))]
+                files, dirs = _listing(Path(folder))
+                pairs += [(Path(folder).parent, f) for f in files]
+                folders += dirs
         elif spec.origin not in (None, "built-in", "frozen"):
             pairs.append((Path(spec.origin).parent, Path(spec.origin)))
-    shown = " + ".join(f"package {t}" for t in tops)
-    return f"{dist.metadata['Name']} {dist.version} (editable) {shown} ({len(pairs)} files) sha256:{_digest(pairs)}"
+    return tops, pairs, folders
 
 
 def _digest(pairs):
@@ -214,11 +241,11 @@ def stamp_of(files):
     out = []
     for f in files:
         try:
-            st = Path(f).stat()
+            st = os.stat(f)
         except OSError:
-            out.append((str(f), -1, -1))
+            out.append((f, -1, -1))
             continue
-        out.append((str(f), st.st_size, st.st_mtime_ns))
+        out.append((f, st.st_size, st.st_mtime_ns))
     return tuple(out)
 
 

@@ -27,7 +27,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ._code import code_text, environment_modules, package_files, stamp_of, what_ran
+from ._code import code_text, environment_modules, package_files, stamp_of, watched_paths, what_ran
 
 #: The entry-point group under which installed packages register estimators.
 ENTRY_POINT_GROUP = "eemrepro.estimators"
@@ -36,6 +36,8 @@ _IMPORT_LOCK = threading.Lock()
 # Top-level modules of users' estimators this process imported: name -> (the config's folder it was imported
 # from, or None; the users' modules that import reached; the stat of their files then).
 _IMPORTED = {}
+# (estimator, home) -> (the modules its code was found in, the files and folders watched, their stat, the code).
+_CODE_TEXTS = {}
 
 
 @functools.cache
@@ -72,7 +74,7 @@ def estimator_class(name, home=None, code=None):
     """
     cls = _estimator_class(name, home)
     if code is not None:
-        now = estimator_code(name, home)
+        now = _code_of_class(name, home, cls)
         if now != code:
             raise ValueError(f"estimator {name!r}: its code changed since the run started ({now}; the run "
                              f"was planned with {code}); run again to use the new code")
@@ -136,6 +138,8 @@ def _import(module, home):
             importlib.invalidate_caches()
     if beside:
         _refuse_shadowing(folder, [top])
+    if top in _IMPORTED and module in sys.modules:  # imported and noted, its files unchanged
+        return sys.modules[module]
     with _IMPORT_LOCK:
         before = set(sys.modules)
         if beside and top not in sys.modules:
@@ -238,12 +242,25 @@ def estimator_code(name, home=None):
     """
     if not is_users(name):
         return None
-    cls = _estimator_class(name, home)
+    return _code_of_class(name, home, _estimator_class(name, home))
+
+
+def _code_of_class(name, home, cls):
+    # Found again only when a module was imported anew or a file or folder of the code changed: a worker
+    # checks the code of every unit it runs.
+    key = (name, None if home is None else str(Path(home).resolve()))
+    known = _CODE_TEXTS.get(key)
+    if known is not None and all(sys.modules.get(m) is mod for m, mod in known[0].items()) \
+            and stamp_of(known[1]) == known[2]:
+        return known[3]
     module = _module_of(name)
     top = module.partition(".")[0]
-    known = _IMPORTED.get(top, (None, set(), None))[1]
-    users, dists = what_ran([module, top, getattr(cls, "__module__", module)], known)
-    return code_text(users, dists, first=module)
+    users, dists = what_ran([module, top, getattr(cls, "__module__", module)],
+                            _IMPORTED.get(top, (None, set(), None))[1])
+    code = code_text(users, dists, first=module)
+    watched = watched_paths(users)
+    _CODE_TEXTS[key] = ({m: sys.modules[m] for m in users}, watched, stamp_of(watched), code)
+    return code
 
 
 def _module_of(name):
