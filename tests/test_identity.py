@@ -484,6 +484,36 @@ def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_p
     assert there.stdout.strip() == here
 
 
+def test_a_packages_code_does_not_depend_on_which_of_its_modules_this_process_imported(tmp_path):
+    """The import system binds every imported submodule on its package: a submodule this process imported
+    for another reason (one that imports an installed distribution) must not enter the plug-in's code, or
+    the planning process and a fresh worker would disagree (a worker refuses every unit then)."""
+    import importlib
+    import subprocess
+    import sys
+
+    folder = tmp_path / "mine"
+    pkg = f"pk_{uuid.uuid4().hex[:8]}"
+    (folder / pkg).mkdir(parents=True)
+    _write(folder / pkg / "__init__.py", "")
+    _write(folder / pkg / "defaults.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / pkg / "clf.py", MODULE.format(sign=1, helper=f"{pkg}.defaults"))
+    _write(folder / pkg / "extra.py", "import hypothesis\n")
+    name = f"{pkg}.clf:NearestMean"
+    estimator_class(name, str(folder))
+    sys.path.insert(0, str(folder))
+    try:
+        importlib.import_module(f"{pkg}.extra")  # imported here, never by the plug-in
+    finally:
+        sys.path.remove(str(folder))
+    here = estimator_code(name, str(folder))
+    assert here.startswith(f"package {pkg} (4 files) sha256:") and "hypothesis" not in here
+    probe = f"from eemrepro.models._lookup import estimator_code; print(estimator_code({name!r}, {str(folder)!r}))"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    there = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert there.stdout.strip() == here
+
+
 # -- parameters by value ----------------------------------------------------------------------------------
 
 #: A plug-in whose defaults are values a ``repr`` describes badly: a 2,000-element array read from a file

@@ -71,11 +71,14 @@ def what_ran(start, loaded=()):
 
 def _referenced(module):
     """Names of the modules ``module``'s namespace refers to: modules bound there, and the modules that
-    define the functions and classes bound there."""
-    out = []
+    define the functions and classes bound there. A package's own submodules are left out: the import system
+    binds each one there when anything imports it, so they tell what this process imported, not what the
+    package uses (its files are the package's anyway)."""
+    out, own = [], module.__name__ + "."
     for value in list(vars(module).values()):
         if isinstance(value, types.ModuleType):
-            out.append(value.__name__)
+            if not value.__name__.startswith(own):
+                out.append(value.__name__)
         elif isinstance(value, type | types.FunctionType | types.BuiltinFunctionType | functools.partial):
             owner = getattr(value.func if isinstance(value, functools.partial) else value, "__module__", None)
             if isinstance(owner, str):
