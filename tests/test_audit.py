@@ -384,3 +384,56 @@ def test_units_of_unavailable_data_stop_the_audit_unless_skipped_and_named(store
     assert "(the drawn units of heart not audited: heart: not in the mirror)" in skipped.output
     assert "0 units audited" in skipped.output and skipped.exit_code == 1
     assert "--skip-unavailable" in skipped.output.splitlines()[0]
+
+
+# -- one truth for audit and reports: the values the reports read are the ones audited ----------------------------
+
+
+def _left_out(hide):
+    """What the audit says of a record whose GMean's name was taken out of its ``metrics.keys`` (``hide="keys"``)
+    or whose ``metrics`` was taken out of its ``fields`` (every metric column then holds a value it leaves out)."""
+    if hide == "keys":
+        return "metrics.keys leave out metrics.gmean, which its column holds"
+    return "fields leave out metrics.auc, metrics.bac, metrics.error and metrics.gmean, which its columns hold"
+
+
+@pytest.mark.parametrize("hide", ["keys", "fields"])
+def test_a_hand_edited_number_its_key_lists_leave_out_is_audited_as_the_tables_read_it(store, hide):
+    """A user edits a stored GMean with pandas and takes its name out of the record's key lists (``metrics.keys``,
+    or ``metrics`` out of ``fields``), and seals the segment again with the store's own sealing: every checksum
+    matches. The tables read the edited number; the audit compares that number (and names the record whose key
+    lists and columns disagree), and ``store verify`` names the segment."""
+    from tests.helpers import hand_edit_sealed
+
+    point = json.dumps({"variant": 0})
+    true = hand_edit_sealed(store, "NC", 0, point, "metrics.gmean", 0.97, hide=hide)
+    read = read_results(store)
+    edited = read[(read["model"] == "NC") & (read["fold"] == 0) & (read["point"] == point)]
+    assert edited["gmean"].tolist() == [0.97]  # what the tables print from (the premise)
+    assert 0.5 < true < 0.95  # the nearest centroid's GMean on heart's fold, as the run stored it
+    result = audit(store, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    (line,) = [ln for ln in unit_lines(result.output) if "fold 0 " in ln]
+    assert "differs" in line, result.output
+    # |0.97 - g| / max(1, ...) = 0.97 - g, the re-derived value being the true one (the run's own, seed for seed).
+    assert f"{point} fold 0: gmean 0.97 stored, {true!r} now" in result.output
+    assert f"(largest relative difference {0.97 - true:.1e}, in gmean)" in line
+    assert f"    {point} fold 0: the stored record's {_left_out(hide)} (edited by hand: `eemrepro store verify` " \
+           "names its segment)" in result.output, result.output
+    assert "0 equal" not in result.output and "1 differ" in result.output
+
+
+@pytest.mark.parametrize("hide", ["keys", "fields"])
+def test_a_record_whose_key_lists_leave_out_its_unchanged_value_is_no_pass(store, hide):
+    """The key lists edited alone (the number as the run stored it): the audit's numbers agree, but the record
+    is not the one written; the unit differs, saying why, and fails the audit."""
+    from tests.helpers import hand_edit_sealed
+
+    point = json.dumps({"variant": 1})
+    true = read_results(store).query("model == 'NC' and fold == 2 and point == @point")["gmean"].item()
+    hand_edit_sealed(store, "NC", 2, point, "metrics.gmean", true, hide=hide)
+    result = audit(store, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    (line,) = [ln for ln in unit_lines(result.output) if "fold 2 " in ln]
+    assert line.endswith("differs"), result.output
+    assert f"    {point} fold 2: the stored record's {_left_out(hide)} (edited by hand" in result.output

@@ -277,3 +277,47 @@ def test_groups_of_data_sets_read_from_sealed_and_unsealed_segments_count_each_r
         cut = cut[cut["dataset"].isin(group)].reset_index(drop=True)
         assert _frame_rows(some) == _frame_rows(cut)
         pd.testing.assert_series_equal(some["status"].astype(str), cut["status"].astype(str))
+
+
+@pytest.mark.parametrize("column, hide, what", [
+    ("metrics.gmean", "keys", "metrics.keys"),
+    ("metrics.gmean", "fields", "fields"),
+    ("n_train", "fields", "fields"),
+])
+def test_store_verify_names_a_record_whose_key_lists_leave_out_a_column_it_holds(killed_run, tmp_path, column, hide,
+                                                                                 what):
+    """A value edited by hand with its name taken out of the record's key lists, the segment sealed again by the
+    store's own sealing (every checksum matches): the reports read the value, the record as written has it not.
+    ``store verify`` names the segment, the row and the column."""
+    from tests.helpers import hand_edit_sealed
+
+    out, _ = _copy(killed_run, tmp_path)
+    assert runner.invoke(app, ["compact", str(out)]).exit_code == 0
+    (segment,) = ResultStore(out).segments()
+    assert runner.invoke(app, ["store", "verify", str(out)]).exit_code == 0
+    hand_edit_sealed(out, "Centroid", 1, json.dumps({"fail": False}), column, 0.97 if "." in column else 7, hide=hide)
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1, result.output
+    (fail,) = [ln for ln in result.output.splitlines() if ln.startswith("FAIL")]
+    assert fail.startswith(f"FAIL {segment}: 1 record(s) whose key lists and columns disagree (row ")
+    held = "metrics.auc, metrics.bac, metrics.error and metrics.gmean, which its columns hold" \
+        if (column, hide) == ("metrics.gmean", "fields") else f"{column}, which its column holds"
+    assert f"its {what} leave out {held}" in fail, fail
+
+
+def test_store_verify_names_a_field_whose_column_was_dropped_and_readers_do_not_crash(killed_run, tmp_path):
+    """A column dropped by hand (``df.drop(columns=...)``) while the records' ``fields`` still name it: ``store
+    verify`` names it; the records read it as None, as the frame does (no KeyError)."""
+    import pyarrow.parquet as pq
+
+    from eemrepro.store._store import write_parquet
+
+    out, _ = _copy(killed_run, tmp_path)
+    assert runner.invoke(app, ["compact", str(out)]).exit_code == 0
+    (segment,) = ResultStore(out).segments()
+    write_parquet(pq.read_table(segment).drop_columns(["n_train"]), segment)
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1
+    assert f"FAIL {segment}: 3 record(s) whose key lists and columns disagree (row 1: its fields name 'n_train', " \
+           "which has no column;" in result.output, result.output
+    assert [r["n_train"] for r in ResultStore(out).segment_records(segment)] == [None] * 3

@@ -132,6 +132,9 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
                 typer.echo(f"    {where[0][0]} fold {where[0][1]}: {name} {old} stored, {new} now{more}")
             if len(groups) > SHOWN:
                 typer.echo(f"    ... and {len(groups) - SHOWN} more differing value(s)")
+            for point, _repeat, fold, why in u.edited:
+                typer.echo(f"    {point} fold {fold}: the stored record's {why.removeprefix('its ')} (edited by "
+                           "hand: `eemrepro store verify` names its segment)")
             for line in cells.changes(u):
                 typer.echo(f"    {line}")
 

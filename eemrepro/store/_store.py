@@ -40,11 +40,13 @@ from ._segments import (
     StoreWarning,
     checked_line,
     decode,
+    disagreements,
     disk_columns,
     encode,
     frame_names,
     has_line_sums,
     parse_lines,
+    said,
     table_meta,
     to_pandas,
     warn_damaged,
@@ -554,7 +556,7 @@ class ResultStore:
                 return "no sha256 recorded for it (`eemrepro store upgrade` records one)"
             if sums and hashlib.sha256(data).hexdigest() != sums[path.name]:
                 return "damaged: its sha256 is not the one recorded when it was sealed"
-            return _unreadable(data)
+            return _unreadable(data) or _disagreeing(pq.read_table(pa.BufferReader(data)))
         if path.name in sums and sha256_of(path) != sums[path.name]:
             return f"damaged: its sha256 is not the one recorded in {SUMS}"
         with warnings.catch_warnings():
@@ -738,6 +740,18 @@ def _unreadable(data):
     except (OSError, pa.ArrowException, ValueError) as exc:
         return f"not a readable record segment ({str(exc).splitlines()[0][:200]})"
     return None
+
+
+def _disagreeing(table):
+    """What ``store verify`` says of a sealed segment's records whose key lists and columns disagree (a value
+    edited by hand that the reports read and the record as written has not), or None."""
+    found = disagreements(table)
+    if not found:
+        return None
+    row = min(found)
+    return (f"{len(found)} record(s) whose key lists and columns disagree (row {row + 1}: {said(found[row])}; "
+            "the reports read its columns): edited by hand, not as written. Restore the segment (git checkout, "
+            "a backup)")
 
 
 def _concat_chunks(tables):
