@@ -365,7 +365,7 @@ def test_a_known_difference_is_reported_with_its_reason_and_does_not_fail(store,
     assert audit(*args, "--known", known).exit_code == 1
     known.write_text("- store: x\n  fields: []\n  reason: r\n")
     bad = audit(*args, "--known", known)
-    assert bad.exit_code == 2 and f"{known}: entry 1: 'fields' is a non-empty list" in bad.output
+    assert bad.exit_code == 2 and f"{known}: entry 1: key 'fields': a record field, or a non-empty list" in bad.output
 
 
 def test_units_of_unavailable_data_stop_the_audit_unless_skipped_and_named(store, monkeypatch):
@@ -437,3 +437,76 @@ def test_a_record_whose_key_lists_leave_out_its_unchanged_value_is_no_pass(store
     (line,) = [ln for ln in unit_lines(result.output) if "fold 2 " in ln]
     assert line.endswith("differs"), result.output
     assert f"    {point} fold 2: the stored record's {_left_out(hide)} (edited by hand" in result.output
+
+
+# -- the known-differences file: read whole and checked before anything runs --------------------------------------
+
+_FIELDS = ["auc", "bac", "error", "gmean"]  # what a one-class prediction changes of the stored metrics
+
+
+def test_a_known_entry_s_store_is_a_path_from_the_known_file_s_folder(store, tmp_path, monkeypatch):
+    """CI keeps its known-differences file in .ci/ and names stores from there: ``store: ../store`` is the store
+    beside that folder, wherever the audit is run from."""
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    (tmp_path / "ci").mkdir()
+    known = tmp_path / "ci" / "known.yaml"
+    known.write_text(f"- store: ../store\n  fields: {_FIELDS}\n  reason: the test's broken classifier\n")
+    elsewhere = tmp_path / "a" / "b"  # from here, ../store is another folder
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    result = audit(store, "--only-models", "NC", "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    assert result.exit_code == 0 and "0 differ, 0 other identity, 1 known" in result.output, result.output
+
+
+def test_a_known_entry_s_models_and_datasets_given_as_one_text_are_one_pattern(store, tmp_path, monkeypatch):
+    """``models: "EEM*"`` (a text, not a list) is the one pattern EEM*: it explains nothing of NC (a text read
+    letter by letter would give the pattern '*', which matches every model); ``models: "N*"`` explains NC."""
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    known = tmp_path / "known.yaml"
+    args = (store, "--only-models", "NC", "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    for models, datasets, code in (("EEM*", "heart", 1), ("N*", "heart", 0), ("N*", "he*t", 0), ("N*", "sonar", 1),
+                                   ("NC", "*t*", 0)):
+        known.write_text(f"- store: {store}\n  models: {models!r}\n  datasets: {datasets!r}\n  fields: {_FIELDS}\n"
+                         "  reason: the test's broken classifier\n")
+        result = audit(*args)
+        assert result.exit_code == code, (models, datasets, result.output)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("models: []", "key 'models': an empty list would match no model; leave the key out to match every model"),
+    ("datasets: []", "key 'datasets': an empty list would match no data set; leave the key out to match every "
+                     "data set"),
+    ("models: 3", "key 'models': a model name or shell pattern, or a list of them, got 3"),
+    ("models: [NC, {a: 1}]", "key 'models': a model name or shell pattern, or a list of them, got ['NC', {'a': 1}]"),
+    ("datasets: [heart, '']", "key 'datasets': a data set name or shell pattern, or a list of them, got ['heart', '']"),
+    ("reason: [x]", "key 'reason': a text saying why the committed numbers differ, got ['x']"),
+    ("reason: ''", "key 'reason': a text saying why the committed numbers differ, got ''"),
+    ("fields: gmean", None),  # one field as a text: taken as [gmean]
+    ("fields: [gmean, 2]", "key 'fields': a record field, or a non-empty list of them, got ['gmean', 2]"),
+    ("fields: []", "key 'fields': a record field, or a non-empty list of them, got []"),
+    ("store: 7", "key 'store': a results folder (a path from the known-differences file's folder), got 7"),
+])
+def test_a_bad_known_entry_is_one_line_naming_the_file_entry_and_key_before_anything_runs(made, tmp_path, entry,
+                                                                                          message):
+    known = tmp_path / "known.yaml"
+    lines = {"store": f"store: {made}", "fields": "fields: [gmean]", "reason": "reason: r"}
+    lines[entry.split(":")[0]] = entry
+    known.write_text("- store: elsewhere\n  fields: [gmean]\n  reason: fine\n- " + "\n  ".join(lines.values()) + "\n")
+    result = audit(made, "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    if message is None:
+        assert result.exit_code == 0, result.output
+        return
+    assert (result.exit_code, result.output) == (2, f"error: {known}: entry 2: {message}\n")
+
+
+def test_the_ci_known_differences_file_names_committed_stores():
+    """CI's .ci/audit-known.yaml loads, and each entry's ``store`` (a path from .ci/) is a committed results
+    folder: an entry naming no store would explain nothing, silently."""
+    from pathlib import Path
+
+    from eemrepro.experiments._audit import load_known
+
+    root = Path(__file__).resolve().parents[1]
+    entries = load_known(root / ".ci" / "audit-known.yaml")
+    assert entries and all((e["store"] / "config.yaml").is_file() and e["store"].parent == root / "results"
+                           for e in entries), [e["store"] for e in entries]

@@ -539,10 +539,24 @@ def _provenance(identity, checksum, stored):
     return "; ".join(why) or None
 
 
+#: The keys of a known-differences entry: (what its value is, in words; whether it may be left out).
+_KNOWN_KEYS = {"store": ("a results folder (a path from the known-differences file's folder)", False),
+               "fields": ("a record field, or a non-empty list of them", False),
+               "reason": ("a text saying why the committed numbers differ", False),
+               "models": ("a model name or shell pattern, or a list of them", True),
+               "datasets": ("a data set name or shell pattern, or a list of them", True)}
+
+
 def load_known(path):
     """The entries of a known-differences file: a YAML list of ``{store, fields, reason}`` with optional ``models``
     and ``datasets`` (shell patterns), each a committed number explained as fragile where it is (REPRODUCTION.md).
-    Raises AuditError naming the file and entry."""
+
+    Checked whole before anything runs: ``store`` is a path from the file's
+    folder; ``fields``, ``models`` and ``datasets`` are a text (one field or
+    pattern) or a non-empty list of texts (an empty list would match nothing:
+    leaving ``models`` or ``datasets`` out matches every one); ``reason`` a
+    text. Raises AuditError (one line naming the file, the entry and the key).
+    """
     from .._yaml import YAMLDocumentError, load_yaml_file
 
     try:
@@ -551,18 +565,32 @@ def load_known(path):
         raise AuditError(str(exc)) from None
     if not isinstance(raw, list):
         raise AuditError(f"{path}: a list of {{store, fields, reason}} entries")
+    home = Path(path).resolve().parent
     entries = []
     for i, entry in enumerate(raw):
         where = f"{path}: entry {i + 1}"
         if not isinstance(entry, dict) or not {"store", "fields", "reason"} <= set(entry):
             raise AuditError(f"{where}: needs 'store', 'fields' and 'reason'")
-        unknown = set(entry) - {"store", "fields", "reason", "models", "datasets"}
+        unknown = set(entry) - set(_KNOWN_KEYS)
         if unknown:
-            raise AuditError(f"{where}: unknown key(s) {sorted(unknown)}")
-        if not isinstance(entry["fields"], list) or not entry["fields"]:
-            raise AuditError(f"{where}: 'fields' is a non-empty list of record fields")
-        entries.append({**entry, "store": Path(entry["store"]).resolve(),
-                        "models": entry.get("models") or ["*"], "datasets": entry.get("datasets") or ["*"]})
+            raise AuditError(f"{where}: unknown key(s) {sorted(unknown)}; the keys are {sorted(_KNOWN_KEYS)}")
+        checked = {}
+        for key, (what, optional) in _KNOWN_KEYS.items():
+            value = entry.get(key)
+            if key in ("store", "reason"):
+                if not isinstance(value, str) or not value.strip():
+                    raise AuditError(f"{where}: key '{key}': {what}, got {value!r}")
+                checked[key] = value
+                continue
+            if optional and value == []:
+                noun = "model" if key == "models" else "data set"
+                raise AuditError(f"{where}: key '{key}': an empty list would match no {noun}; leave the key out to "
+                                 f"match every {noun}")
+            texts = ["*"] if optional and value is None else [value] if isinstance(value, str) else value
+            if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
+                raise AuditError(f"{where}: key '{key}': {what}, got {value!r}")
+            checked[key] = texts
+        entries.append({**checked, "store": (home / Path(entry["store"]).expanduser()).resolve()})
     return entries
 
 
