@@ -510,3 +510,25 @@ def test_the_ci_known_differences_file_names_committed_stores():
     entries = load_known(root / ".ci" / "audit-known.yaml")
     assert entries and all((e["store"] / "config.yaml").is_file() and e["store"].parent == root / "results"
                            for e in entries), [e["store"] for e in entries]
+
+
+def test_a_model_whose_name_holds_a_comma_is_selected_audited_and_forgotten_by_its_name(tmp_path):
+    """configs/esmm_fuzzy_weights.yaml names a model 'SVM (balanced, entropy weights)': --only-models, audit
+    --only-models and forget --models keep such a name whole (it was split at its ',' into two unknown names)."""
+    name = "NC (a, b)"
+    folder = _run(CONFIG.replace("  NC:", f"  '{name}':").replace("grid: {variant: [0, 1]}", "grid: {variant: [0]}"),
+                  tmp_path / "store")
+    cfg = tmp_path / "c.yaml"
+    stored = read_results(folder)
+    assert sorted(stored["model"].unique()) == ["EEM", name]
+    again = CliRunner().invoke(app, ["run", str(cfg), "--out", str(folder), "--only-models", f"EEM,{name}",
+                                     "--dry-run"])
+    assert again.exit_code == 0 and "0 to run" in again.output, again.output
+    result = audit(folder, "--only-models", name, "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert [line.split(" {")[0] for line in unit_lines(result.output)] == [f"  heart {name}"] * 3
+    forgot = CliRunner().invoke(app, ["forget", str(folder), "--models", name])
+    assert forgot.exit_code == 0 and "moved 3 record(s)" in forgot.output, forgot.output
+    assert read_results(folder)["model"].unique().tolist() == ["EEM"]
+    rerun = CliRunner().invoke(app, ["run", str(cfg), "--out", str(folder), "--only-models", name, "--quiet"])
+    assert rerun.exit_code == 0 and "ran 3 of 3 pending units" in rerun.output, rerun.output

@@ -63,9 +63,9 @@ _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs
              "baselines", "local_datasets", "paper_models"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: What a model's or a data set's name may not hold: a record's key joins names with '|' (``record_key``, and a
-#: unit's seed ``derive_seed``), the command line lists them separated by ',' (``--only-models``, ``forget``),
-#: and a control character would break a one-line message or a table.
-_KEY_BREAKING = re.compile(r"[|,\x00-\x1f\x7f]")
+#: unit's seed ``derive_seed``), and a control character would break a one-line message or a table. (A ',' is
+#: fine: the command line's lists keep a name that holds one whole, ``cli._common.split_names``.)
+_KEY_BREAKING = re.compile(r"[|\x00-\x1f\x7f]")
 _DATA_KEYS = {"mirror", "data_home"}
 
 
@@ -794,8 +794,8 @@ def _check_name(ctx, path, name, what):
     char = key_breaking(name)
     if char is not None or not str(name).strip():
         held = f"may not hold {char!r}" if char is not None else "may not be empty"
-        raise ctx.error(path, f"{what}'s name {held} (record keys join names with '|', and --only-models, "
-                              "--only-datasets and forget list them separated by ','): rename it")
+        raise ctx.error(path, f"{what}'s name {held} (a record's key joins names with '|'; a control "
+                              "character breaks messages and tables): rename it")
 
 
 def _paper_models(ctx, names, kind, datasets, own):
