@@ -532,3 +532,72 @@ def test_a_model_whose_name_holds_a_comma_is_selected_audited_and_forgotten_by_i
     assert read_results(folder)["model"].unique().tolist() == ["EEM"]
     rerun = CliRunner().invoke(app, ["run", str(cfg), "--out", str(folder), "--only-models", name, "--quiet"])
     assert rerun.exit_code == 0 and "ran 3 of 3 pending units" in rerun.output, rerun.output
+
+
+# -- what a user meets that the mutation run found untested -------------------------------------------------------
+
+
+def test_a_difference_in_any_folder_of_several_fails_the_audit(made, tmp_path):
+    """CI audits twelve folders in one command: a folder that differs fails the command wherever it comes in the
+    list, not only when it is the last one."""
+    from tests.helpers import hand_edit_sealed
+
+    edited, intact = (shutil.copytree(made, tmp_path / name) for name in ("edited", "intact"))
+    hand_edit_sealed(edited, "NC", 1, json.dumps({"variant": 0}), "metrics.gmean", 0.5)  # its key lists untouched
+    for folders in ((edited, intact), (intact, edited)):
+        result = audit(*folders, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1")
+        assert result.exit_code == 1, result.output
+        assert f"{edited}: 3 units audited (of 3 stored), 2 equal, 0 float noise, 1 differ" in result.output
+        assert f"{intact}: 3 units audited (of 3 stored), 3 equal" in result.output
+    assert audit(intact, made, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1").exit_code == 0
+
+
+@pytest.mark.parametrize("fraction, n", [(0.1, 1), (0.34, 3), (0.5, 3), (1.0, 6)])
+def test_fraction_draws_that_share_of_the_stored_units_rounded_up(made, fraction, n):
+    """--fraction 0.1 of a folder's 6 stored units is one unit (0.6 rounded up), never none."""
+    result = audit(made, "--fraction", str(fraction), "--seed", "3", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert f"{made}: {n} units audited (of 6 stored), {n} equal" in result.output
+    assert f"--fraction {fraction:g} --seed 3" in result.output.splitlines()[0]
+
+
+def test_an_audit_compares_with_the_latest_record_of_a_key_the_retried_one(tmp_path):
+    """A fit that failed (its plug-in's resource was missing), then retried with --retry-failed: the store holds
+    both records of each key, and the tables read the retried one. The audit compares with that one: equal."""
+    flag = tmp_path / "missing"
+    flag.write_text("")
+    cfg_text = textwrap.dedent(f"""\
+        name: retried
+        datasets: [heart]
+        models:
+          F: {{estimator: 'tests.helpers:FailWhile', grid: {{flag: ['{flag}']}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 0}}
+        """)
+    folder = _run(cfg_text, tmp_path / "store")
+    assert set(read_results(folder)["status"]) == {"failed"}
+    flag.unlink()
+    again = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(folder), "--jobs", "1", "--quiet",
+                                     "--retry-failed"])
+    assert again.exit_code == 0, again.output
+    assert set(read_results(folder)["status"]) == {"ok"}
+    result = audit(folder, "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "3 units audited (of 3 stored), 3 equal" in result.output
+
+
+def test_a_store_with_a_timed_out_fit_audits_equal(tmp_path):
+    """A grid point that ran past fit_timeout (recorded timed out) and, under after_timeout: skip, its other folds
+    (recorded skipped after a timeout): re-derived, the first times out again and the others are skipped again,
+    so every unit is equal (neither is re-run as the other)."""
+    folder = _run(textwrap.dedent("""\
+        name: timing
+        datasets: [heart]
+        models:
+          S: {estimator: 'tests.helpers:Sleepy', grid: {delay: [0.0, 30.0]}}
+        protocol: {folds: 3, repeats: 1, seed: 0, fit_timeout: 1.0, after_timeout: skip}
+        """), tmp_path / "store")
+    statuses = read_results(folder).groupby("param_delay")["status"].agg(sorted).to_dict()
+    assert statuses == {0.0: ["ok"] * 3, 30.0: ["skipped-after-timeout"] * 2 + ["timed-out"]}
+    result = audit(folder, "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "3 units audited (of 3 stored), 3 equal" in result.output
