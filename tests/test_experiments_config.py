@@ -251,7 +251,8 @@ def test_a_local_data_set_name_the_record_keys_cannot_carry_is_refused(tmp_path,
     import pandas as pd
 
     pd.DataFrame({"x": [0.0, 1.0] * 10, "y": [0, 1] * 10}).to_csv(tmp_path / "mine.csv", index=False)
-    cfg = _write(tmp_path, f"name: t\ndatasets: ['{name}']\nlocal_datasets:\n  '{name}': {{file: mine.csv, target: y}}\n"
+    cfg = _write(tmp_path, f"name: t\ndatasets: ['{name}']\nlocal_datasets:\n"
+                           f"  '{name}': {{file: mine.csv, target: y}}\n"
                            "models:\n  EEM: {estimator: EEM, grid: {n_hidden: [10]}}\n")
     with pytest.raises(ConfigError) as info:
         load_config(cfg)
