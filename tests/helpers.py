@@ -189,3 +189,41 @@ def store_record(fold, dataset, **extra):
          "versions": {"numpy": "2"}, "host": "h", "finished_at": 1.7e9 + fold}
     r.update(extra)
     return r
+
+
+def hand_edit_sealed(folder, model, fold, point, column, value, hide=None):
+    """Edit one stored value of a results folder's sealed segment by hand, as a user with pandas would: the
+    row of ``model``'s ``point`` (a grid point's JSON) at ``fold`` gets ``value`` in ``column`` (a stored column:
+    ``metrics.gmean``, ``n_train``), and ``hide`` (``"keys"``: the column's name taken out of the row's
+    ``metrics.keys``; ``"fields"``: the field taken out of the row's ``fields``) leaves it out of the record's
+    key lists; the segment is written back through the store's own sealing (``write_parquet``: its sha256
+    recorded in SHA256SUMS), so that it passes every checksum. Returns the value it held."""
+    import json
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from eemrepro.store._store import write_parquet
+
+    (path,) = sorted(Path(folder, "records").glob("*.parquet"))
+    table = pq.read_table(path)
+    rows = [i for i in range(table.num_rows) if table.column("model")[i].as_py() == model
+            and table.column("fold")[i].as_py() == fold and table.column("params")[i].as_py() == point]
+    assert len(rows) == 1, rows
+    (row,) = rows
+    old = table.column(column)[row].as_py()
+    group, _, name = column.rpartition(".")
+
+    def replaced(col, fn):
+        values = table.column(col).to_pylist()
+        values[row] = fn(values[row])
+        return table.set_column(table.schema.get_field_index(col), col, pa.array(values, table.schema.field(col).type))
+
+    table = replaced(column, lambda _: value)
+    if hide == "keys":
+        table = replaced(f"{group}.keys", lambda text: json.dumps([k for k in json.loads(text) if k != name]))
+    elif hide == "fields":
+        table = replaced("fields", lambda text: json.dumps([k for k in json.loads(text) if k != (group or name)]))
+    write_parquet(table, path)
+    return old

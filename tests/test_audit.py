@@ -365,7 +365,7 @@ def test_a_known_difference_is_reported_with_its_reason_and_does_not_fail(store,
     assert audit(*args, "--known", known).exit_code == 1
     known.write_text("- store: x\n  fields: []\n  reason: r\n")
     bad = audit(*args, "--known", known)
-    assert bad.exit_code == 2 and f"{known}: entry 1: 'fields' is a non-empty list" in bad.output
+    assert bad.exit_code == 2 and f"{known}: entry 1: key 'fields': a record field, or a non-empty list" in bad.output
 
 
 def test_units_of_unavailable_data_stop_the_audit_unless_skipped_and_named(store, monkeypatch):
@@ -384,3 +384,220 @@ def test_units_of_unavailable_data_stop_the_audit_unless_skipped_and_named(store
     assert "(the drawn units of heart not audited: heart: not in the mirror)" in skipped.output
     assert "0 units audited" in skipped.output and skipped.exit_code == 1
     assert "--skip-unavailable" in skipped.output.splitlines()[0]
+
+
+# -- one truth for audit and reports: the values the reports read are the ones audited ----------------------------
+
+
+def _left_out(hide):
+    """What the audit says of a record whose GMean's name was taken out of its ``metrics.keys`` (``hide="keys"``)
+    or whose ``metrics`` was taken out of its ``fields`` (every metric column then holds a value it leaves out)."""
+    if hide == "keys":
+        return "metrics.keys leave out metrics.gmean, which its column holds"
+    return "fields leave out metrics.auc, metrics.bac, metrics.error and metrics.gmean, which its columns hold"
+
+
+@pytest.mark.parametrize("hide", ["keys", "fields"])
+def test_a_hand_edited_number_its_key_lists_leave_out_is_audited_as_the_tables_read_it(store, hide):
+    """A user edits a stored GMean with pandas and takes its name out of the record's key lists (``metrics.keys``,
+    or ``metrics`` out of ``fields``), and seals the segment again with the store's own sealing: every checksum
+    matches. The tables read the edited number; the audit compares that number (and names the record whose key
+    lists and columns disagree), and ``store verify`` names the segment."""
+    from tests.helpers import hand_edit_sealed
+
+    point = json.dumps({"variant": 0})
+    true = hand_edit_sealed(store, "NC", 0, point, "metrics.gmean", 0.97, hide=hide)
+    read = read_results(store)
+    edited = read[(read["model"] == "NC") & (read["fold"] == 0) & (read["point"] == point)]
+    assert edited["gmean"].tolist() == [0.97]  # what the tables print from (the premise)
+    assert 0.5 < true < 0.95  # the nearest centroid's GMean on heart's fold, as the run stored it
+    result = audit(store, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    (line,) = [ln for ln in unit_lines(result.output) if "fold 0 " in ln]
+    assert "differs" in line, result.output
+    # |0.97 - g| / max(1, ...) = 0.97 - g, the re-derived value being the true one (the run's own, seed for seed).
+    assert f"{point} fold 0: gmean 0.97 stored, {true!r} now" in result.output
+    assert f"(largest relative difference {0.97 - true:.1e}, in gmean)" in line
+    assert f"    {point} fold 0: the stored record's {_left_out(hide)} (edited by hand: `eemrepro store verify` " \
+           "names its segment)" in result.output, result.output
+    assert "0 equal" not in result.output and "1 differ" in result.output
+
+
+@pytest.mark.parametrize("hide", ["keys", "fields"])
+def test_a_record_whose_key_lists_leave_out_its_unchanged_value_is_no_pass(store, hide):
+    """The key lists edited alone (the number as the run stored it): the audit's numbers agree, but the record
+    is not the one written; the unit differs, saying why, and fails the audit."""
+    from tests.helpers import hand_edit_sealed
+
+    point = json.dumps({"variant": 1})
+    true = read_results(store).query("model == 'NC' and fold == 2 and point == @point")["gmean"].item()
+    hand_edit_sealed(store, "NC", 2, point, "metrics.gmean", true, hide=hide)
+    result = audit(store, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    (line,) = [ln for ln in unit_lines(result.output) if "fold 2 " in ln]
+    assert line.endswith("differs"), result.output
+    assert f"    {point} fold 2: the stored record's {_left_out(hide)} (edited by hand" in result.output
+
+
+# -- the known-differences file: read whole and checked before anything runs --------------------------------------
+
+_FIELDS = ["auc", "bac", "error", "gmean"]  # what a one-class prediction changes of the stored metrics
+
+
+def test_a_known_entry_s_store_is_a_path_from_the_known_file_s_folder(store, tmp_path, monkeypatch):
+    """CI keeps its known-differences file in .ci/ and names stores from there: ``store: ../store`` is the store
+    beside that folder, wherever the audit is run from."""
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    (tmp_path / "ci").mkdir()
+    known = tmp_path / "ci" / "known.yaml"
+    known.write_text(f"- store: ../store\n  fields: {_FIELDS}\n  reason: the test's broken classifier\n")
+    elsewhere = tmp_path / "a" / "b"  # from here, ../store is another folder
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    result = audit(store, "--only-models", "NC", "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    assert result.exit_code == 0 and "0 differ, 0 other identity, 1 known" in result.output, result.output
+
+
+def test_a_known_entry_s_models_and_datasets_given_as_one_text_are_one_pattern(store, tmp_path, monkeypatch):
+    """``models: "EEM*"`` (a text, not a list) is the one pattern EEM*: it explains nothing of NC (a text read
+    letter by letter would give the pattern '*', which matches every model); ``models: "N*"`` explains NC."""
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    known = tmp_path / "known.yaml"
+    args = (store, "--only-models", "NC", "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    for models, datasets, code in (("EEM*", "heart", 1), ("N*", "heart", 0), ("N*", "he*t", 0), ("N*", "sonar", 1),
+                                   ("NC", "*t*", 0)):
+        known.write_text(f"- store: {store}\n  models: {models!r}\n  datasets: {datasets!r}\n  fields: {_FIELDS}\n"
+                         "  reason: the test's broken classifier\n")
+        result = audit(*args)
+        assert result.exit_code == code, (models, datasets, result.output)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("models: []", "key 'models': an empty list would match no model; leave the key out to match every model"),
+    ("datasets: []", "key 'datasets': an empty list would match no data set; leave the key out to match every "
+                     "data set"),
+    ("models: 3", "key 'models': a model name or shell pattern, or a list of them, got 3"),
+    ("models: [NC, {a: 1}]", "key 'models': a model name or shell pattern, or a list of them, got ['NC', {'a': 1}]"),
+    ("datasets: [heart, '']", "key 'datasets': a data set name or shell pattern, or a list of them, got ['heart', '']"),
+    ("reason: [x]", "key 'reason': a text saying why the committed numbers differ, got ['x']"),
+    ("reason: ''", "key 'reason': a text saying why the committed numbers differ, got ''"),
+    ("fields: gmean", None),  # one field as a text: taken as [gmean]
+    ("fields: [gmean, 2]", "key 'fields': a record field, or a non-empty list of them, got ['gmean', 2]"),
+    ("fields: []", "key 'fields': a record field, or a non-empty list of them, got []"),
+    ("store: 7", "key 'store': a results folder (a path from the known-differences file's folder), got 7"),
+])
+def test_a_bad_known_entry_is_one_line_naming_the_file_entry_and_key_before_anything_runs(made, tmp_path, entry,
+                                                                                          message):
+    known = tmp_path / "known.yaml"
+    lines = {"store": f"store: {made}", "fields": "fields: [gmean]", "reason": "reason: r"}
+    lines[entry.split(":")[0]] = entry
+    known.write_text("- store: elsewhere\n  fields: [gmean]\n  reason: fine\n- " + "\n  ".join(lines.values()) + "\n")
+    result = audit(made, "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    if message is None:
+        assert result.exit_code == 0, result.output
+        return
+    assert (result.exit_code, result.output) == (2, f"error: {known}: entry 2: {message}\n")
+
+
+def test_the_ci_known_differences_file_names_committed_stores():
+    """CI's .ci/audit-known.yaml loads, and each entry's ``store`` (a path from .ci/) is a committed results
+    folder: an entry naming no store would explain nothing, silently."""
+    from pathlib import Path
+
+    from eemrepro.experiments._audit import load_known
+
+    root = Path(__file__).resolve().parents[1]
+    entries = load_known(root / ".ci" / "audit-known.yaml")
+    assert entries and all((e["store"] / "config.yaml").is_file() and e["store"].parent == root / "results"
+                           for e in entries), [e["store"] for e in entries]
+
+
+def test_a_model_whose_name_holds_a_comma_is_selected_audited_and_forgotten_by_its_name(tmp_path):
+    """configs/esmm_fuzzy_weights.yaml names a model 'SVM (balanced, entropy weights)': --only-models, audit
+    --only-models and forget --models keep such a name whole (it was split at its ',' into two unknown names)."""
+    name = "NC (a, b)"
+    folder = _run(CONFIG.replace("  NC:", f"  '{name}':").replace("grid: {variant: [0, 1]}", "grid: {variant: [0]}"),
+                  tmp_path / "store")
+    cfg = tmp_path / "c.yaml"
+    stored = read_results(folder)
+    assert sorted(stored["model"].unique()) == ["EEM", name]
+    again = CliRunner().invoke(app, ["run", str(cfg), "--out", str(folder), "--only-models", f"EEM,{name}",
+                                     "--dry-run"])
+    assert again.exit_code == 0 and "0 to run" in again.output, again.output
+    result = audit(folder, "--only-models", name, "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert [line.split(" {")[0] for line in unit_lines(result.output)] == [f"  heart {name}"] * 3
+    forgot = CliRunner().invoke(app, ["forget", str(folder), "--models", name])
+    assert forgot.exit_code == 0 and "moved 3 record(s)" in forgot.output, forgot.output
+    assert read_results(folder)["model"].unique().tolist() == ["EEM"]
+    rerun = CliRunner().invoke(app, ["run", str(cfg), "--out", str(folder), "--only-models", name, "--quiet"])
+    assert rerun.exit_code == 0 and "ran 3 of 3 pending units" in rerun.output, rerun.output
+
+
+# -- what a user meets that the mutation run found untested -------------------------------------------------------
+
+
+def test_a_difference_in_any_folder_of_several_fails_the_audit(made, tmp_path):
+    """CI audits twelve folders in one command: a folder that differs fails the command wherever it comes in the
+    list, not only when it is the last one."""
+    from tests.helpers import hand_edit_sealed
+
+    edited, intact = (shutil.copytree(made, tmp_path / name) for name in ("edited", "intact"))
+    hand_edit_sealed(edited, "NC", 1, json.dumps({"variant": 0}), "metrics.gmean", 0.5)  # its key lists untouched
+    for folders in ((edited, intact), (intact, edited)):
+        result = audit(*folders, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1")
+        assert result.exit_code == 1, result.output
+        assert f"{edited}: 3 units audited (of 3 stored), 2 equal, 0 float noise, 1 differ" in result.output
+        assert f"{intact}: 3 units audited (of 3 stored), 3 equal" in result.output
+    assert audit(intact, made, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1").exit_code == 0
+
+
+@pytest.mark.parametrize("fraction, n", [(0.1, 1), (0.34, 3), (0.5, 3), (1.0, 6)])
+def test_fraction_draws_that_share_of_the_stored_units_rounded_up(made, fraction, n):
+    """--fraction 0.1 of a folder's 6 stored units is one unit (0.6 rounded up), never none."""
+    result = audit(made, "--fraction", str(fraction), "--seed", "3", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert f"{made}: {n} units audited (of 6 stored), {n} equal" in result.output
+    assert f"--fraction {fraction:g} --seed 3" in result.output.splitlines()[0]
+
+
+def test_an_audit_compares_with_the_latest_record_of_a_key_the_retried_one(tmp_path):
+    """A fit that failed (its plug-in's resource was missing), then retried with --retry-failed: the store holds
+    both records of each key, and the tables read the retried one. The audit compares with that one: equal."""
+    flag = tmp_path / "missing"
+    flag.write_text("")
+    cfg_text = textwrap.dedent(f"""\
+        name: retried
+        datasets: [heart]
+        models:
+          F: {{estimator: 'tests.helpers:FailWhile', grid: {{flag: ['{flag}']}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 0}}
+        """)
+    folder = _run(cfg_text, tmp_path / "store")
+    assert set(read_results(folder)["status"]) == {"failed"}
+    flag.unlink()
+    again = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(folder), "--jobs", "1", "--quiet",
+                                     "--retry-failed"])
+    assert again.exit_code == 0, again.output
+    assert set(read_results(folder)["status"]) == {"ok"}
+    result = audit(folder, "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "3 units audited (of 3 stored), 3 equal" in result.output
+
+
+def test_a_store_with_a_timed_out_fit_audits_equal(tmp_path):
+    """A grid point that ran past fit_timeout (recorded timed out) and, under after_timeout: skip, its other folds
+    (recorded skipped after a timeout): re-derived, the first times out again and the others are skipped again,
+    so every unit is equal (neither is re-run as the other)."""
+    folder = _run(textwrap.dedent("""\
+        name: timing
+        datasets: [heart]
+        models:
+          S: {estimator: 'tests.helpers:Sleepy', grid: {delay: [0.0, 30.0]}}
+        protocol: {folds: 3, repeats: 1, seed: 0, fit_timeout: 1.0, after_timeout: skip}
+        """), tmp_path / "store")
+    statuses = read_results(folder).groupby("param_delay")["status"].agg(sorted).to_dict()
+    assert statuses == {0.0: ["ok"] * 3, 30.0: ["skipped-after-timeout"] * 2 + ["timed-out"]}
+    result = audit(folder, "--sample", "3", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "3 units audited (of 3 stored), 3 equal" in result.output

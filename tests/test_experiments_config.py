@@ -219,3 +219,53 @@ def test_a_document_read_twice_is_parsed_once_and_each_reader_gets_its_own_copy(
     assert second == {"name": "t", "models": {"E": {"estimator": "EEM", "grid": {"h": [10, 20]}}}}
     assert again[("name",)] == 1 and again[("models", "E", "grid", "h", 1)] == 3
     assert _yaml._parse.cache_info().hits == 1 and _yaml._parse.cache_info().misses == 1
+
+
+# -- names the store's record keys and the command line's lists can carry -----------------------------------------
+
+
+@pytest.mark.parametrize("name, char", [("NC|x", "|"), ("NC\tx", "\t"), ("NC\x1fx", "\x1f")])
+def test_a_model_name_the_record_keys_cannot_carry_is_refused_when_the_config_is_read(tmp_path, name, char):
+    """A record's key joins the data set, the model and the point with '|' (the audit split a model 'NC|x' in two
+    and crashed; a data set 'a|b' with model 'c' and a data set 'a' with model 'b|c' would share keys and seeds):
+    refused at once, in one line naming the file, the key and the character, as a control character is."""
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    import json
+
+    cfg = _write(tmp_path, GOOD.replace("  EEM:", f"  {json.dumps(name)}:"))  # YAML's double quotes: \\t, \\u001f
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    message = f"{cfg}, line 4: key 'models.{name}': a model's name may not hold {char!r} (a record's key joins " \
+              "names with '|'; a control character breaks messages and tables): rename it"
+    assert str(info.value) == message
+    result = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--dry-run"])
+    assert result.exit_code != 0 and result.output == f"error: {message}\n", result.output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name, char", [("my|set", "|")])
+def test_a_local_data_set_name_the_record_keys_cannot_carry_is_refused(tmp_path, name, char):
+    import pandas as pd
+
+    pd.DataFrame({"x": [0.0, 1.0] * 10, "y": [0, 1] * 10}).to_csv(tmp_path / "mine.csv", index=False)
+    cfg = _write(tmp_path, f"name: t\ndatasets: ['{name}']\nlocal_datasets:\n"
+                           f"  '{name}': {{file: mine.csv, target: y}}\n"
+                           "models:\n  EEM: {estimator: EEM, grid: {n_hidden: [10]}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert str(info.value) == f"{cfg}, line 2: key 'datasets.0': a data set's name may not hold {char!r} (a " \
+                              "record's key joins names with '|'; a control character breaks messages and tables): " \
+                              "rename it"
+
+
+def test_every_registered_data_set_and_paper_model_set_has_names_the_keys_can_carry():
+    """The names the package brings itself (the registry's data sets, the papers' model sets) pass the same rule."""
+    from eemrepro.datasets import list_datasets
+    from eemrepro.experiments._config import key_breaking
+    from eemrepro.experiments._model_sets import model_set, model_set_names
+
+    names = list(list_datasets()) + [m for s in model_set_names() for m in model_set(s)[0]]
+    assert len(names) > 20 and [n for n in names if key_breaking(n)] == []

@@ -277,3 +277,99 @@ def test_groups_of_data_sets_read_from_sealed_and_unsealed_segments_count_each_r
         cut = cut[cut["dataset"].isin(group)].reset_index(drop=True)
         assert _frame_rows(some) == _frame_rows(cut)
         pd.testing.assert_series_equal(some["status"].astype(str), cut["status"].astype(str))
+
+
+@pytest.mark.parametrize("column, hide, what", [
+    ("metrics.gmean", "keys", "metrics.keys"),
+    ("metrics.gmean", "fields", "fields"),
+    ("n_train", "fields", "fields"),
+])
+def test_store_verify_names_a_record_whose_key_lists_leave_out_a_column_it_holds(killed_run, tmp_path, column, hide,
+                                                                                 what):
+    """A value edited by hand with its name taken out of the record's key lists, the segment sealed again by the
+    store's own sealing (every checksum matches): the reports read the value, the record as written has it not.
+    ``store verify`` names the segment, the row and the column."""
+    from tests.helpers import hand_edit_sealed
+
+    out, _ = _copy(killed_run, tmp_path)
+    assert runner.invoke(app, ["compact", str(out)]).exit_code == 0
+    (segment,) = ResultStore(out).segments()
+    assert runner.invoke(app, ["store", "verify", str(out)]).exit_code == 0
+    hand_edit_sealed(out, "Centroid", 1, json.dumps({"fail": False}), column, 0.97 if "." in column else 7, hide=hide)
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1, result.output
+    (fail,) = [ln for ln in result.output.splitlines() if ln.startswith("FAIL")]
+    assert fail.startswith(f"FAIL {segment}: 1 record(s) whose key lists and columns disagree (row ")
+    held = "metrics.auc, metrics.bac, metrics.error and metrics.gmean, which its columns hold" \
+        if (column, hide) == ("metrics.gmean", "fields") else f"{column}, which its column holds"
+    assert f"its {what} leave out {held}" in fail, fail
+
+
+def test_store_verify_names_a_field_whose_column_was_dropped_and_readers_do_not_crash(killed_run, tmp_path):
+    """A column dropped by hand (``df.drop(columns=...)``) while the records' ``fields`` still name it: ``store
+    verify`` names it; the records read it as None, as the frame does (no KeyError)."""
+    import pyarrow.parquet as pq
+
+    from eemrepro.store._store import write_parquet
+
+    out, _ = _copy(killed_run, tmp_path)
+    assert runner.invoke(app, ["compact", str(out)]).exit_code == 0
+    (segment,) = ResultStore(out).segments()
+    write_parquet(pq.read_table(segment).drop_columns(["n_train"]), segment)
+    result = runner.invoke(app, ["store", "verify", str(out)])
+    assert result.exit_code == 1
+    assert f"FAIL {segment}: 3 record(s) whose key lists and columns disagree (row 1: its fields name 'n_train', " \
+           "which has no column;" in result.output, result.output
+    assert [r["n_train"] for r in ResultStore(out).segment_records(segment)] == [None] * 3
+
+
+def _flip_a_byte(path, at=200):
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("command", [["compact"], ["store", "upgrade"]])
+@pytest.mark.parametrize("where", ["records", "superseded"])
+def test_compact_and_upgrade_refuse_a_store_with_a_damaged_sealed_segment_naming_it_and_change_nothing(
+        killed_run, tmp_path, command, where):
+    """A sealed segment whose bytes are not those sealed (bit rot, a bad copy), in the records or in what a run
+    moved aside, beside a killed run's write-ahead segment: ``compact`` and ``store upgrade`` said "0 segment(s)"
+    and exit 0. They refuse as the readers do, naming the damaged segment, exit 1, and change no file."""
+    out, _ = _copy(killed_run, tmp_path)
+    assert runner.invoke(app, ["compact", str(out)]).exit_code == 0
+    (sealed,) = ResultStore(out).segments()
+    if where == "superseded":
+        aside = out / "superseded-20260101T000000"
+        aside.mkdir()
+        shutil.move(sealed, aside / sealed.name)
+        shutil.move(out / "records" / "SHA256SUMS", aside / "SHA256SUMS")
+        sealed = aside / sealed.name
+    _flip_a_byte(sealed)
+    store = ResultStore(out)  # a later run, killed too: its records only in its write-ahead segment
+    with store.writing("a killed run"):
+        store.run_id = store.new_run_id()
+        store.append([store_record(0, "heart")])
+        store.close(seal=False)
+    def files():  # (the lock file says who held the folder last: it is not the store's)
+        return {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"}
+
+    before = files()
+    result = runner.invoke(app, [*command, str(out)])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"error: {sealed}: damaged (its sha256 is not the one recorded in ") \
+        and result.output.count("\n") == 1, result.output
+    assert files() == before
+
+
+def test_upgrade_refuses_an_older_segment_whose_listed_sha256_does_not_match_and_changes_nothing(tmp_path):
+    """.ci/quick-baseline's JSON-lines segment is listed in its SHA256SUMS: damaged, ``store upgrade`` names it and
+    seals nothing (the neighbour of a damaged sealed segment)."""
+    out = shutil.copytree(ROOT / ".ci" / "quick-baseline", tmp_path / "q")
+    (segment,) = [p for p in (out / "records").iterdir() if p.name.endswith(".jsonl.gz")]
+    _flip_a_byte(segment, at=-20)
+    before = sorted(p.name for p in (out / "records").iterdir())
+    result = runner.invoke(app, ["store", "upgrade", str(out)])
+    assert result.exit_code == 1 and result.output.startswith(f"error: {segment}: damaged (its sha256 is not the one "
+                                                              "recorded in"), result.output
+    assert sorted(p.name for p in (out / "records").iterdir()) == before

@@ -29,3 +29,30 @@ def existing_store(path):
     close = difflib.get_close_matches(path.name, siblings, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(str(parent / c) for c in close)}?" if close else ""
     fail(f"{path}: {what}{hint}")
+
+
+def split_names(text, known=()):
+    """The names of a comma-separated option (``--only-models a,b``): a name that itself holds ',' (the model
+    ``SVM (balanced, entropy weights)``) is kept whole where ``known`` (the names it may be) has it; None for
+    no option."""
+    if text is None:
+        return None
+    pieces, names, i = text.split(","), [], 0
+    while i < len(pieces):
+        # The longest run of pieces that is a known name, else one piece (an unknown name, named as such later).
+        j = next((j for j in range(len(pieces), i, -1) if ",".join(pieces[i:j]) in known), i + 1)
+        names.append(",".join(pieces[i:j]))
+        i = j
+    return names
+
+
+def config_names(path):
+    """The data sets and models a config file names (read without importing anything); empty when it does not
+    read (the command then says why on its own)."""
+    from ..experiments import load_config
+
+    try:
+        config = load_config(path, import_estimators=False)
+    except (ValueError, OSError):
+        return set()
+    return {*config.datasets, *(m.name for m in config.models)}

@@ -46,7 +46,7 @@ def audit_cmd(
     import secrets
 
     from ..experiments._audit import AuditError, load_audited, load_known
-    from ._common import fail
+    from ._common import config_names, fail, split_names
 
     try:
         entries = load_known(known) if known is not None else []
@@ -61,8 +61,8 @@ def audit_cmd(
         sample = 20
     if seed is None:
         seed = secrets.randbelow(2**31)
-    datasets = only_datasets.split(",") if only_datasets else None
-    models = only_models.split(",") if only_models else None
+    names = {n for d in dirs for n in config_names(Path(d) / "config.yaml")}
+    datasets, models = split_names(only_datasets, names), split_names(only_models, names)
     # Every folder is checked before anything runs: a typo in the third one stops the audit at once.
     for d in dirs:
         try:
@@ -132,6 +132,9 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
                 typer.echo(f"    {where[0][0]} fold {where[0][1]}: {name} {old} stored, {new} now{more}")
             if len(groups) > SHOWN:
                 typer.echo(f"    ... and {len(groups) - SHOWN} more differing value(s)")
+            for point, _repeat, fold, why in u.edited:
+                typer.echo(f"    {point} fold {fold}: the stored record's {why.removeprefix('its ')} (edited by "
+                           "hand: `eemrepro store verify` names its segment)")
             for line in cells.changes(u):
                 typer.echo(f"    {line}")
 

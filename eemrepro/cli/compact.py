@@ -31,14 +31,15 @@ def forget_cmd(
     Nothing is deleted: the records go to DIR/superseded-<stamp>/.
     """
     from ..store import ResultStore
-    from ._common import existing_store, fail
+    from ._common import config_names, existing_store, fail, split_names
 
     if models is None and datasets is None:
         fail(ValueError("name --models and/or --datasets (to start a whole store over, use `eemrepro run --fresh`)"))
     existing_store(out)
+    names = config_names(out / "config.yaml")
     try:
-        moved, target = ResultStore(out).forget(models=models.split(",") if models else None,
-                                                datasets=datasets.split(",") if datasets else None)
+        moved, target = ResultStore(out).forget(models=split_names(models, names),
+                                                datasets=split_names(datasets, names))
     except ValueError as exc:
         fail(exc)
     typer.echo(f"{out}: moved {moved} record(s) to {target}; `eemrepro run` runs them again")

@@ -70,7 +70,7 @@ def run_cmd(
     from ..experiments import ConfigError, RunInterrupted, load_config, run_experiment
     from ..experiments._run_folder import default_out
     from ..store import StoreError
-    from ._common import fail
+    from ._common import fail, split_names
 
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     results = out
@@ -90,12 +90,13 @@ def run_cmd(
                            f"reports it from {whose}, beside the primary reading")
                 return
             out = results = results / "readings" / reading
+        names = {*cfg.datasets, *(m.name for m in cfg.models)}
         summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
                                  progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
                                  retry_failed=retry_failed,
-                                 only_models=only_models.split(",") if only_models else None,
-                                 only_datasets=only_datasets.split(",") if only_datasets else None,
+                                 only_models=split_names(only_models, names),
+                                 only_datasets=split_names(only_datasets, names),
                                  rerun_changed=rerun_changed)
     except RunInterrupted as exc:
         typer.secho(str(exc), fg=typer.colors.YELLOW, err=True)

@@ -195,6 +195,8 @@ class UnitAudit:
     differing: list = field(default_factory=list)  # [(point id, repeat, fold, field, stored, now)]
     added: list = field(default_factory=list)  # fields only the re-derived records have
     why: str = None  # another identity or other data, in words
+    edited: list = field(default_factory=list)  # [(point id, repeat, fold, why)]: a stored record whose key lists
+    # and columns disagree (``stored_records``)
     new_records: list = field(default_factory=list)
 
     @property
@@ -266,10 +268,13 @@ def _stored_units(units, stored):
     return found
 
 
-def stored_records(store, keys):
-    """{key: the latest stored record of that key, as written} for ``keys`` (``record_key`` strings).
+def stored_records(store, units):
+    """({key: the latest stored record of that key, as the reports read it}, {key: why the record as written
+    differs from that}) for the record keys of ``units``.
 
-    Only the rows of the keys' data sets and models are decoded (each
+    A sealed record whose key lists leave out a value its columns hold (an
+    edit by hand: ``disagreements``) is read with that value, as the frame the
+    reports read has it, and said why. Only the rows of the units' data sets and models are decoded (each
     segment filtered in Arrow first). The folder is read as a reader reads it,
     without its lock: a segment a live run seals meanwhile makes the pass
     start again.
@@ -279,35 +284,40 @@ def stored_records(store, keys):
 
     from ..store import StoreError, stored_key
     from ..store._files import read_sums
-    from ..store._segments import decode
+    from ..store._segments import decode, disagreements, said
 
-    keys = set(keys)
-    datasets = pa.array(sorted({k.split("|", 1)[0] for k in keys}), pa.string())
-    models = pa.array(sorted({k.split("|", 2)[1] for k in keys}), pa.string())
+    keys = {k for u in units for k in u.keys()}
+    datasets = pa.array(sorted({u.dataset for u in units}), pa.string())
+    models = pa.array(sorted({u.model for u in units}), pa.string())
     for attempt in range(5):
-        listing, sums, latest = store.segments(), read_sums(store.records_dir), {}
+        listing, sums, latest, why = store.segments(), read_sums(store.records_dir), {}, {}
         try:
             for path in listing:
+                found = {}
                 if path.suffix == ".parquet":
                     table = store._table(path, raw=True, sums=sums)
                     if "dataset" not in table.column_names:
                         continue
-                    mask = pc.and_(pc.is_in(table.column("dataset"), value_set=datasets),
-                                   pc.is_in(table.column("model"), value_set=models))
-                    records = decode(table.filter(mask))
+                    table = table.filter(pc.and_(pc.is_in(table.column("dataset"), value_set=datasets),
+                                                 pc.is_in(table.column("model"), value_set=models)))
+                    found = disagreements(table)
+                    records = decode(table, found)
                 else:
                     records = store.segment_records(path)
-                for r in records:
+                for i, r in enumerate(records):
                     key = stored_key(r)
                     if key in keys:
                         latest[key] = r
+                        why.pop(key, None)
+                        if i in found:
+                            why[key] = said(found[i])
         except (FileNotFoundError, StoreError):
             if attempt == 4 or store.segments() == listing:
                 raise
             time.sleep(0.05)
             continue
-        return latest
-    return latest
+        return latest, why
+    return latest, why
 
 
 def _unit_seconds(rows):
@@ -416,7 +426,7 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
                                      only_models, max_seconds)
     audit = StoreAudit(folder=folder, config=config, seed=seed, population=population, over_budget=over)
     try:
-        records = stored_records(store, [k for u in chosen for k in u.keys()])
+        records, edited = stored_records(store, chosen)
     except StoreError as exc:
         raise AuditError(str(exc)) from None
     identities, to_run = _check_provenance(audit, kind, chosen, records, options, echo)
@@ -426,8 +436,8 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
         for u, new in _rerun(config, to_run, records, identities, scratch, options.jobs, options.data_home,
                              options.mirror, unit_task, dispatch, folder, deadline):
-            result = _judge(u, [records[k] for k in u.keys()], new)
-            if result.verdict == DIFFERS:
+            result = _judge(u, [records[k] for k in u.keys()], new, edited)
+            if result.verdict == DIFFERS and not result.edited:
                 reason = known_reason(known, folder, result)
                 if reason is not None:
                     result.verdict, result.why = KNOWN, reason
@@ -529,10 +539,24 @@ def _provenance(identity, checksum, stored):
     return "; ".join(why) or None
 
 
+#: The keys of a known-differences entry: (what its value is, in words; whether it may be left out).
+_KNOWN_KEYS = {"store": ("a results folder (a path from the known-differences file's folder)", False),
+               "fields": ("a record field, or a non-empty list of them", False),
+               "reason": ("a text saying why the committed numbers differ", False),
+               "models": ("a model name or shell pattern, or a list of them", True),
+               "datasets": ("a data set name or shell pattern, or a list of them", True)}
+
+
 def load_known(path):
     """The entries of a known-differences file: a YAML list of ``{store, fields, reason}`` with optional ``models``
     and ``datasets`` (shell patterns), each a committed number explained as fragile where it is (REPRODUCTION.md).
-    Raises AuditError naming the file and entry."""
+
+    Checked whole before anything runs: ``store`` is a path from the file's
+    folder; ``fields``, ``models`` and ``datasets`` are a text (one field or
+    pattern) or a non-empty list of texts (an empty list would match nothing:
+    leaving ``models`` or ``datasets`` out matches every one); ``reason`` a
+    text. Raises AuditError (one line naming the file, the entry and the key).
+    """
     from .._yaml import YAMLDocumentError, load_yaml_file
 
     try:
@@ -541,18 +565,32 @@ def load_known(path):
         raise AuditError(str(exc)) from None
     if not isinstance(raw, list):
         raise AuditError(f"{path}: a list of {{store, fields, reason}} entries")
+    home = Path(path).resolve().parent
     entries = []
     for i, entry in enumerate(raw):
         where = f"{path}: entry {i + 1}"
         if not isinstance(entry, dict) or not {"store", "fields", "reason"} <= set(entry):
             raise AuditError(f"{where}: needs 'store', 'fields' and 'reason'")
-        unknown = set(entry) - {"store", "fields", "reason", "models", "datasets"}
+        unknown = set(entry) - set(_KNOWN_KEYS)
         if unknown:
-            raise AuditError(f"{where}: unknown key(s) {sorted(unknown)}")
-        if not isinstance(entry["fields"], list) or not entry["fields"]:
-            raise AuditError(f"{where}: 'fields' is a non-empty list of record fields")
-        entries.append({**entry, "store": Path(entry["store"]).resolve(),
-                        "models": entry.get("models") or ["*"], "datasets": entry.get("datasets") or ["*"]})
+            raise AuditError(f"{where}: unknown key(s) {sorted(unknown)}; the keys are {sorted(_KNOWN_KEYS)}")
+        checked = {}
+        for key, (what, optional) in _KNOWN_KEYS.items():
+            value = entry.get(key)
+            if key in ("store", "reason"):
+                if not isinstance(value, str) or not value.strip():
+                    raise AuditError(f"{where}: key '{key}': {what}, got {value!r}")
+                checked[key] = value
+                continue
+            if optional and value == []:
+                noun = "model" if key == "models" else "data set"
+                raise AuditError(f"{where}: key '{key}': an empty list would match no {noun}; leave the key out to "
+                                 f"match every {noun}")
+            texts = ["*"] if optional and value is None else [value] if isinstance(value, str) else value
+            if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
+                raise AuditError(f"{where}: key '{key}': {what}, got {value!r}")
+            checked[key] = texts
+        entries.append({**checked, "store": (home / Path(entry["store"]).expanduser()).resolve()})
     return entries
 
 
@@ -569,18 +607,24 @@ def known_reason(entries, folder, result):
     return None
 
 
-def _judge(u, stored, new):
-    """The ``UnitAudit`` of unit ``u``: its stored records against its re-derived ones, key by key."""
+def _judge(u, stored, new, edited=None):
+    """The ``UnitAudit`` of unit ``u``: its stored records (as the reports read them) against its re-derived ones,
+    key by key. ``edited``: {key: why a stored record as written is not what the reports read}; such a unit
+    differs, whatever its numbers."""
     from ..store import stored_key
 
     now = {stored_key(r): r for r in new}
     result = UnitAudit(unit=u, verdict=EQUAL, new_records=new)
     added = set()
     for old in stored:
-        fresh = now.get(stored_key(old), {})
+        key = stored_key(old)
+        fresh = now.get(key, {})
         verdict, (largest, name), differing, more = compare_records(compared_fields(old), compared_fields(fresh))
         added |= set(more)
         point = json.dumps(old["params"], sort_keys=True)
+        if (edited or {}).get(key):
+            result.edited.append((point, old["repeat"], old["fold"], edited[key]))
+            verdict = DIFFERS
         result.differing += [(point, old["repeat"], old["fold"], *d) for d in differing]
         if largest > result.largest:
             result.largest, result.largest_field = largest, name

@@ -62,6 +62,10 @@ SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
              "baselines", "local_datasets", "paper_models"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: What a model's or a data set's name may not hold: a record's key joins names with '|' (``record_key``, and a
+#: unit's seed ``derive_seed``), and a control character would break a one-line message or a table. (A ',' is
+#: fine: the command line's lists keep a name that holds one whole, ``cli._common.split_names``.)
+_KEY_BREAKING = re.compile(r"[|\x00-\x1f\x7f]")
 _DATA_KEYS = {"mirror", "data_home"}
 
 
@@ -404,6 +408,7 @@ def _check_grid_sizes(ctx, models):
 
 def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     path = tuple(section) + (name,)
+    _check_name(ctx, path, name, "a model")
     if not isinstance(raw, dict) or "estimator" not in raw:
         raise ctx.error(path, "a model is a mapping with an 'estimator' key (and a 'grid')")
     from ..models._lookup import is_builtin
@@ -733,6 +738,8 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
     datasets = raw["datasets"]
     if not isinstance(datasets, list) or not datasets:
         raise ctx.error(("datasets",), "a non-empty list of data set ids")
+    for i, d in enumerate(datasets):
+        _check_name(ctx, ("datasets", i), d, "a data set")
     local = _local_datasets(ctx, raw.get("local_datasets"), datasets)
     for i, d in enumerate(datasets):
         try:
@@ -774,6 +781,21 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         home=home, imported=import_estimators, baselines=_baselines(ctx, raw.get("baselines")),
         local_datasets=local,
     )
+
+
+def key_breaking(name):
+    """The first character of ``name`` (a model's or a data set's) that the store's record keys or the command
+    line's lists cannot carry (``_KEY_BREAKING``), or None."""
+    found = _KEY_BREAKING.search(str(name))
+    return found.group() if found else None
+
+
+def _check_name(ctx, path, name, what):
+    char = key_breaking(name)
+    if char is not None or not str(name).strip():
+        held = f"may not hold {char!r}" if char is not None else "may not be empty"
+        raise ctx.error(path, f"{what}'s name {held} (a record's key joins names with '|'; a control "
+                              "character breaks messages and tables): rename it")
 
 
 def _paper_models(ctx, names, kind, datasets, own):

@@ -19,9 +19,11 @@ TOP_KEYS = {
                     "returning `ModelSet`s), as eemrepro's papers do.",
     "name": "The run's name: its results go to `results/<name>` unless `--out` says otherwise. Required.",
     "kind": "What a unit of work is and what it records (below). Default `grid-search`.",
-    "datasets": "Data set ids of the registry (`eemrepro datasets` lists them). Required.",
+    "datasets": "Data set ids of the registry (`eemrepro datasets` lists them), or of `local_datasets`. Required. "
+                "An id (as a model's name) may not hold `|` (a record's key joins them with it) or a control "
+                "character. (One holding `,` is kept whole by `--only-datasets`, `--only-models` and `forget`.)",
     "models": "Model name -> `{estimator, grid, fixed parameters, per_dataset, score}` (below). Required for the "
-              "kinds that fit models.",
+              "kinds that fit models. A name may not hold `|` or a control character.",
     "analysis": "The kind's own settings (below), for the kinds that have them.",
     "protocol": "How the data is split, scaled and the grid point selected (below).",
     "jobs": "Worker processes: a positive integer, or -1 for every core. Default: every core. `--jobs` wins.",

@@ -161,7 +161,9 @@ def upgrade_store(root):
 
     Lossless: the new segments read back as the same records (``read``); a
     segment already sealed is not rewritten (its bytes are checksummed as they
-    are, once they are read whole without error). Returns ``(segments sealed or
+    are, once they are read whole without error). A sealed segment that does not
+    match its recorded sha256 or does not read whole stops it before any file
+    changes (:class:`DamagedSegmentError` naming it). Returns ``(segments sealed or
     checksummed, bytes before, bytes after)``.
     """
     store = ResultStore(root)
@@ -171,7 +173,9 @@ def upgrade_store(root):
     stores = [store] + [_Aside(p) for p in sorted(Path(root).glob("superseded-*")) if p.is_dir()]
     before = sum(p.stat().st_size for s in stores for p in s.segments())
     with store.writing("store upgrade"):
-        written = [path for s in stores for path in s.compact()]
+        for s in stores:  # refused, changing nothing, as a reader refuses: a damaged segment named
+            s.check_sealed()
+        written = [path for s in stores for path in s.compact(check=False)]
         # Segments sealed before checksums: recorded as they are (not rewritten), listed after the sealed ones.
         written += [s.records_dir / name for s in stores for name in s.add_checksums()]
     after = sum(p.stat().st_size for s in stores for p in s.segments())

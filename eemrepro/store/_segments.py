@@ -230,10 +230,103 @@ def table_meta(schema):
     return json.loads(meta[b"eemrepro.runs"]), set(json.loads(meta.get(b"eemrepro.json", b"[]")))
 
 
-def decode(table):
-    """The records of an ``encode``d table, as the mappings that were written."""
+def _key_lists(table):
+    """{key list column (``fields``, ``metrics.keys``, ``criteria.keys``): (each row's code, the names of each
+    code)}; code -1 is a row without a list."""
+    import numpy as np
+
+    out = {}
+    for name in ("fields", *(f"{m}.keys" for m in _FLOAT_MAPS)):
+        if name not in table.column_names:
+            continue
+        column = table.column(name).combine_chunks()
+        encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+        codes = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        names = []
+        for text in encoded.dictionary.to_pylist():
+            try:
+                listed = json.loads(text)
+            except (TypeError, ValueError):
+                listed = None
+            names.append(set(listed) if isinstance(listed, list) and all(isinstance(x, str) for x in listed)
+                         else None)
+        out[name] = codes, names
+    return out
+
+
+def disagreements(table):
+    """The rows of an ``encode``d table whose key lists and columns disagree: {row: [(column, key list)]}.
+
+    A value is part of a row's record only where its key lists name it
+    (``fields``; a metric's or a criterion's column where ``fields`` names
+    ``metrics`` and ``metrics.keys`` the metric): ``encode`` never writes a
+    value they leave out, nor a name without its column. A row that does so
+    was edited by hand, and the frame (what the reports read: every column)
+    and ``decode`` (the record as written: the names listed) would read it
+    otherwise. Each (column, key list): a value in ``column`` that ``key list``
+    leaves out; (None, text): a key list that names a field without its
+    column, or is not a list of names. ``said`` puts a row's in words.
+    """
+    import numpy as np
+
+    lists, columns = _key_lists(table), set(table.column_names)
+    n, found = table.num_rows, {}
+
+    def named(list_column, name):
+        if list_column not in lists:
+            return np.zeros(n, dtype=bool)
+        codes, names = lists[list_column]
+        return np.array([s is not None and name in s for s in names] + [False])[codes]
+
+    def carried(list_column, name):
+        if list_column == "fields":
+            return name in columns or name in _RUN_FACTS or f"{name}.keys" in columns
+        return f"{list_column.removesuffix('.keys')}.{name}" in columns
+
+    for list_column, (codes, names) in lists.items():  # a name listed without its column
+        for code, listed in enumerate(names):
+            why = [f"its {list_column} is not a list of names"] if listed is None else \
+                [f"its {list_column} name {x!r}, which has no column" for x in sorted(listed)
+                 if not carried(list_column, x)]
+            for row in np.flatnonzero(codes == code) if why else ():
+                found.setdefault(int(row), []).extend((None, w) for w in why)
+    for name in table.column_names:  # a value its row's key lists leave out
+        if name in _RESERVED or name.endswith(".keys"):
+            continue
+        group, dot, key = name.partition(".")
+        in_fields = named("fields", group if dot else name)
+        listed = in_fields & named(f"{group}.keys", key) if dot else in_fields
+        held = np.asarray(table.column(name).is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        for row in np.flatnonzero(held & ~listed):
+            found.setdefault(int(row), []).append((name, f"{group}.keys" if dot and in_fields[row] else "fields"))
+    return found
+
+
+def said(items):
+    """One row's ``disagreements`` in words: "its fields leave out metrics.auc and metrics.gmean, which its
+    columns hold"."""
+    texts, left = [], {}
+    for column, lister in items:
+        if column is None:
+            texts.append(lister)
+        else:
+            left.setdefault(lister, []).append(column)
+    for lister, names in left.items():
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        texts.append(f"its {lister} leave out {listed}, which its column{'s hold' if len(names) > 1 else ' holds'}")
+    return "; ".join(texts)
+
+
+def decode(table, disagreeing=None):
+    """The records of an ``encode``d table, as the mappings that were written.
+
+    ``disagreeing``: the table's ``disagreements``, whose values are folded
+    into their rows' records: the records as the frame (the reports) reads
+    them, not as their key lists say.
+    """
     runs, json_columns = table_meta(table.schema)
     cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    none = [None] * table.num_rows
     parsed = {}
 
     def loads(text):
@@ -249,12 +342,21 @@ def decode(table):
                 record[key] = runs[cols["run_id"][i]][key]
             elif f"{key}.keys" in cols:
                 names = cols[f"{key}.keys"][i]
-                record[key] = None if names is None else {m: cols[f"{key}.{m}"][i] for m in loads(names)}
+                record[key] = None if names is None else {m: cols.get(f"{key}.{m}", none)[i] for m in loads(names)}
             elif key in json_columns or key in _JSON_MAPPINGS:
-                text = cols[key][i]
+                text = cols.get(key, none)[i]
                 record[key] = None if text is None else json.loads(text)
             else:
-                record[key] = cols[key][i]
+                record[key] = cols.get(key, none)[i]
+        for name, _ in (disagreeing or {}).get(i, ()):
+            if name is None:  # a name listed without its column: None, as the frame reads it
+                continue
+            value = cols[name][i]
+            group, _, metric = name.partition(".")
+            if metric and group in _FLOAT_MAPS:
+                record[group] = {**(record.get(group) or {}), metric: value}
+            else:
+                record[name] = json.loads(value) if name in json_columns or name in _JSON_MAPPINGS else value
         out.append(record)
     return out
 

@@ -40,11 +40,13 @@ from ._segments import (
     StoreWarning,
     checked_line,
     decode,
+    disagreements,
     disk_columns,
     encode,
     frame_names,
     has_line_sums,
     parse_lines,
+    said,
     table_meta,
     to_pandas,
     warn_damaged,
@@ -508,19 +510,36 @@ class ResultStore:
         fsync_dir(path.parent)
         return target
 
-    def compact(self):
+    def compact(self, check=True):
         """Seal every closed write-ahead segment (today's JSON lines or an older store's); return the new files.
 
-        Takes the write lock: refused while a run writes the folder.
+        Takes the write lock: refused while a run writes the folder. ``check``:
+        first ``check_sealed`` (a damaged segment refused by name, nothing changed).
         """
         if self._fh is not None:
             raise StoreError("close the store before compacting it")
         with self.writing("compact"):
+            if check:
+                self.check_sealed()
             for path in self.records_dir.glob("*.parquet"):
                 stale = [path.with_name(_stem(path) + s) for s in _WAL_SUFFIXES]
                 for wal in stale:  # sealed before a crash removed it
                     wal.unlink(missing_ok=True)
             return [self.seal(p) for p in self.segments() if p.suffix != ".parquet"]
+
+    def check_sealed(self):
+        """Raise :class:`DamagedSegmentError` naming the first sealed segment whose bytes are not the ones its
+        ``SHA256SUMS`` records (``read_verified``) or that does not read whole: what a compaction or an upgrade
+        checks before changing anything."""
+        sums = read_sums(self.records_dir)
+        for path in self.segments():
+            if path.suffix != ".parquet":
+                self._wal_listed(path, sums)  # a write-ahead segment listed in SHA256SUMS: its sha256 too
+                continue
+            why = _unreadable(read_verified(path, sums))
+            if why is not None:
+                raise DamagedSegmentError(f"{path}: {why}; move it out of {path.parent} (or restore it), "
+                                          "then run this again")
 
     def add_checksums(self):
         """Record the sha256 of every sealed segment that has none (a store sealed before checksums),
@@ -554,7 +573,7 @@ class ResultStore:
                 return "no sha256 recorded for it (`eemrepro store upgrade` records one)"
             if sums and hashlib.sha256(data).hexdigest() != sums[path.name]:
                 return "damaged: its sha256 is not the one recorded when it was sealed"
-            return _unreadable(data)
+            return _unreadable(data) or _disagreeing(pq.read_table(pa.BufferReader(data)))
         if path.name in sums and sha256_of(path) != sums[path.name]:
             return f"damaged: its sha256 is not the one recorded in {SUMS}"
         with warnings.catch_warnings():
@@ -738,6 +757,18 @@ def _unreadable(data):
     except (OSError, pa.ArrowException, ValueError) as exc:
         return f"not a readable record segment ({str(exc).splitlines()[0][:200]})"
     return None
+
+
+def _disagreeing(table):
+    """What ``store verify`` says of a sealed segment's records whose key lists and columns disagree (a value
+    edited by hand that the reports read and the record as written has not), or None."""
+    found = disagreements(table)
+    if not found:
+        return None
+    row = min(found)
+    return (f"{len(found)} record(s) whose key lists and columns disagree (row {row + 1}: {said(found[row])}; "
+            "the reports read its columns): edited by hand, not as written. Restore the segment (git checkout, "
+            "a backup)")
 
 
 def _concat_chunks(tables):
