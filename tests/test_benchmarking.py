@@ -237,6 +237,25 @@ def test_stores_of_different_repeats_combined_are_flagged_in_the_output(tmp_path
     assert "WARNING" not in text
 
 
+def test_a_run_against_a_baseline_that_ran_fewer_repeats_warns_under_its_own_table_as_tables_does(tmp_path):
+    # The baseline's config says 2 repeats, but it ran 1 (--repeats 1: its config.yaml keeps 2), so the
+    # protocol check passes; the run's cells at 2 repeats and the baseline's at 1 meet in one table.
+    folder, module = _user_folder(tmp_path)
+    paper = _config(tmp_path, "paper", BASELINE_MODELS, repeats=2)
+    base = tmp_path / "results" / "paper"
+    _run(paper, base, "--repeats", "1")
+    cfg = _config(folder, "mine", f'  Mine: {{estimator: "{module}:Centroid"}}', repeats=2,
+                  extra=f"baselines: [{os.path.relpath(base, folder)}]")
+    out = tmp_path / "mine-out"
+    printed = _run(cfg, out).output
+    tables = runner.invoke(app, ["tables", str(out), "--out", str(tmp_path / "t")])
+    assert tables.exit_code == 0, tables.output
+    # One source for the warning: the run's table says what `tables` says, word for word.
+    (warning,) = [line for line in tables.output.splitlines() if line.startswith("WARNING, protocols differ")]
+    assert f"repeats run '2' in {out}, '1' in {base}" in warning and "combined on heart" in warning
+    assert warning in printed.splitlines(), printed
+
+
 # -- the statistics -------------------------------------------------------------------------------------------
 def _spec():
     from eemrepro.reports._spec import registered_tables

@@ -224,6 +224,39 @@ protocol: {folds: 3, repeats: 1, fit_timeout: 0.3, after_timeout: skip-model}
     assert again.pending_units == 0
 
 
+def test_a_resumed_run_keeps_what_its_stored_timeouts_and_out_of_memory_fits_abandoned(tmp_path):
+    # Under skip-model a fit past fit_timeout (Slow's 2 s point) or out of memory (Hungry's 6 GiB point, over
+    # fit_memory_gb 3) abandons its model on the data set. A run stopped after its first repeat (a chunk of a
+    # long run, or a kill between repeats) and resumed must not fit the abandoned models again: the resumed part
+    # records them all as skipped, and the whole equals an uninterrupted run.
+    from collections import Counter
+
+    text = """name: abandoned
+datasets: [heart]
+models:
+  Slow: {estimator: 'tests.helpers:Sleepy', grid: {delay: [2.0, 0.0]}}
+  Hungry: {estimator: 'tests.helpers:Hungry', grid: {gib: [6.0, 0.01]}}
+protocol: {folds: 2, repeats: 2, fit_timeout: 0.3, fit_memory_gb: 3, after_timeout: skip-model}
+"""
+    cfg = _config(tmp_path, text)
+    first = run_experiment(cfg, out=tmp_path / "resumed", jobs=1, progress=False, repeats=1)
+    # The first unit of each model: Slow's 2 s point timed out and its 0 s point skipped after it; Hungry's
+    # 6 GiB point failed and its small one (fitted in the same child before the rule was known) ran; the other
+    # fold's unit of each model skipped whole.
+    assert first.status_counts == {"timed-out": 1, "failed": 1, "ok": 1, "skipped-after-timeout": 5}
+    resumed = run_experiment(cfg, out=tmp_path / "resumed", jobs=1, progress=False)
+    assert resumed.pending_units == 4  # repeat 1's two folds of each model
+    assert resumed.status_counts == {"skipped-after-timeout": 8}, "an abandoned model was fitted again"
+    run_experiment(cfg, out=tmp_path / "whole", jobs=1, progress=False)
+
+    def outcome(out):
+        return Counter((r["model"], r["status"]) for r in ResultStore(out).read())
+
+    assert outcome(tmp_path / "resumed") == outcome(tmp_path / "whole") == Counter({
+        ("Slow", "timed-out"): 1, ("Slow", "skipped-after-timeout"): 7, ("Hungry", "failed"): 1,
+        ("Hungry", "ok"): 1, ("Hungry", "skipped-after-timeout"): 6})
+
+
 def test_fit_memory_limit_fails_the_fit_with_memory_error(tmp_path):
     # protocol.fit_memory_gb caps the fitting child's address space: a fit
     # that needs more fails with MemoryError (recorded); smaller ones run.

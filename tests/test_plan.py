@@ -78,7 +78,8 @@ def _three(config, out, *flags, edited=False):
     the config changed since the folder's last run, so status is told of it (``--config``)."""
     status = _invoke("status", out, *[f for f in flags if f == "--retry-failed"],
                      *(["--config", config] if edited else []))
-    assert status.exit_code == 0, status.output
+    # (status plans a run without --rerun-changed: that run refuses, and status says so, exit 1)
+    assert status.exit_code == (1 if "--rerun-changed" in flags else 0), status.output
     s = re.search(r"(\d+) of (\d+) units done, (\d+) to run", status.output)
     dry = _invoke("run", config, "--out", out, "--dry-run", *flags)
     assert dry.exit_code == 0, dry.output
@@ -129,10 +130,15 @@ def test_a_changed_identity(tmp_path):
     status = _invoke("status", out)
     assert re.search(r"0 of 24 units done, 24 to run", status.output), status.output
     assert "another setting" in status.output
-    dry = _invoke("run", config, "--out", out, "--dry-run")
-    assert re.search(r"24 units, 0 already stored, 24 to run", dry.output), dry.output
     refused = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet")
     assert refused.exit_code != 0 and "--rerun-changed" in refused.output
+    # The dry run and status refuse as the run does, in its words (the changed cells, the ways on), exit 1.
+    reason = refused.output.removeprefix("error: ").strip().replace(str(config), "CONFIG")
+    dry = _invoke("run", config, "--out", out, "--dry-run")
+    assert dry.exit_code == 1 and dry.output.removeprefix("error: ").strip() == reason.replace("CONFIG", str(config))
+    assert status.exit_code == 1 and "a run would refuse: " in status.output
+    assert status.output.split("a run would refuse: ")[1].strip() == \
+        reason.replace("CONFIG", str(out / "config.yaml")), status.output
     status, dry, run = _three(config, out, "--rerun-changed")
     assert status == (0, UNITS, UNITS) and dry == (UNITS, 0, UNITS) and run == (UNITS, UNITS)
 
@@ -210,3 +216,133 @@ def test_status_with_another_config_s_file_is_refused_as_the_run_is(tmp_path):
     other.write_text(config.read_text().replace("name: agree", "name: other"))
     status = _invoke("status", out, "--config", other)
     assert status.exit_code != 0 and "holds the results of config 'agree'" in status.output
+
+
+def _edit_stored(out, edit):
+    """Edit ``out/config.yaml`` by hand (a mapping edited in place by ``edit``)."""
+    import yaml
+
+    raw = yaml.safe_load((out / "config.yaml").read_text())
+    edit(raw)
+    (out / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+@pytest.mark.parametrize("key, edit, stored, written", [
+    ("seed", lambda raw: raw["protocol"].update(seed=2), 1, 2),
+    ("params.fail", lambda raw: raw["models"]["M"].update(fail=True), False, True),
+    ("data.positive", lambda raw: raw["local_datasets"]["mine"].update(positive="no"), ["yes"], ["no"]),
+])
+def test_a_folder_config_edited_by_hand_is_refused_by_the_reports_naming_the_key_and_both_values(
+        tmp_path, key, edit, stored, written):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    before = (out / "config.yaml").read_text()
+    tables = _invoke("tables", out, "--out", tmp_path / "t0")
+    assert tables.exit_code == 0, tables.output
+    _edit_stored(out, edit)
+    # status knew the records were not the edited config's; the reports printed them as its numbers.
+    for command in (["tables", out, "--out", tmp_path / "t1"], ["check", out],
+                    ["figures", out, "--out", tmp_path / "f"]):
+        result = _invoke(*command)
+        assert result.exit_code != 0, (command, result.output)
+        (line,) = result.output.strip().splitlines()  # one line: where, which key, both values, the ways out
+        assert f"{out / 'config.yaml'} does not say what" in line, line
+        assert f"{key}: {stored!r} stored, {written!r} in config.yaml" in line, line
+        assert "edited by hand" in line and f"--out {out} --rerun-changed" in line, line
+    assert not any((tmp_path / "t1").iterdir())  # nothing written
+    status = _invoke("status", out)
+    assert status.exit_code == 1 and "a run would refuse" in status.output and key in status.output
+    (out / "config.yaml").write_text(before)  # restored: read as before
+    again = _invoke("tables", out, "--out", tmp_path / "t2")
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "t2" / "summary.md").read_text() == (tmp_path / "t0" / "summary.md").read_text()
+
+
+def _superseded(out):
+    """(records, {(data set, model)}) moved aside under ``out`` (every ``superseded-*`` folder)."""
+    import pyarrow.parquet as pq
+
+    tables = [pq.read_table(p, columns=["dataset", "model"]) for p in out.glob("superseded-*/*.parquet")]
+    return sum(t.num_rows for t in tables), {c for t in tables for c in zip(t.column("dataset").to_pylist(),
+                                                                           t.column("model").to_pylist())}
+
+
+def _rows(out):
+    from eemrepro.store import ResultStore
+
+    frame = ResultStore(out).frame(["status"])
+    return frame.groupby(["dataset", "model"], observed=True).size().to_dict()
+
+
+def test_rerun_changed_with_only_datasets_moves_aside_only_the_cells_it_reruns_and_leaves_the_rest_flagged(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    config.write_text(config.read_text().replace("seed: 1", "seed: 2"))  # every cell is made under another seed
+    # Records: M's 2 grid points and N's 1 on 3 folds x 2 repeats of each data set.
+    assert _rows(out) == {("heart", "M"): 12, ("heart", "N"): 6, ("mine", "M"): 12, ("mine", "N"): 6}
+    dry = _invoke("run", config, "--out", out, "--dry-run", "--rerun-changed", "--only-datasets", "heart")
+    assert dry.exit_code == 0, dry.output
+    assert f"would move 18 record(s) of 2 cell(s) aside to {out}/superseded-<stamp>/" in dry.output
+    assert re.search(r"12 units, 0 already stored, 12 to run", dry.output), dry.output
+    run = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--rerun-changed", "--only-datasets", "heart")
+    assert run.exit_code == 0, run.output
+    assert "ran 12 of 12 pending units" in run.output
+    # What was moved aside is exactly what ran again, and the run says how much and where.
+    moved, cells = _superseded(out)
+    assert (moved, cells) == (18, {("heart", "M"), ("heart", "N")})
+    (where,) = out.glob("superseded-*")
+    assert f"moved 18 record(s) of 2 cell(s) aside to {where}" in run.output
+    assert _rows(out) == {("heart", "M"): 12, ("heart", "N"): 6, ("mine", "M"): 12, ("mine", "N"): 6}
+    # mine's cells, not run now, still hold records of seed 1: said by the run, by status, and the reports refuse
+    # them instead of printing them as seed 2's (the run's own table included).
+    assert "2 cell(s) not run now hold records made under another setting (M on mine, N on mine)" in run.output
+    assert "no table: " in run.output and "seed: 1 stored, 2 in config.yaml (M on mine, N on mine)" in run.output
+    status = _invoke("status", out)
+    assert status.exit_code == 1 and re.search(r"12 of 24 units done, 12 to run", status.output), status.output
+    assert "M on mine (seed), N on mine (seed)" in status.output
+    tables = _invoke("tables", out, "--out", tmp_path / "t")
+    assert tables.exit_code != 0 and "(M on mine, N on mine)" in tables.output
+    # The rest, run now: every cell is the config's, nothing more is moved, and the reports read them all.
+    rest = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--rerun-changed")
+    assert rest.exit_code == 0 and "ran 12 of 12 pending units" in rest.output, rest.output
+    assert _superseded(out)[0] == 18 + 18 and "not run now" not in rest.output and "no table" not in rest.output
+    assert _invoke("tables", out, "--out", tmp_path / "t").exit_code == 0
+
+
+def test_fresh_with_only_models_moves_aside_only_that_model_s_cells(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    run = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--fresh", "--only-models", "N")
+    assert run.exit_code == 0, run.output
+    assert "ran 12 of 12 pending units" in run.output  # N's 6 units on each data set, run again
+    assert _superseded(out) == (12, {("heart", "N"), ("mine", "N")})
+    assert "moved 12 record(s) of 2 cell(s) aside" in run.output
+    assert _rows(out) == {("heart", "M"): 12, ("heart", "N"): 6, ("mine", "M"): 12, ("mine", "N"): 6}
+    status = _invoke("status", out)
+    assert status.exit_code == 0 and "24 of 24 units done, 0 to run" in status.output
+
+
+def test_a_config_of_fewer_repeats_than_its_folder_holds_is_refused_unless_a_flag_says_how(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)  # 2 repeats
+    fewer = tmp_path / "one.yaml"
+    fewer.write_text(config.read_text().replace("repeats: 2", "repeats: 1"))
+    reason = (f"{out} holds 2 repeats (its config.yaml) and {fewer} says repeats: 1: its tables would read 1 of "
+              "them; nothing was run. Set repeats: 2 in the config, run with --repeats 1 (a part of the folder's 2: "
+              "it keeps them), or start the folder over with --fresh")
+    # The run, its dry run and status of that config all refuse, in one line, the same words.
+    for args, prefix in ((["run", fewer, "--out", out, "--jobs", "1", "--quiet"], "error: "),
+                         (["run", fewer, "--out", out, "--dry-run"], "error: "),
+                         (["status", out, "--config", fewer], "error: a run would refuse: ")):
+        result = _invoke(*args)
+        assert result.exit_code == 1 and result.output.strip() == prefix + reason, result.output
+    assert "repeats: 2" in (out / "config.yaml").read_text()
+    # --repeats 1: a part of the folder's 2 (nothing to run: repeat 0 is stored), which it keeps.
+    part = _invoke("run", fewer, "--out", out, "--jobs", "1", "--quiet", "--repeats", "1")
+    assert part.exit_code == 0 and "ran 0 of 0 pending units" in part.output, part.output
+    assert "repeats: 2" in (out / "config.yaml").read_text()
+    assert re.search(r"24 of 24 units done", _invoke("status", out).output)
+    # --fresh starts the folder over at 1 repeat: every record moved aside, 12 units run.
+    fresh = _invoke("run", fewer, "--out", out, "--jobs", "1", "--quiet", "--fresh")
+    assert fresh.exit_code == 0 and "ran 12 of 12 pending units" in fresh.output, fresh.output
+    assert "moved 36 record(s) of 4 cell(s) aside" in fresh.output and "repeats: 1" in (out / "config.yaml").read_text()

@@ -39,6 +39,20 @@ def _io_error(exc, results):
     return f"{where}: {what.get(exc.errno, exc.strerror or str(exc))}"
 
 
+def _aside(summary, cfg, dry_run):
+    """Say which records the run moved aside (or, dry, would) and where, and which changed cells it left."""
+    records, cells = summary.set_aside
+    if cells:
+        where = f"to {summary.superseded}" if summary.superseded else f"to {summary.out}/superseded-<stamp>/"
+        typer.echo(f"{'would move' if dry_run else 'moved'} {records} record(s) of {cells} cell(s) aside {where}, "
+                   "to run those cells again")
+    if summary.stale:
+        cells = ", ".join(f"{m} on {d}" for d, m, _ in summary.stale[:5]) + (" ..." if len(summary.stale) > 5 else "")
+        typer.secho(f"{len(summary.stale)} cell(s) not run now hold records made under another setting ({cells}): "
+                    f"kept, and the reports refuse {summary.out} until they run again: eemrepro run "
+                    f"{cfg.source or 'CONFIG'} --out {summary.out} --rerun-changed", fg=typer.colors.YELLOW, err=True)
+
+
 def run_cmd(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
     out: Annotated[Path | None, typer.Option(help="Results folder (default results/<config name>).")] = None,
@@ -113,8 +127,7 @@ def run_cmd(
             signal.signal(s, handler)
     for name, why in summary.unavailable.items():
         typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)
-    if summary.superseded:
-        typer.echo(f"previous records moved to {summary.superseded}")
+    _aside(summary, cfg, dry_run)
     done = summary.total_units - summary.pending_units
     if summary.left_out:
         from ..experiments._units import describe_left_out
@@ -137,10 +150,14 @@ def run_cmd(
                         "(column 'warnings' of eemrepro export)", fg=typer.colors.YELLOW, err=True)
     import time
 
+    from ..experiments._run_folder import StaleRecordsError
     from ..reports import run_table
 
     start = time.monotonic()
-    typer.echo("\n" + run_table(cfg, summary.out))
+    try:
+        typer.echo("\n" + run_table(cfg, summary.out))
+    except StaleRecordsError as exc:  # read as every report reads the folder: the stale cells said above
+        typer.secho(f"\nno table: {exc}", fg=typer.colors.YELLOW, err=True)
     if summary.run_id is not None:  # the table is the run's last stage: its seconds go into the run file
         from ..experiments._run_folder import note_stage
 

@@ -23,10 +23,12 @@ def status_cmd(
 
     A unit is done when `eemrepro run` of the folder's config (or of --config) would skip it: every record
     stored, made with the data as it is now, under the cell's identity now (settings, a user's code and data
-    definition). The data are checksummed as a run does (a data set not cached yet is fetched).
+    definition). The data are checksummed as a run does (a data set not cached yet is fetched). Where that run
+    would refuse (cells stored under another setting, fewer repeats than the folder's, a baseline of another
+    protocol), status says why in the run's words and exits with status 1.
     """
     from ..experiments import ConfigError, load_config
-    from ..experiments._plan import PLAN_COLUMNS, RunOptions, data_checksums, plan_run
+    from ..experiments._plan import PLAN_COLUMNS, RunOptions, check_data, plan_run
     from ..experiments._run_folder import planned_config, refuse_another_configs_store
     from ..store import ResultStore, StoreError
     from ._common import fail
@@ -49,13 +51,22 @@ def status_cmd(
         _table(_cells(config, {}, config.datasets), counts)
         typer.secho(f"units done: not known ({problem}); a run of this folder stops there", fg=typer.colors.YELLOW)
         _failures(stored)
-        return
-    _, _, options = RunOptions(out=out, retry_failed=retry_failed, skip_unavailable=True, mirror=mirror,
-                               data_home=None if data_home is None else str(data_home)).resolve(config)
-    plan = plan_run(config, store, options, data_checksums(config, options), stored=stored)
+        return  # (the stored records are read as the reports read them: a folder whose module is gone is no error)
+    try:  # what a run would refuse before planning (fewer repeats than the folder's, a baseline's protocol)
+        _, stored_config, options = RunOptions(out=out, retry_failed=retry_failed, skip_unavailable=True,
+                                               mirror=mirror, data_home=None if data_home is None else
+                                               str(data_home)).resolve(config)
+        data = check_data(config, options)
+    except ValueError as exc:
+        fail(f"a run would refuse: {exc}")
+    plan = plan_run(config, store, options, data, stored=stored, stored_config=stored_config)
     _table(_cells(config, plan.by_cell(), plan.data.unavailable), counts)
     _explain(plan)
     _failures(stored)
+    refusal = plan.refusal()
+    if refusal:  # the run's own words, and its exit status
+        typer.secho(f"\na run would refuse: {refusal}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=1)
 
 
 def _cells(config, planned, unplanned):

@@ -50,6 +50,13 @@ def cell_identity(kind, config, unit, codes=None):
     return ident
 
 
+def config_identity(kind, config, unit):
+    """What of ``unit``'s cell identity its config says by itself: ``kind.identity`` and a user's data definition,
+    without what only importing a user's estimator tells (its code, its parameters' defaults). What the reports,
+    which import no user's module, check a folder's records against (``_units.identity_changes``)."""
+    return {**kind.identity(config, unit), **data_identity(config, unit.dataset)}
+
+
 def _default_params(spec, dataset):
     """``params.<name>`` of every parameter a user's estimator is built with that the config leaves at its
     default (not a grid parameter, not a speed-only one); empty for a built-in or an estimator not imported."""

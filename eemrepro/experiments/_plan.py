@@ -21,7 +21,16 @@ import pandas as pd
 from ._identity import cell_identity
 from ._kinds import get_kind
 from ._run_folder import default_out
-from ._units import as_category, cell_key, changed_identities, done_units, frame_keys, identity_sha, scope_rows
+from ._units import (
+    as_category,
+    cell_key,
+    changed_identities,
+    describe_changes,
+    done_units,
+    frame_keys,
+    identity_sha,
+    scope_rows,
+)
 
 #: The stored columns a plan reads: what a unit's resume and a cell's identity need, and the timings an
 #: estimate and the longest-first order are made of.
@@ -65,14 +74,43 @@ class RunOptions:
             config = replace(config, protocol=replace(config.protocol, repeats=int(self.repeats)))
             if self.repeats > stored.protocol.repeats:
                 stored = config
+        out = Path(self.out) if self.out is not None else default_out(config)
+        stored = self._keeping_repeats(out, stored)
         jobs = self.jobs if self.jobs is not None else config.jobs
         options = replace(
-            self, out=Path(self.out) if self.out is not None else default_out(config),
+            self, out=out,
             jobs=n_jobs(jobs), mirror=self.mirror if self.mirror is not None else config.mirror,
             data_home=self.data_home if self.data_home is not None else config.data_home,
             only_models=None if self.only_models is None else tuple(self.only_models),
             only_datasets=None if self.only_datasets is None else tuple(self.only_datasets))
         return config, stored, options
+
+    def _keeping_repeats(self, out, stored):
+        """``stored`` with the repeats the folder ``out`` holds (its config.yaml's), where they are more: a run never
+        lowers what a folder's tables read. An explicit ``repeats`` is a partial run of the folder's (it keeps them);
+        a ``fresh`` run of the whole config starts the folder over; else a config of fewer repeats is refused
+        (``FewerRepeatsError``)."""
+        from ._run_folder import folder_repeats
+
+        held = folder_repeats(out)
+        if held is None or held <= stored.protocol.repeats or (self.fresh and not self.selects):
+            return stored
+        if self.repeats is None:
+            raise FewerRepeatsError(
+                f"{out} holds {held} repeats (its config.yaml) and {stored.source or stored.name} says repeats: "
+                f"{stored.protocol.repeats}: its tables would read {stored.protocol.repeats} of them; nothing was run. "
+                f"Set repeats: {held} in the config, run with --repeats {stored.protocol.repeats} (a part of the "
+                f"folder's {held}: it keeps them), or start the folder over with --fresh")
+        return replace(stored, protocol=replace(stored.protocol, repeats=held))
+
+    @property
+    def selects(self):
+        """Whether ``--only-models`` / ``--only-datasets`` narrow the run."""
+        return bool(self.only_models or self.only_datasets)
+
+
+class FewerRepeatsError(ValueError):
+    """A run whose config would lower the repeats a results folder's tables read (``RunOptions.resolve``)."""
 
 
 def n_jobs(jobs):
@@ -161,6 +199,37 @@ class Plan:
         stored timings of the same point under the cell's identity where there are any, else the kind's
         cost model)."""
         return estimate_seconds(self.config, self.pending, self.options.jobs, self.stored, self.shas)
+
+    def aside(self):
+        """The (data set, model) cells whose stored records the run moves aside before it runs them again: with
+        ``fresh`` every stored cell it runs now, with ``rerun_changed`` those of them stored under another
+        identity; never a cell it does not run (``--only-*``, a data set unavailable)."""
+        options = self.options
+        if not (options.fresh or options.rerun_changed) or self.stored.empty:
+            return set()
+        now = {(u.dataset, u.model) for u in self.units}
+        if options.fresh:
+            return now & self.stored_cells()
+        return now & {(d, m) for d, m, _ in self.changed}
+
+    def stored_cells(self):
+        """The (data set, model) cells the store frame has records of."""
+        cells = self.stored[["dataset", "model"]].drop_duplicates().astype(object)
+        return set(cells.itertuples(index=False, name=None))
+
+    def without(self, cells):
+        """This plan's store frame without the records of ``cells`` (what the store holds once they are moved
+        aside: the run and its dry run plan the same)."""
+        pairs = pd.MultiIndex.from_arrays([self.stored["dataset"].astype(object), self.stored["model"].astype(object)])
+        return self.stored[~pairs.isin(list(cells))].reset_index(drop=True)
+
+    def refusal(self):
+        """Why the run refuses to go on, in words, or None: stored cells made under another identity than the
+        config's that neither ``rerun_changed`` nor ``fresh`` moves aside. ``run``, ``run --dry-run`` and
+        ``status`` all say it so."""
+        if not self.changed or self.options.rerun_changed or self.options.fresh:
+            return None
+        return changed_message(self.options.out, self.config, self.changed)
 
     def by_cell(self):
         """{(data set, model): (units done, units)} of the units run now, in the kind's order."""
@@ -257,3 +326,21 @@ def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
     from ._schedule import unit_costs
 
     return float(unit_costs(config, units, timed, shas).sum()) / max(1, n_jobs)
+
+
+class ChangedConfigError(ValueError):
+    """A results folder holds records made under another identity than the config now asks for."""
+
+
+def changed_message(out, config, changed):
+    """Why a run refuses the ``changed`` cells ([(data set, model, {key: (stored, now)})]) of ``out``, and the ways
+    on."""
+    lines = [f"{out} holds records made under another setting than {config.source or config.name} now asks for:"]
+    for dataset, model, diff in changed[:10]:
+        lines.append(f"  {model} on {dataset}: {describe_changes(diff)}")
+    if len(changed) > 10:
+        lines.append(f"  ... and {len(changed) - 10} more cell(s)")
+    models = ",".join(sorted({m for _, m, _ in changed}))
+    lines.append(f"Nothing was run. Run those cells afresh with --rerun-changed (their records are moved aside), "
+                 f"start over with --fresh, use another --out, or `eemrepro forget {out} --models {models}`.")
+    return "\n".join(lines)

@@ -197,7 +197,10 @@ def unfinished_cells_in(folder, df):
 def config_scope_in(folder, df):
     """What of ``df`` (a results folder's frame) the folder's config.yaml names now (``_units.Scope``).
 
-    None without a config.yaml (every record is read then).
+    None without a config.yaml (every record is read then). Where ``df`` has the records' ``identity``, a record
+    the config names that was made under another setting than the config says (a seed edited by hand in it, a
+    cell not run again since the config changed) is refused (``StaleRecordsError``): the reports would print it
+    as that setting's.
     """
     from ._config import load_config
     from ._units import scope_rows
@@ -206,4 +209,71 @@ def config_scope_in(folder, df):
     if not path.is_file():
         return None
     config = load_config(path, import_estimators=False)  # reports never import a user's module
-    return scope_rows(get_kind(config.kind).scope(config), df)
+    scope = scope_rows(get_kind(config.kind).scope(config), df)
+    if "identity" in df and len(df):
+        changed = stale_cells(config, df[scope.keep] if not scope.keep.all() else df)
+        if changed:
+            raise StaleRecordsError(_stale_message(folder, changed))
+    return scope
+
+
+class StaleRecordsError(ValueError):
+    """A results folder's config.yaml says another setting than records of the cells it names were made under."""
+
+
+def stale_cells(config, df):
+    """``_units.changed_identities`` of ``df``'s records (a store frame with ``identity``) against what ``config``
+    (read for the reports: a user's estimator not imported) says of each cell (``_identity.config_identity``)."""
+    from dataclasses import replace
+
+    from ..models._lookup import is_users
+    from ._identity import config_identity
+    from ._units import cell_key, changed_identities
+
+    kind = get_kind(config.kind)
+    present = set(df["dataset"].astype(object).unique())
+    # A cell's identity is the same at every repeat: the units of one repeat, of the data sets read, name them all.
+    some = replace(config, datasets=tuple(d for d in config.datasets if d in present),
+                   protocol=replace(config.protocol, repeats=1))
+    identities, said_only = {}, set()
+    for unit in kind.units(some):
+        cell = cell_key(unit)
+        if cell not in identities:
+            identities[cell] = config_identity(kind, config, unit)
+            if any(is_users(name) for name, _ in kind.estimators(config, unit)):
+                said_only.add(cell)
+    return changed_identities(df, identities, said_only)
+
+
+def _stale_message(folder, changed):
+    """One line: which cells' records ``folder``'s config.yaml misdescribes, how, and the two ways out."""
+    from ..store import read_runs
+    from ._units import describe_changes
+
+    by_change = {}  # most often one edit changes every cell alike: said once, with its cells
+    for d, m, diff in changed:
+        by_change.setdefault(describe_changes(diff, "in config.yaml"), []).append(f"{m} on {d}")
+    what = "; ".join(f"{change} ({', '.join(cells[:3])}{f' and {len(cells) - 3} more' if len(cells) > 3 else ''})"
+                     for change, cells in list(by_change.items())[:3])
+    source = next((r.get("config_file") for r in reversed(read_runs(folder)) if r.get("config_file")), None)
+    return (f"{Path(folder) / 'config.yaml'} does not say what {len(changed)} of its cells' records were made under: "
+            f"{what}{'; ...' if len(by_change) > 3 else ''}. The reports would print them as its setting's: nothing "
+            f"was reported. Restore config.yaml if it was edited by hand, or run those cells again with the config "
+            f"that says it: eemrepro run CONFIG --out {folder} --rerun-changed"
+            + (f" (the last run's was {source})" if source else ""))
+
+
+def folder_repeats(out):
+    """The ``protocol.repeats`` a results folder's config.yaml holds (what its tables read), or None."""
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        return None
+    from .._yaml import YAMLDocumentError, load_yaml_file
+
+    try:
+        raw = load_yaml_file(path)[0]
+    except YAMLDocumentError:
+        return None  # the scope check names what is wrong with it
+    protocol = raw.get("protocol") if isinstance(raw, dict) else None
+    repeats = protocol.get("repeats") if isinstance(protocol, dict) else None
+    return repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else None

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..store import ResultStore, StoreWarning
 from ._dispatch import Progress, dispatch
 from ._kinds import get_kind
-from ._plan import RunOptions, check_data, plan_run
+from ._plan import ChangedConfigError, FewerRepeatsError, RunOptions, check_data, plan_run  # noqa: F401  (re-exported)
 from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: re-exported, what refuse_... raises)
     AnotherConfigsStoreError,
     RunFile,
@@ -31,10 +31,6 @@ from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: re-exported
 from ._timeouts import TimeoutLedger
 from ._units import point_id
 from ._watchdog import close_fit_child, environment
-
-
-class ChangedConfigError(ValueError):
-    """A results folder holds records made under another identity than the config now asks for."""
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -80,9 +76,12 @@ class RunSummary:
     status_counts: dict = field(default_factory=dict)
     seconds: float = 0.0
     estimate_seconds: float = None
-    superseded: Path = None
+    superseded: Path = None  # where the records set aside went (``superseded-<stamp>/``)
+    set_aside: tuple = (0, 0)  # (records, cells) moved aside (a dry run: that would be) to run those cells again
     unavailable: dict = field(default_factory=dict)  # data set -> why it was skipped
     changed: list = field(default_factory=list)  # cells whose stored identity differs (see rerun_changed)
+    # Of those, the cells not run now (--only-*): their records stay, and the reports refuse them until they run.
+    stale: list = field(default_factory=list)
     interrupted: bool = False
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
     warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
@@ -112,12 +111,12 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     scheduler : str, optional
         Dask scheduler address; default a local cluster on 127.0.0.1.
     fresh : bool
-        Move the existing records aside and start over.
+        Move the existing records aside and start over (with ``only_*``: those of the cells run now only).
     dry_run : bool
         Count the units and estimate the time; run nothing.
     repeats : int, optional
         Override the config's ``protocol.repeats`` for this run (a command-line flag wins over YAML);
-        the folder's config.yaml keeps the larger of the two.
+        the folder's config.yaml keeps the largest of the flag's, the config's and its own.
     skip_unavailable : bool
         Skip (and report in ``RunSummary.unavailable``) data sets whose files
         cannot be fetched, instead of failing before anything runs.
@@ -126,10 +125,17 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     only_models, only_datasets : sequence of str, optional
         Run only these models / data sets of the config now (cheap ones first,
         say); the stored config stays whole and a later run resumes the rest.
+        ``fresh`` and ``rerun_changed`` then move aside only the cells run now;
+        changed cells not run now are ``RunSummary.stale`` (the reports refuse
+        them until they run).
     rerun_changed : bool
         Where stored records of a cell were made under another identity than
         the config's, move them aside (``superseded-<stamp>/``) and run the cell
         afresh, instead of refusing with :class:`ChangedConfigError`.
+
+    A config of fewer repeats than the folder holds is refused
+    (:class:`FewerRepeatsError`) unless ``repeats`` is given (a part of the
+    folder's repeats, which it keeps) or ``fresh`` starts the folder over.
 
     Returns
     -------
@@ -146,22 +152,40 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     data = check_data(config, options)
     # The store is locked from here: a second run on it is refused (a dry run only reads).
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
-        superseded = store.supersede() if fresh and not dry_run else None
-        plan = plan_run(config, store, options, data, stored_config=stored_config)
-        changed = plan.changed
-        if changed and not dry_run:
-            if not rerun_changed:
-                raise ChangedConfigError(_changed_message(options.out, config, changed))
-            superseded = superseded or store.forget(cells={(d, m) for d, m, _ in changed})[1]
-            plan = plan_run(config, store, options, data, stored_config=stored_config)
-        summary = RunSummary(out=options.out, total_units=len(plan.units), pending_units=len(plan.pending),
-                             superseded=superseded, unavailable=data.unavailable, changed=changed,
-                             left_out=plan.left_out)
+        plan, summary, move_aside = _planned(config, stored_config, store, options, data)
         if dry_run:
             summary.estimate_seconds = plan.estimate_seconds()
             return summary
+        summary.superseded = move_aside()
         execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
     return summary
+
+
+def _planned(config, stored_config, store, options, data):
+    """(the plan, its summary so far, a callable that moves aside what it runs again and returns where to):
+    refused (``ChangedConfigError``) where ``Plan.refusal`` says so, and planned as the store will be once
+    those records are moved aside, for the run and its dry run alike."""
+    plan = plan_run(config, store, options, data, stored_config=stored_config)
+    refusal = plan.refusal()
+    if refusal:  # a dry run refuses as the run would, with the same words
+        raise ChangedConfigError(refusal)
+    # A fresh run of the whole config moves the records folder itself (with the records it no longer names);
+    # any other moves aside exactly the cells it runs again (``Plan.aside``).
+    whole = options.fresh and not (options.selects or data.unavailable)
+    aside = plan.stored_cells() if whole else plan.aside()
+    changed, stored, rest = plan.changed, len(plan.stored), plan.stored.iloc[:0] if whole else plan.without(aside)
+    if aside:
+        plan = plan_run(config, store, options, data, stored=rest, stored_config=stored_config)
+    summary = RunSummary(out=options.out, total_units=len(plan.units), pending_units=len(plan.pending),
+                         unavailable=data.unavailable, changed=changed, left_out=plan.left_out,
+                         set_aside=(stored - len(rest), len(aside)), stale=plan.changed)
+
+    def move_aside():
+        if not aside:
+            return None
+        return store.supersede() if whole else store.forget(cells=aside)[1]
+
+    return plan, summary, move_aside
 
 
 def execute_plan(plan, store, summary, planning_seconds=0.0):
@@ -279,18 +303,3 @@ def _seal(store, summary, run_file, dispatched, first_start):
                        interrupted=summary.interrupted)
     except OSError as exc:  # the run's facts are also in its segment; a full disk must not mask why
         warnings.warn(StoreWarning(f"{out}: could not update the run file ({exc.strerror or exc})"), stacklevel=4)
-
-
-def _changed_message(out, config, changed):
-    lines = [f"{out} holds records made under another setting than {config.source or config.name} now asks for:"]
-    for dataset, model, diff in changed[:10]:
-        # An estimator's code is the module's now; every other key is the config's.
-        what = ", ".join(f"{k}: {old!r} stored, {new!r} {'now' if k.startswith('code.') else 'in the config'}"
-                         for k, (old, new) in diff.items())
-        lines.append(f"  {model} on {dataset}: {what}")
-    if len(changed) > 10:
-        lines.append(f"  ... and {len(changed) - 10} more cell(s)")
-    models = ",".join(sorted({m for _, m, _ in changed}))
-    lines.append(f"Nothing was run. Run those cells afresh with --rerun-changed (their records are moved aside), "
-                 f"start over with --fresh, use another --out, or `eemrepro forget {out} --models {models}`.")
-    return "\n".join(lines)

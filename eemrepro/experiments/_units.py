@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..store import identity_sha, point_id, record_key, stored_key  # noqa: F401  (the store owns record keys)
+from ._identity import CODE_PREFIX
 
 
 @dataclass(frozen=True)
@@ -274,13 +275,14 @@ def _left_out(scope, rows):
     return out
 
 
-def changed_identities(df, expected):
+def changed_identities(df, expected, said_only=frozenset()):
     """Cells whose stored records were made under another identity than ``expected``.
 
     ``df``: a store frame with ``identity`` (JSON text); ``expected``:
-    {(data set, model, is_inner): identity}. Returns [(data set, model,
-    {key: (stored value, config value)})], one per cell, naming the identity
-    keys that differ.
+    {(data set, model, is_inner): identity}; ``said_only``: the cells whose
+    expected identity is only what their config says of a user's estimator
+    (``identity_changes``). Returns [(data set, model, {key: (stored value,
+    config value)})], one per cell, naming the identity keys that differ.
     """
     if df.empty:
         return []
@@ -289,14 +291,39 @@ def changed_identities(df, expected):
     for dataset, model, is_inner, identity in stored.itertuples(index=False, name=None):
         cell = (dataset, model, bool(is_inner))  # record_cell, for a whole frame at once
         want = expected.get(cell)
-        have = json.loads(identity) if isinstance(identity, str) else (identity or {})
-        if want is None or cell in seen or have == want:
+        if want is None or cell in seen:
             continue
-        seen.add(cell)
-        keys = sorted(set(want) | set(have))
-        diff = {k: (have.get(k), want.get(k)) for k in keys if have.get(k) != want.get(k)}
-        out.append((cell[0], cell[1], diff))
+        have = json.loads(identity) if isinstance(identity, str) else (identity or {})
+        diff = identity_changes(have, want, imported=cell not in said_only)
+        if diff:
+            seen.add(cell)
+            out.append((cell[0], cell[1], diff))
     return out
+
+
+def identity_changes(have, want, imported=True):
+    """{key: (stored value, value now)} of the keys where a stored identity ``have`` differs from ``want``.
+
+    ``imported`` false: ``want`` is what a config says of a user's estimator without importing it
+    (``_identity.config_identity``, as the reports read a folder): its code, and a parameter that only one
+    side names (a default the import adds, a speed-only one it leaves out), are not compared.
+    """
+    out = {}
+    for k in sorted(set(want) | set(have)):
+        if have.get(k) == want.get(k):
+            continue
+        if not imported and (k.startswith(CODE_PREFIX) or (k.startswith("params.") and (k not in have or
+                                                                                          k not in want))):
+            continue
+        out[k] = (have.get(k), want.get(k))
+    return out
+
+
+def describe_changes(diff, now="in the config"):
+    """``identity_changes``' {key: (stored, now)} in words: "seed: 1 stored, 2 in the config" (a code key's value
+    now is the module's, not the config's)."""
+    return ", ".join(f"{k}: {old!r} stored, {new!r} {'now' if k.startswith('code.') else now}"
+                     for k, (old, new) in diff.items())
 
 
 def _unit_groups(units, d_units, m_units, n_m):

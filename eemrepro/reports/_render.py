@@ -203,10 +203,14 @@ def _read_folders(dirs, columns, facts, datasets=None):
         d = Path(d)
         if not d.is_dir():
             raise FileNotFoundError(f"{d} is not a results folder")
-        these = ResultStore(d).frame(list(columns), datasets=datasets)
+        # The records' identities, checked against what the folder's config.yaml says (``config_scope_in``)
+        these = ResultStore(d).frame([*columns, *(["identity"] if "identity" not in columns else [])],
+                                     datasets=datasets)
         run_facts = these.attrs.get("run_facts") or {}
         these.attrs = {}  # pandas deep-copies ``attrs`` into every frame derived from this one: read once, dropped
         scope = config_scope_in(d, these) if len(these) else None
+        if "identity" not in columns and "identity" in these:
+            del these["identity"]  # in place: the frame is this function's own
         if scope is not None and scope.left_out:
             these = these[scope.keep].reset_index(drop=True)
         facts.add(d, these, run_facts, scope)

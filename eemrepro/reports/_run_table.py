@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ._benchmark import metric_scale
-from ._build import table_columns
+from ._build import protocol_warnings, table_columns
 from ._render import FITS_LEGEND, RUN_LEGEND, load_results, marked, run_cell
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
@@ -33,7 +33,10 @@ def run_table(config, out):
     legend = RUN_LEGEND if any(s.builder == "metric" for s, *_ in tables) else ""
     if legend and any(s.builder == "metric" and marked(df) for s, df, *_ in tables):
         legend += "; " + FITS_LEGEND  # said where a cell shows the mark
-    return "\n\n".join(parts) + ("\n\n" + legend if legend else "")
+    # Stores of different protocols combined (a baseline that ran fewer repeats than its config says): said
+    # under the table as `eemrepro tables` says it.
+    warnings = "\n".join(protocol_warnings(prov))
+    return "\n\n".join(parts) + ("\n\n" + legend if legend else "") + ("\n\n" + warnings if warnings else "")
 
 
 def printed_cells(config, records, prov):
