@@ -509,3 +509,18 @@ def test_classes_that_are_not_the_training_labels_fail_the_record_naming_them(us
     assert df.loc[0, "error_message"] == (
         "ZeroOneClasses.classes_ is [0, 1], not the training labels [-1, 1] in some order: its scores cannot be "
         "matched to the classes; set classes_ = np.unique(y) in fit (or list every training label once)")
+
+
+def test_the_projection_kind_reads_its_classifiers_scores_through_their_classes_too(user):
+    """The projection kind scores its classifiers as the grid search does: ``Reversed`` on ``Shift``'s image
+    (the first two features, centred) has the AUC scikit-learn gives its +1 class's score on that image."""
+    folder, module = user
+    extra = PROJECTION.format(m=module).replace("Centred", "Reversed")
+    df = _records(folder, module, '  Proj: {{estimator: "{m}:Shift"}}', kind="projection", extra=extra)
+    assert df.loc[0, "status"] == "ok", df.loc[0, "error_message"]
+    X, y, model = _fresh_model(folder, module, "Reversed")
+    Z = X[:, :2] - X[:, :2].mean(axis=0)
+    model.fit(Z, y)
+    expected = roc_auc_score(y, -model.decision_function(Z))  # (positive for classes_[1] = -1)
+    assert expected > 0.8
+    assert df.loc[0, "auc"] == pytest.approx(expected, abs=1e-12)
