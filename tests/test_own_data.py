@@ -441,6 +441,58 @@ def test_a_value_the_scaling_cannot_take_is_refused_naming_the_column(tmp_path, 
         load_config(_config(tmp_path, "{file: noise.csv, target: label}"))
 
 
+def _arff(frame, missing_rows):
+    """``frame`` (x1, x2, label 0/1) as an ARFF file whose class is ``?`` (ARFF's missing value) in the rows
+    ``missing_rows``, the class a nominal attribute {no, yes}."""
+    lines = ["@relation noise", "@attribute x1 numeric", "@attribute x2 numeric", "@attribute class {no,yes}",
+             "@data"]
+    for i, r in enumerate(frame.itertuples()):
+        label = "?" if i in missing_rows else ("yes" if r.label else "no")
+        lines.append(f"{r.x1!r},{r.x2!r},{label}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("positive", ["", ", positive: 'yes'"])
+def test_an_arff_files_missing_class_is_refused_not_made_a_label(tmp_path, positive):
+    """The user's report: ARFF's ``?`` in the class column became a third class (no ``positive``), or joined the
+    negatives (``positive: yes``). Refused in one line naming the file, the column, how many rows and the first
+    (rows 5 and 12 of the data, counted from 1), before anything runs."""
+    (tmp_path / "noise.arff").write_text(_arff(_noise_sorted_by_class(), missing_rows={4, 11}))
+    cfg = _config(tmp_path, "{file: noise.arff, target: class" + positive + "}")
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--dry-run"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"error: {tmp_path / 'mine.yaml'}, line 4: key 'local_datasets.noise': "
+                                     f"{tmp_path / 'noise.arff'}: 2 row(s) without a class (column 'class' empty, "
+                                     "NA or '?'; the first is row 5); drop them first: a missing class is not a label")
+
+
+@pytest.mark.parametrize("cell", ["", "NA", "?"])
+def test_a_csv_label_cell_empty_na_or_question_mark_is_a_missing_class(tmp_path, cell):
+    frame = _noise_sorted_by_class().astype({"label": object})
+    frame.loc[6, "label"] = cell
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    with pytest.raises(ConfigError, match=re.escape("noise.csv: 1 row(s) without a class (column 'label' empty, "
+                                                    "NA or '?'; the first is row 7)")):
+        load_config(_config(tmp_path, "{file: noise.csv, target: label, positive: 1}"))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "arff"])
+def test_a_question_mark_in_a_feature_column_is_a_missing_value(tmp_path, fmt):
+    """Before, a CSV's ``?`` made the column text: 'not numeric (such as '0.12...')', a number as the example."""
+    frame = _noise_sorted_by_class()
+    if fmt == "csv":
+        frame.astype({"x2": object}).assign(x2=lambda f: f["x2"].where(f.index != 9, "?")).to_csv(
+            tmp_path / "noise.csv", index=False)
+    else:
+        text = _arff(frame, missing_rows=set()).splitlines()
+        x1, _, label = text[5 + 9].split(",")
+        text[5 + 9] = f"{x1},?,{label}"
+        (tmp_path / "noise.arff").write_text("\n".join(text) + "\n")
+    with pytest.raises(ConfigError, match=re.escape(f"noise.{fmt}: a missing value in row 10 (column 'x2') and "
+                                                    "0 more row(s); drop or impute them first")):
+        load_config(_config(tmp_path, f"{{file: noise.{fmt}, target: {'label' if fmt == 'csv' else 'class'}}}"))
+
+
 # -- the papers' models on your data, in one line -----------------------------------------------------------
 
 def test_paper_models_names_a_papers_models_with_their_published_grids(tmp_path):

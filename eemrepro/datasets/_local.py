@@ -18,6 +18,8 @@ from ._errors import DatasetError, DatasetParseError
 #: A local file's format by its extension (a config's ``format`` says it for any other name).
 EXTENSIONS = {".csv": "csv", ".arff": "arff", ".libsvm": "libsvm", ".svm": "libsvm", ".svmlight": "libsvm"}
 LOCAL_FORMATS = ("csv", "arff", "libsvm")
+#: A missing value's mark in an ARFF file (and in a CSV file: the UCI repository's files use it too).
+MISSING = "?"
 
 
 class LocalDatasetError(DatasetError):
@@ -47,11 +49,13 @@ def read_local_file(path, fmt, target=None, columns=None):
 
             data, _ = arff.loadarff(str(path))
             frame = pd.DataFrame(data)
-            for c in frame.columns:  # nominal attributes come as bytes
+            for c in frame.columns:  # nominal attributes come as bytes, ARFF's missing value as b"?"
                 if frame[c].dtype == object:
-                    frame[c] = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
+                    text = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
+                    frame[c] = text.mask(text == MISSING)
         else:
-            frame = pd.read_csv(path)
+            # "?" is a missing value there too (the UCI files' mark), beside pandas' own (empty, NA, ...)
+            frame = pd.read_csv(path, na_values=[MISSING])
     # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
     except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
             StopIteration) as exc:
@@ -83,10 +87,15 @@ def read_local_file(path, fmt, target=None, columns=None):
                                     "as numbers first")
     X = features.to_numpy(dtype=np.float64)
     labels = frame[target]
-    bad = np.isnan(X).any(axis=1) | labels.isna().to_numpy()
+    unlabelled = labels.isna().to_numpy()
+    if unlabelled.any():  # not a class of its own, nor (under ``positive``) a negative
+        raise LocalDatasetError(f"{path}: {int(unlabelled.sum())} row(s) without a class (column {target!r} "
+                                f"empty, NA or {MISSING!r}; the first is row {int(np.flatnonzero(unlabelled)[0]) + 1})"
+                                "; drop them first: a missing class is not a label")
+    bad = np.isnan(X).any(axis=1)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        column = target if labels.isna().iloc[row] else features.columns[int(np.flatnonzero(np.isnan(X[row]))[0])]
+        column = features.columns[int(np.flatnonzero(np.isnan(X[row]))[0])]
         raise LocalDatasetError(f"{path}: a missing value in row {row + 1} (column {column!r}) and "
                                 f"{int(bad.sum()) - 1} more row(s); drop or impute them first")
     if not np.isfinite(X).all():
