@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from eemrepro.cli import app
@@ -491,6 +492,96 @@ def test_a_question_mark_in_a_feature_column_is_a_missing_value(tmp_path, fmt):
     with pytest.raises(ConfigError, match=re.escape(f"noise.{fmt}: a missing value in row 10 (column 'x2') and "
                                                     "0 more row(s); drop or impute them first")):
         load_config(_config(tmp_path, f"{{file: noise.{fmt}, target: {'label' if fmt == 'csv' else 'class'}}}"))
+
+
+def _wide(path, d, n=12, seed=0):
+    """A CSV of ``n`` rows of ``d`` noise features named like a microarray's probes (``probe_000001_at_signal``,
+    23 characters: 40,000 of them are 0.9 MB of names, 1.1 MB as a YAML list) and a label column; written
+    with numpy (pandas' writer takes seconds at this width)."""
+    rng = np.random.default_rng(seed)
+    names = [f"probe_{j:06d}_at_signal" for j in range(d)]
+    X = rng.integers(0, 10, size=(n, d))
+    with open(path, "w") as fh:
+        fh.write(",".join(names) + ",label\n")
+        for row, label in zip(X, ["a", "b"] * (n // 2), strict=True):
+            fh.write(",".join(map(str, row)) + f",{label}\n")
+    return names
+
+
+WIDE = """name: wide
+datasets: [wide]
+local_datasets:
+  wide: {{file: wide.csv, target: label{extra}}}
+models:
+  C: {{estimator: "tests.helpers:Sleepy", grid: {{delay: [0.0]}}}}
+protocol: {{folds: 3, repeats: 1, seed: 0, scaling: none}}
+"""
+
+
+@pytest.mark.parametrize("d", [40_000, 100_000])
+def test_a_csv_of_tens_of_thousands_of_columns_runs_and_its_folder_stays_readable(tmp_path, d):
+    """The user's report: 40,000 feature columns wrote a config.yaml over the 1 MB a YAML document may be, and
+    every command on the folder then failed; each record's identity carried the whole list (1.3 MB). Now the
+    folder's config and each identity hold a digest of the list (the file's columns, which the user did not
+    write): status, tables and a second run (nothing to do) read the folder; a renamed column is a changed
+    identity, as the list was."""
+    from eemrepro import read_results
+
+    names = _wide(tmp_path / "wide.csv", d, n=6)
+    cfg = tmp_path / "wide.yaml"
+    cfg.write_text(WIDE.format(extra=""))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (out / "config.yaml").stat().st_size < 10_000  # (the names alone are 23 * d bytes)
+    assert names[-1] not in (out / "config.yaml").read_text()
+    for command in (["status", str(out)], ["tables", str(out), "--out", str(tmp_path / "tables")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+    assert "3 of 3 units done, 0 to run" in runner.invoke(app, ["status", str(out)]).output
+    df = read_results(out)
+    assert list(df["status"]) == ["ok"] * 3
+    assert max(len(str(i)) for i in df["identity"]) < 5_000
+    if d > 40_000:
+        return  # (the rest reads the file thrice more: the 40,000 columns say it)
+    again = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1"])
+    assert again.exit_code == 0 and "ran 0 of 0 pending units (3 were stored)" in again.output, again.output
+    text = (tmp_path / "wide.csv").read_text().replace(names[d // 2], names[d // 2].replace("signal", "signa1"), 1)
+    (tmp_path / "wide.csv").write_text(text)
+    changed = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert changed.exit_code == 1
+    assert f"data.columns: '{d} columns sha256:" in " ".join(changed.output.split()), changed.output
+
+
+def test_a_long_columns_list_the_user_wrote_is_kept_once_and_each_identity_holds_its_digest(tmp_path):
+    """``columns:`` listing 30,000 of a file's 45,000 columns (a 0.8 MB config): the folder's config keeps the list
+    (it is how the file is read) once, in flow style as the user wrote it, under the 1 MB a config may be; each
+    identity holds its digest. A list whose folder copy would pass 1 MB (given through the Python API, which no
+    YAML limit bounds) is refused before anything is written."""
+    import json
+
+    from eemrepro import read_results
+    from eemrepro.experiments import parse_config, run_experiment
+
+    names = _wide(tmp_path / "wide.csv", 45_000, n=6)
+    chosen = names[::-1][:30_000]
+    cfg = tmp_path / "wide.yaml"
+    cfg.write_text(WIDE.format(extra=f", columns: {json.dumps(chosen)}"))
+    assert 700_000 < cfg.stat().st_size < 1_000_000
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    stored = load_config(out / "config.yaml", import_estimators=False).local_datasets["wide"]
+    assert stored.local["columns"] == chosen
+    assert (out / "config.yaml").stat().st_size < cfg.stat().st_size + 2_000
+    assert max(len(str(i)) for i in read_results(out)["identity"]) < 5_000
+    assert runner.invoke(app, ["status", str(out)]).exit_code == 0
+    raw = yaml.safe_load(WIDE.format(extra=""))
+    raw["local_datasets"]["wide"]["columns"] = names
+    config = parse_config(raw, home=str(tmp_path))
+    with pytest.raises(ValueError, match=r"config\.yaml would be 1,[0-9,]+ bytes, over the 1,000,000 a config may be"):
+        run_experiment(config, out=tmp_path / "api", jobs=1, progress=False)
+    assert not (tmp_path / "api").exists()
 
 
 # -- the papers' models on your data, in one line -----------------------------------------------------------

@@ -18,6 +18,9 @@ from ._errors import DatasetError, DatasetParseError
 #: A local file's format by its extension (a config's ``format`` says it for any other name).
 EXTENSIONS = {".csv": "csv", ".arff": "arff", ".libsvm": "libsvm", ".svm": "libsvm", ".svmlight": "libsvm"}
 LOCAL_FORMATS = ("csv", "arff", "libsvm")
+#: The most characters (as JSON) of a feature-column list that a record's identity and a results folder's config
+#: hold as the list itself; a longer one is held as its digest (:func:`columns_identity`).
+LISTED_COLUMNS = 2_000
 #: A missing value's mark in an ARFF file (and in a CSV file: the UCI repository's files use it too).
 MISSING = "?"
 
@@ -79,12 +82,15 @@ def read_local_file(path, fmt, target=None, columns=None):
     else:
         features = frame.drop(columns=[target])
         _refuse_an_index(path, features)
-    for column in features.columns:
-        if not pd.api.types.is_numeric_dtype(features[column]) or pd.api.types.is_bool_dtype(features[column]):
-            example = features[column].dropna().iloc[0] if features[column].notna().any() else None
-            example = example.item() if isinstance(example, np.generic) else example  # True, not np.True_
-            raise LocalDatasetError(f"{path}: column {column!r} is not numeric (such as {example!r}); encode it "
-                                    "as numbers first")
+    # (the dtypes asked once: a column looked up one by one costs seconds at tens of thousands of columns)
+    text = [j for j, t in enumerate(features.dtypes)
+            if not pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
+    if text:
+        values = features.iloc[:, text[0]].dropna()
+        example = values.iloc[0] if len(values) else None
+        example = example.item() if isinstance(example, np.generic) else example  # True, not np.True_
+        raise LocalDatasetError(f"{path}: column {features.columns[text[0]]!r} is not numeric (such as {example!r}); "
+                                "encode it as numbers first")
     X = features.to_numpy(dtype=np.float64)
     labels = frame[target]
     unlabelled = labels.isna().to_numpy()
@@ -187,13 +193,18 @@ def local_entry(dataset_id, spec, home=None, read=True):
         else:
             counts_by_class = counts.tolist()
         expected = {"n": int(len(X)), "d": int(X.shape[1]), "class_counts": counts_by_class}
+        features = columns_identity(columns)
     else:
         sha = spec.get("sha256")
         expected = {k: spec[k] for k in ("n", "d", "class_counts") if k in spec}
-        classes = spec.get("classes")
-        columns, target = spec.get("columns"), spec.get("target")
+        classes, target = spec.get("classes"), spec.get("target")
+        features = spec.get("feature_columns", None if spec.get("columns") is None
+                            else columns_identity(spec["columns"]))
+    # ``columns``: the user's selection (None: every column but the target); ``feature_columns``: the columns read,
+    # as an identity holds them.
     local = {"format": fmt, "target": target, "positive": None if positive is None
-             else [_text(p) for p in positive], "columns": None if columns is None else list(columns)}
+             else [_text(p) for p in positive], "columns": None if spec.get("columns") is None
+             else [str(c) for c in spec["columns"]], "feature_columns": features}
     binary = positive is not None
     return DatasetEntry(
         id=dataset_id, paper_name=str(path.name), papers=(), group="local", format="local",
@@ -214,27 +225,54 @@ def parse_local(paths, entry):
     return X, np.array([_text(v) for v in labels], dtype=object)
 
 
+def columns_identity(columns):
+    """The feature columns as a record's identity and a results folder's config hold them: the list, where its
+    JSON is at most :data:`LISTED_COLUMNS` characters, else ``"<k> columns sha256:<digest of the list>"``.
+
+    >>> columns_identity(["x1", "x2"])
+    ['x1', 'x2']
+    >>> columns_identity([f"probe_{j}" for j in range(40_000)])[:22]
+    '40000 columns sha256:b'
+    """
+    import hashlib
+    import json
+
+    columns = [str(c) for c in columns]
+    text = json.dumps(columns, ensure_ascii=False)
+    if len(text) <= LISTED_COLUMNS:
+        return columns
+    return f"{len(columns)} columns sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
 def stored_spec(entry, out=None):
     """A local entry as a stored config writes it: the file (relative to the results folder ``out``), how to
-    read it, its checksum and sizes (what the reports need when the file is gone)."""
+    read it (the user's ``columns`` as they wrote them, else the columns read as ``feature_columns``: a digest
+    where the list is long), its checksum and sizes (what the reports need when the file is gone)."""
     import os
 
     (spec,) = entry.files
     file = os.path.relpath(spec.local, Path(out).resolve()) if out is not None else spec.local
-    out_spec = {"file": file, **{k: v for k, v in definition(entry).items() if v is not None}}
-    return {**out_spec, "sha256": spec.sha256, **entry.expected}
+    how = {k: v for k, v in definition(entry).items() if v is not None and k != "columns"}
+    if entry.local.get("columns") is not None:
+        how["columns"] = list(entry.local["columns"])
+    elif entry.local.get("feature_columns") is not None:
+        how["feature_columns"] = entry.local["feature_columns"]
+    return {"file": file, **how, "sha256": spec.sha256, **entry.expected}
 
 
 def definition(entry):
     """How a local data set's file becomes X and y, beside the file's checksum (part of every record's
     identity): its format, the label column, the positive label(s) (two classes: +1 those, -1 the rest) or
-    the classes, and the feature columns in order. A key the entry does not know (a stored config written
-    before it was recorded) is left out."""
+    the classes, and the feature columns in order (:func:`columns_identity`: a long list by its digest). A key
+    the entry does not know (a stored config written before it was recorded) is left out."""
     out = {"format": entry.local["format"], "target": entry.local.get("target")}
     if entry.positive is not None:
         out["positive"] = list(entry.positive)
     else:
         out["classes"] = list(entry.classes)
-    if entry.local.get("columns") is not None:
-        out["columns"] = list(entry.local["columns"])
+    features = entry.local.get("feature_columns")
+    if features is None and entry.local.get("columns") is not None:
+        features = columns_identity(entry.local["columns"])
+    if features is not None:
+        out["columns"] = features
     return out

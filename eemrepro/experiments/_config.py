@@ -814,7 +814,8 @@ def _paper_models(ctx, names, kind, datasets, own):
     return out
 
 
-_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "sha256", "n", "d", "class_counts"}
+_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "feature_columns", "sha256", "n", "d",
+               "class_counts"}
 
 
 def _local_datasets(ctx, raw, datasets):
