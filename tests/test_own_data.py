@@ -584,6 +584,54 @@ def test_a_long_columns_list_the_user_wrote_is_kept_once_and_each_identity_holds
     assert not (tmp_path / "api").exists()
 
 
+def _train_test(folder, size):
+    path = folder / "mine.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: mine
+        datasets: [noise]
+        local_datasets:
+          noise: {{file: noise.csv, target: label}}
+        models:
+          L: {{estimator: "sklearn.linear_model:LogisticRegression", grid: {{C: [1.0]}}}}
+        protocol: {{splitter: train-test, train_size: {size}, repeats: 2, seed: 0}}
+        """))
+    return path
+
+
+@pytest.mark.parametrize("size, n_train", [(0.01, 0), (0.024, 1), (79, 79), ("{noise: 0.99}", 79)])
+@pytest.mark.parametrize("dry", [True, False])
+def test_a_train_size_too_small_or_large_for_a_local_set_is_refused_naming_the_valid_range(tmp_path, size, n_train,
+                                                                                          dry):
+    """The user's report: train_size too small gave scikit-learn's raw "the resulting train set will be empty",
+    no key, no data set, while --dry-run said fine, and left a folder behind. The bounds are scikit-learn's
+    ``StratifiedShuffleSplit``'s (checked here against it): floor(train_size * 80) or the count from 2 to 78."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    y = pd.read_csv(tmp_path / "noise.csv")["label"].to_numpy()
+    for valid, ok in ((0.025, True), (0.024, False), (0.987, True), (0.988, False), (2, True), (78, True),
+                      (79, False)):  # (the range the message gives, as scikit-learn has it)
+        try:
+            next(StratifiedShuffleSplit(1, train_size=valid, random_state=0).split(y, y))
+            assert ok, valid
+        except ValueError:
+            assert not ok, valid
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(_train_test(tmp_path, size)), "--out", str(out), "--quiet"]
+                           + (["--dry-run"] if dry else []))
+    assert result.exit_code == 1
+    key = "protocol.train_size.noise" if str(size).startswith("{") else "protocol.train_size"
+    value = 0.99 if str(size).startswith("{") else size
+    assert result.output.strip() == (
+        f"error: {tmp_path / 'mine.yaml'}, line 7: key '{key}': {value!r} leaves {n_train} of the 80 points of data "
+        f"set noise ({tmp_path / 'noise.csv'}) for training and {80 - n_train} for testing; a stratified split needs "
+        "at least one of each of its 2 classes on each side: use a count from 2 to 78 or a fraction from 0.025 "
+        "to 0.987")
+    assert not out.exists()
+    ok = runner.invoke(app, ["run", str(_train_test(tmp_path, 0.025)), "--out", str(out), "--quiet"])
+    assert ok.exit_code == 0, ok.output
+
+
 # -- the papers' models on your data, in one line -----------------------------------------------------------
 
 def test_paper_models_names_a_papers_models_with_their_published_grids(tmp_path):
