@@ -632,6 +632,49 @@ def test_a_train_size_too_small_or_large_for_a_local_set_is_refused_naming_the_v
     assert ok.exit_code == 0, ok.output
 
 
+@pytest.mark.parametrize("sep, said, read", [
+    (";", "';', not by commas (a spreadsheet's export where the decimal mark is a comma, say)",
+     "sep=';', decimal=','"),
+    ("\t", "a tab, not by commas", "sep='\\t'")])
+def test_a_csv_separated_otherwise_than_by_commas_is_refused_saying_so(tmp_path, sep, said, read):
+    """The user's report: a semicolon-separated file read as '1 column(s)' with no hint at the separator."""
+    frame = _noise_sorted_by_class()
+    frame.to_csv(tmp_path / "noise.csv", index=False, sep=sep, decimal="," if sep == ";" else ".")
+    result = runner.invoke(app, ["run", str(_config(tmp_path, "{file: noise.csv, target: label}")), "--dry-run"])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1
+    assert result.output.strip().endswith(
+        f"noise.csv: 1 column(s); a data set needs features and a label: its header is separated by {said}; no "
+        f"local_datasets key sets a separator: save it comma-separated with '.' decimals (pandas.read_csv(path, "
+        f"{read}).to_csv(new_path, index=False))"), result.output
+    # The fix the message gives reads the file as written.
+    fixed = pd.read_csv(tmp_path / "noise.csv", sep=sep, decimal=",")
+    fixed.to_csv(tmp_path / "noise.csv", index=False)
+    load_config(_config(tmp_path, "{file: noise.csv, target: label}"))
+    np.testing.assert_allclose(load_dataset("noise", scaling=None).X, frame[["x1", "x2"]].to_numpy())
+
+
+def test_a_target_and_labels_differing_only_in_unicode_normalisation_are_matched(tmp_path):
+    """The user's report: "no column 'diagnóstico'" beside a column that looks the same: the file (saved on
+    macOS) writes it decomposed (NFD: o + combining accent), the config composed (NFC). Matched as NFC, as the
+    positive label 'sí' and a 'columns' name are; the counts are the file's own (pandas on the NFD text)."""
+    import unicodedata
+
+    nfd = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
+    frame = _noise_sorted_by_class().rename(columns={"label": nfd("diagnóstico"), "x2": nfd("presión")})
+    frame[nfd("diagnóstico")] = np.where(frame[nfd("diagnóstico")] == 1, nfd("sí"), "no")
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    assert "diagnóstico" not in pd.read_csv(tmp_path / "noise.csv").columns  # (the config's spelling is NFC)
+    config = load_config(_config(tmp_path, "{file: noise.csv, target: diagnóstico, positive: sí, "
+                                           "columns: [presión, x1]}"))
+    entry = config.local_datasets["noise"]
+    assert entry.expected["class_counts"] == [int((frame[nfd("diagnóstico")] == "no").sum()),
+                                              int((frame[nfd("diagnóstico")] == nfd("sí")).sum())]
+    data = load_dataset("noise", scaling=None)
+    np.testing.assert_array_equal(data.X, frame[[nfd("presión"), "x1"]].to_numpy())
+    np.testing.assert_array_equal(data.y, np.where(frame[nfd("diagnóstico")] == nfd("sí"), 1, -1))
+
+
 # -- the papers' models on your data, in one line -----------------------------------------------------------
 
 def test_paper_models_names_a_papers_models_with_their_published_grids(tmp_path):

@@ -32,56 +32,19 @@ class LocalDatasetError(DatasetError):
 def read_local_file(path, fmt, target=None, columns=None):
     """(X as float64, labels as an object array, the feature columns' names, the label column's name) of a
     local file; ``target``: the label column (CSV, ARFF; default the last); ``columns``: the feature columns in
-    order (default every other column). Refuses with :class:`LocalDatasetError` what a classifier benchmark
-    cannot use, and a first column that looks like a saved row index unless ``columns`` names it."""
+    order (default every other column), names matched as Unicode NFC. Refuses with :class:`LocalDatasetError`
+    what a classifier benchmark cannot use, and a first column that looks like a saved row index unless
+    ``columns`` names it."""
     import pandas as pd
 
     path = Path(path)
-    if not path.is_file():
-        raise LocalDatasetError(f"{path}: no such file")
-    try:
-        if fmt == "libsvm":
-            from sklearn.datasets import load_svmlight_file
-
-            X, labels = load_svmlight_file(str(path))
-            frame = pd.DataFrame(X.toarray(), columns=[f"feature {j + 1}" for j in range(X.shape[1])])
-            frame["(label)"] = labels
-            target = "(label)"
-        elif fmt == "arff":
-            from scipy.io import arff
-
-            data, _ = arff.loadarff(str(path))
-            frame = pd.DataFrame(data)
-            for c in frame.columns:  # nominal attributes come as bytes, ARFF's missing value as b"?"
-                if frame[c].dtype == object:
-                    text = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
-                    frame[c] = text.mask(text == MISSING)
-        else:
-            # "?" is a missing value there too (the UCI files' mark), beside pandas' own (empty, NA, ...)
-            frame = pd.read_csv(path, na_values=[MISSING])
-    # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
-    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
-            StopIteration) as exc:
-        why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
-        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
+    frame, target = _read_frame(path, fmt, target)
     if frame.shape[1] < 2:
-        raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label")
+        raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label"
+                                f"{_separator_hint(path, fmt)}")
     if frame.empty:  # a header alone: pandas reads its columns as text, which is not what is wrong with it
         raise LocalDatasetError(f"{path}: 0 row(s); a data set to cross-validate needs more")
-    target = frame.columns[-1] if target is None else target
-    if target not in frame.columns:
-        raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
-                                f"{[str(c) for c in frame.columns][:20]}")
-    if columns is not None:
-        missing = [c for c in columns if c not in frame.columns]
-        if missing or target in columns:
-            raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
-                                                   f"{[str(c) for c in frame.columns][:20]}" if missing else
-                                                   f"the target {target!r} is also listed in 'columns'"))
-        features = frame[list(columns)]
-    else:
-        features = frame.drop(columns=[target])
-        _refuse_an_index(path, features)
+    features, target = _features(path, frame, target, columns)
     # (the dtypes asked once: a column looked up one by one costs seconds at tens of thousands of columns)
     text = [j for j, t in enumerate(features.dtypes)
             if not pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
@@ -122,6 +85,92 @@ def read_local_file(path, fmt, target=None, columns=None):
     return X, labels, [str(c) for c in features.columns], str(target)
 
 
+def _read_frame(path, fmt, target):
+    """(the file as a frame, the target: LIBSVM's labels are the column "(label)")."""
+    import pandas as pd
+
+    if not path.is_file():
+        raise LocalDatasetError(f"{path}: no such file")
+    try:
+        if fmt == "libsvm":
+            from sklearn.datasets import load_svmlight_file
+
+            X, labels = load_svmlight_file(str(path))
+            frame = pd.DataFrame(X.toarray(), columns=[f"feature {j + 1}" for j in range(X.shape[1])])
+            frame["(label)"] = labels
+            return frame, "(label)"
+        if fmt == "arff":
+            from scipy.io import arff
+
+            data, _ = arff.loadarff(str(path))
+            frame = pd.DataFrame(data)
+            for c in frame.columns:  # nominal attributes come as bytes, ARFF's missing value as b"?"
+                if frame[c].dtype == object:
+                    text = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
+                    frame[c] = text.mask(text == MISSING)
+            return frame, target
+        # "?" is a missing value there too (the UCI files' mark), beside pandas' own (empty, NA, ...)
+        return pd.read_csv(path, na_values=[MISSING]), target
+    # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
+    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
+            StopIteration) as exc:
+        why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
+        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
+
+
+def _separator_hint(path, fmt):
+    """Where a CSV file's header is split by ';' or a tab and holds no comma: that said, with the fix."""
+    if fmt != "csv":
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            header = fh.readline()
+    except OSError:
+        return ""
+    found = [(sep, name) for sep, name in ((";", "';'"), ("\t", "a tab")) if sep in header]
+    if "," in header or not found:
+        return ""
+    sep, name = found[0]
+    why = " (a spreadsheet's export where the decimal mark is a comma, say)" if sep == ";" else ""
+    read = f"sep={sep!r}, decimal=','" if sep == ";" else f"sep={sep!r}"
+    return (f": its header is separated by {name}, not by commas{why}; no local_datasets key sets a separator: "
+            f"save it comma-separated with '.' decimals (pandas.read_csv(path, {read}).to_csv(new_path, "
+            "index=False))")
+
+
+def _features(path, frame, target, columns):
+    """(the feature columns of ``frame``, the target's name as the file writes it): names matched as Unicode
+    NFC, since one typed on one system and saved on another may differ in code points alone ('ó' as one, or
+    as 'o' and a combining accent)."""
+    import unicodedata
+
+    by_nfc = {}
+    for c in frame.columns:
+        by_nfc.setdefault(unicodedata.normalize("NFC", str(c)), []).append(c)
+
+    def find(name):
+        if name in frame.columns:
+            return name
+        same = by_nfc.get(unicodedata.normalize("NFC", str(name)), [])
+        return same[0] if len(same) == 1 else None
+
+    target = frame.columns[-1] if target is None else (find(target) or target)
+    if target not in frame.columns:
+        raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
+                                f"{[str(c) for c in frame.columns][:20]}")
+    if columns is None:
+        features = frame.drop(columns=[target])
+        _refuse_an_index(path, features)
+        return features, target
+    found = [find(c) for c in columns]
+    missing = [c for c, f in zip(columns, found, strict=True) if f is None]
+    if missing or target in found:
+        raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
+                                               f"{[str(c) for c in frame.columns][:20]}" if missing else
+                                               f"the target {target!r} is also listed in 'columns'"))
+    return frame[found], target
+
+
 def _refuse_an_index(path, features):
     """A first column that is a saved row index (pandas' ``Unnamed: 0``, or the row numbers 0..n-1 or 1..n in file
     order) would be a feature that tells the classes apart wherever the file is sorted by class: refused."""
@@ -142,10 +191,13 @@ def _refuse_an_index(path, features):
 
 
 def _text(v):
-    """A label as the config writes it (YAML reads 1 as an int, the file may hold 1.0)."""
+    """A label as the config writes it (YAML reads 1 as an int, the file may hold 1.0), in Unicode NFC (a label
+    typed in the config and one saved in the file may differ in code points alone, as column names may)."""
+    import unicodedata
+
     if isinstance(v, float | np.floating) and float(v).is_integer():
         return str(int(v))
-    return str(v)
+    return unicodedata.normalize("NFC", str(v))
 
 
 def local_entry(dataset_id, spec, home=None, read=True):
@@ -231,8 +283,8 @@ def columns_identity(columns):
 
     >>> columns_identity(["x1", "x2"])
     ['x1', 'x2']
-    >>> columns_identity([f"probe_{j}" for j in range(40_000)])[:22]
-    '40000 columns sha256:b'
+    >>> columns_identity([f"probe_{j}" for j in range(40_000)])[:20]
+    '40000 columns sha256'
     """
     import hashlib
     import json
