@@ -642,8 +642,8 @@ def _check_train_sizes(ctx, datasets, size):
             high -= 1
         raise ctx.error(key, f"{value!r} leaves {n_train} of the {n} points of data set {named} for training and "
                              f"{n - n_train} for testing; a stratified split needs at least one of each of its {k} "
-                             f"classes on each side: use a count from {k} to {n - k} or a fraction from {low / 1000:g} to "
-                             f"{high / 1000:g}")
+                             f"classes on each side: use a count from {k} to {n - k} or a fraction from "
+                             f"{low / 1000:g} to {high / 1000:g}")
 
 
 def _set_dotted(raw, dotted, value):
