@@ -207,7 +207,7 @@ def test_a_local_data_sets_identity_names_its_columns_and_labels(tmp_path):
         "data.format": "csv", "data.target": "big", "data.positive": ["1"], "data.columns": ["x1", "x2", "kind"]}
     # The stored config names them too, so that a store read without its file still knows its problem.
     stored = load_config(out / "config.yaml", import_estimators=False)
-    assert stored.local_datasets["blobs"].local["columns"] == ["x1", "x2", "kind"]
+    assert stored.local_datasets["blobs"].local["feature_columns"] == ["x1", "x2", "kind"]
 
 
 def test_status_counts_an_edited_plugins_cells_as_not_done(tmp_path):

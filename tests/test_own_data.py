@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from eemrepro.cli import app
@@ -439,6 +440,239 @@ def test_a_value_the_scaling_cannot_take_is_refused_naming_the_column(tmp_path, 
     frame.to_csv(tmp_path / "noise.csv", index=False)
     with pytest.raises(ConfigError, match=rf"noise\.csv: {re.escape(message)}"):
         load_config(_config(tmp_path, "{file: noise.csv, target: label}"))
+
+
+def _arff(frame, missing_rows):
+    """``frame`` (x1, x2, label 0/1) as an ARFF file whose class is ``?`` (ARFF's missing value) in the rows
+    ``missing_rows``, the class a nominal attribute {no, yes}."""
+    lines = ["@relation noise", "@attribute x1 numeric", "@attribute x2 numeric", "@attribute class {no,yes}",
+             "@data"]
+    for i, r in enumerate(frame.itertuples()):
+        label = "?" if i in missing_rows else ("yes" if r.label else "no")
+        lines.append(f"{r.x1!r},{r.x2!r},{label}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("positive", ["", ", positive: 'yes'"])
+def test_an_arff_files_missing_class_is_refused_not_made_a_label(tmp_path, positive):
+    """The user's report: ARFF's ``?`` in the class column became a third class (no ``positive``), or joined the
+    negatives (``positive: yes``). Refused in one line naming the file, the column, how many rows and the first
+    (rows 5 and 12 of the data, counted from 1), before anything runs."""
+    (tmp_path / "noise.arff").write_text(_arff(_noise_sorted_by_class(), missing_rows={4, 11}))
+    cfg = _config(tmp_path, "{file: noise.arff, target: class" + positive + "}")
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--dry-run"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"error: {tmp_path / 'mine.yaml'}, line 4: key 'local_datasets.noise': "
+                                     f"{tmp_path / 'noise.arff'}: 2 row(s) without a class (column 'class' empty, "
+                                     "NA or '?'; the first is row 5); drop them first: a missing class is not a label")
+
+
+@pytest.mark.parametrize("cell", ["", "NA", "?"])
+def test_a_csv_label_cell_empty_na_or_question_mark_is_a_missing_class(tmp_path, cell):
+    frame = _noise_sorted_by_class().astype({"label": object})
+    frame.loc[6, "label"] = cell
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    with pytest.raises(ConfigError, match=re.escape("noise.csv: 1 row(s) without a class (column 'label' empty, "
+                                                    "NA or '?'; the first is row 7)")):
+        load_config(_config(tmp_path, "{file: noise.csv, target: label, positive: 1}"))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "arff"])
+def test_a_question_mark_in_a_feature_column_is_a_missing_value(tmp_path, fmt):
+    """Before, a CSV's ``?`` made the column text: 'not numeric (such as '0.12...')', a number as the example."""
+    frame = _noise_sorted_by_class()
+    if fmt == "csv":
+        frame.astype({"x2": object}).assign(x2=lambda f: f["x2"].where(f.index != 9, "?")).to_csv(
+            tmp_path / "noise.csv", index=False)
+    else:
+        text = _arff(frame, missing_rows=set()).splitlines()
+        x1, _, label = text[5 + 9].split(",")
+        text[5 + 9] = f"{x1},?,{label}"
+        (tmp_path / "noise.arff").write_text("\n".join(text) + "\n")
+    with pytest.raises(ConfigError, match=re.escape(f"noise.{fmt}: a missing value in row 10 (column 'x2') and "
+                                                    "0 more row(s); drop or impute them first")):
+        load_config(_config(tmp_path, f"{{file: noise.{fmt}, target: {'label' if fmt == 'csv' else 'class'}}}"))
+
+
+def _wide(path, d, n=12, seed=0):
+    """A CSV of ``n`` rows of ``d`` noise features named like a microarray's probes (``probe_000001_at_signal``,
+    23 characters: 40,000 of them are 0.9 MB of names, 1.1 MB as a YAML list) and a label column; written
+    with numpy (pandas' writer takes seconds at this width)."""
+    rng = np.random.default_rng(seed)
+    names = [f"probe_{j:06d}_at_signal" for j in range(d)]
+    X = rng.integers(0, 10, size=(n, d))
+    with open(path, "w") as fh:
+        fh.write(",".join(names) + ",label\n")
+        for row, label in zip(X, ["a", "b"] * (n // 2), strict=True):
+            fh.write(",".join(map(str, row)) + f",{label}\n")
+    return names
+
+
+WIDE = """name: wide
+datasets: [wide]
+local_datasets:
+  wide: {{file: wide.csv, target: label{extra}}}
+models:
+  C: {{estimator: "tests.helpers:Sleepy", grid: {{delay: [0.0]}}}}
+protocol: {{folds: 3, repeats: 1, seed: 0, scaling: none}}
+"""
+
+
+@pytest.mark.parametrize("d", [40_000, 100_000])
+def test_a_csv_of_tens_of_thousands_of_columns_runs_and_its_folder_stays_readable(tmp_path, d):
+    """The user's report: 40,000 feature columns wrote a config.yaml over the 1 MB a YAML document may be, and
+    every command on the folder then failed; each record's identity carried the whole list (1.3 MB). Now the
+    folder's config and each identity hold a digest of the list (the file's columns, which the user did not
+    write): status, tables and a second run (nothing to do) read the folder; a renamed column is a changed
+    identity, as the list was."""
+    from eemrepro import read_results
+
+    names = _wide(tmp_path / "wide.csv", d, n=6)
+    cfg = tmp_path / "wide.yaml"
+    cfg.write_text(WIDE.format(extra=""))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (out / "config.yaml").stat().st_size < 10_000  # (the names alone are 23 * d bytes)
+    assert names[-1] not in (out / "config.yaml").read_text()
+    for command in (["status", str(out)], ["tables", str(out), "--out", str(tmp_path / "tables")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+    assert "3 of 3 units done, 0 to run" in runner.invoke(app, ["status", str(out)]).output
+    df = read_results(out)
+    assert list(df["status"]) == ["ok"] * 3
+    assert max(len(str(i)) for i in df["identity"]) < 5_000
+    if d > 40_000:
+        return  # (the rest reads the file thrice more: the 40,000 columns say it)
+    again = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1"])
+    assert again.exit_code == 0 and "ran 0 of 0 pending units (3 were stored)" in again.output, again.output
+    text = (tmp_path / "wide.csv").read_text().replace(names[d // 2], names[d // 2].replace("signal", "signa1"), 1)
+    (tmp_path / "wide.csv").write_text(text)
+    changed = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert changed.exit_code == 1
+    assert f"data.columns: '{d} columns sha256:" in " ".join(changed.output.split()), changed.output
+
+
+def test_a_long_columns_list_the_user_wrote_is_kept_once_and_each_identity_holds_its_digest(tmp_path):
+    """``columns:`` listing 30,000 of a file's 45,000 columns (a 0.8 MB config): the folder's config keeps the list
+    (it is how the file is read) once, in flow style as the user wrote it, under the 1 MB a config may be; each
+    identity holds its digest. A list whose folder copy would pass 1 MB (given through the Python API, which no
+    YAML limit bounds) is refused before anything is written."""
+    import json
+
+    from eemrepro import read_results
+    from eemrepro.experiments import parse_config, run_experiment
+
+    names = _wide(tmp_path / "wide.csv", 45_000, n=6)
+    chosen = names[::-1][:30_000]
+    cfg = tmp_path / "wide.yaml"
+    cfg.write_text(WIDE.format(extra=f", columns: {json.dumps(chosen)}"))
+    assert 700_000 < cfg.stat().st_size < 1_000_000
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    stored = load_config(out / "config.yaml", import_estimators=False).local_datasets["wide"]
+    assert stored.local["columns"] == chosen
+    assert (out / "config.yaml").stat().st_size < cfg.stat().st_size + 2_000
+    assert max(len(str(i)) for i in read_results(out)["identity"]) < 5_000
+    assert runner.invoke(app, ["status", str(out)]).exit_code == 0
+    raw = yaml.safe_load(WIDE.format(extra=""))
+    raw["local_datasets"]["wide"]["columns"] = names
+    config = parse_config(raw, home=str(tmp_path))
+    with pytest.raises(ValueError, match=r"config\.yaml would be 1,[0-9,]+ bytes, over the 1,000,000 a config may be"):
+        run_experiment(config, out=tmp_path / "api", jobs=1, progress=False)
+    assert not (tmp_path / "api").exists()
+
+
+def _train_test(folder, size):
+    path = folder / "mine.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: mine
+        datasets: [noise]
+        local_datasets:
+          noise: {{file: noise.csv, target: label}}
+        models:
+          L: {{estimator: "sklearn.linear_model:LogisticRegression", grid: {{C: [1.0]}}}}
+        protocol: {{splitter: train-test, train_size: {size}, repeats: 2, seed: 0}}
+        """))
+    return path
+
+
+@pytest.mark.parametrize("size, n_train", [(0.01, 0), (0.024, 1), (79, 79), ("{noise: 0.99}", 79)])
+@pytest.mark.parametrize("dry", [True, False])
+def test_a_train_size_too_small_or_large_for_a_local_set_is_refused_naming_the_valid_range(tmp_path, size, n_train,
+                                                                                          dry):
+    """The user's report: train_size too small gave scikit-learn's raw "the resulting train set will be empty",
+    no key, no data set, while --dry-run said fine, and left a folder behind. The bounds are scikit-learn's
+    ``StratifiedShuffleSplit``'s (checked here against it): floor(train_size * 80) or the count from 2 to 78."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    y = pd.read_csv(tmp_path / "noise.csv")["label"].to_numpy()
+    for valid, ok in ((0.025, True), (0.024, False), (0.987, True), (0.988, False), (2, True), (78, True),
+                      (79, False)):  # (the range the message gives, as scikit-learn has it)
+        try:
+            next(StratifiedShuffleSplit(1, train_size=valid, random_state=0).split(y, y))
+            assert ok, valid
+        except ValueError:
+            assert not ok, valid
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(_train_test(tmp_path, size)), "--out", str(out), "--quiet"]
+                           + (["--dry-run"] if dry else []))
+    assert result.exit_code == 1
+    key = "protocol.train_size.noise" if str(size).startswith("{") else "protocol.train_size"
+    value = 0.99 if str(size).startswith("{") else size
+    assert result.output.strip() == (
+        f"error: {tmp_path / 'mine.yaml'}, line 7: key '{key}': {value!r} leaves {n_train} of the 80 points of data "
+        f"set noise ({tmp_path / 'noise.csv'}) for training and {80 - n_train} for testing; a stratified split needs "
+        "at least one of each of its 2 classes on each side: use a count from 2 to 78 or a fraction from 0.025 "
+        "to 0.987")
+    assert not out.exists()
+    ok = runner.invoke(app, ["run", str(_train_test(tmp_path, 0.025)), "--out", str(out), "--quiet"])
+    assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("sep, said, read", [
+    (";", "';', not by commas (a spreadsheet's export where the decimal mark is a comma, say)",
+     "sep=';', decimal=','"),
+    ("\t", "a tab, not by commas", "sep='\\t'")])
+def test_a_csv_separated_otherwise_than_by_commas_is_refused_saying_so(tmp_path, sep, said, read):
+    """The user's report: a semicolon-separated file read as '1 column(s)' with no hint at the separator."""
+    frame = _noise_sorted_by_class()
+    frame.to_csv(tmp_path / "noise.csv", index=False, sep=sep, decimal="," if sep == ";" else ".")
+    result = runner.invoke(app, ["run", str(_config(tmp_path, "{file: noise.csv, target: label}")), "--dry-run"])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1
+    assert result.output.strip().endswith(
+        f"noise.csv: 1 column(s); a data set needs features and a label: its header is separated by {said}; no "
+        f"local_datasets key sets a separator: save it comma-separated with '.' decimals (pandas.read_csv(path, "
+        f"{read}).to_csv(new_path, index=False))"), result.output
+    # The fix the message gives reads the file as written.
+    fixed = pd.read_csv(tmp_path / "noise.csv", sep=sep, decimal=",")
+    fixed.to_csv(tmp_path / "noise.csv", index=False)
+    load_config(_config(tmp_path, "{file: noise.csv, target: label}"))
+    np.testing.assert_allclose(load_dataset("noise", scaling=None).X, frame[["x1", "x2"]].to_numpy())
+
+
+def test_a_target_and_labels_differing_only_in_unicode_normalisation_are_matched(tmp_path):
+    """The user's report: "no column 'diagnóstico'" beside a column that looks the same: the file (saved on
+    macOS) writes it decomposed (NFD: o + combining accent), the config composed (NFC). Matched as NFC, as the
+    positive label 'sí' and a 'columns' name are; the counts are the file's own (pandas on the NFD text)."""
+    import unicodedata
+
+    nfd = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
+    frame = _noise_sorted_by_class().rename(columns={"label": nfd("diagnóstico"), "x2": nfd("presión")})
+    frame[nfd("diagnóstico")] = np.where(frame[nfd("diagnóstico")] == 1, nfd("sí"), "no")
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    assert "diagnóstico" not in pd.read_csv(tmp_path / "noise.csv").columns  # (the config's spelling is NFC)
+    config = load_config(_config(tmp_path, "{file: noise.csv, target: diagnóstico, positive: sí, "
+                                           "columns: [presión, x1]}"))
+    entry = config.local_datasets["noise"]
+    assert entry.expected["class_counts"] == [int((frame[nfd("diagnóstico")] == "no").sum()),
+                                              int((frame[nfd("diagnóstico")] == nfd("sí")).sum())]
+    data = load_dataset("noise", scaling=None)
+    np.testing.assert_array_equal(data.X, frame[[nfd("presión"), "x1"]].to_numpy())
+    np.testing.assert_array_equal(data.y, np.where(frame[nfd("diagnóstico")] == nfd("sí"), 1, -1))
 
 
 # -- the papers' models on your data, in one line -----------------------------------------------------------

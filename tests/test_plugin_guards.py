@@ -94,6 +94,59 @@ MODULE = textwrap.dedent('''
             return self.classes_[(super().decision_function(X) > 0).astype(int)]
 
 
+    class InfScore(Centred):
+        """Its decision value is +inf where the first feature is positive (a log-odds of a probability of 1)."""
+
+        def decision_function(self, X):
+            return np.where(X[:, 0] > 0, np.inf, super().decision_function(X))
+
+
+    class Reversed(Centred):
+        """Nearest class mean with ``classes_ = np.unique(y)[::-1]`` ([1, -1]): its decision value is positive
+        for ``classes_[1]``, as scikit-learn's contract says, which is -1 here."""
+
+        def fit(self, X, y):
+            super().fit(X, y)
+            self.classes_, self.means_ = self.classes_[::-1], self.means_[::-1]
+            return self
+
+
+    class FirstSeen(ClassifierMixin, BaseEstimator):
+        """A Gaussian naive Bayes whose ``classes_`` are the labels in order of appearance (``pd.unique(y)``);
+        ``predict_proba``'s columns follow them. ``rotate`` > 0: ``classes_`` is the sorted labels rotated so."""
+
+        def __init__(self, var_smoothing=1e-9, rotate=0):
+            self.var_smoothing = var_smoothing
+            self.rotate = rotate
+
+        def fit(self, X, y):
+            import pandas as pd
+            from sklearn.naive_bayes import GaussianNB
+
+            self.nb_ = GaussianNB(var_smoothing=self.var_smoothing).fit(X, y)
+            self.classes_ = np.roll(self.nb_.classes_, self.rotate) if self.rotate else pd.unique(y)
+            self.order_ = np.searchsorted(self.nb_.classes_, self.classes_)
+            return self
+
+        def predict_proba(self, X):
+            return self.nb_.predict_proba(X)[:, self.order_]
+
+        def predict(self, X):
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+    class ZeroOneClasses(Centred):
+        """Predicts -1/+1 as it should, but says ``classes_ = [0, 1]`` (its own coding)."""
+
+        def fit(self, X, y):
+            super().fit(X, y)
+            self.labels_, self.classes_ = self.classes_, np.array([0, 1])
+            return self
+
+        def predict(self, X):
+            return self.labels_[(self.decision_function(X) > 0).astype(int)]
+
+
     class Proba(ClassifierMixin, BaseEstimator):
         """Probabilities of the positive class alone, shape (n,) (scikit-learn's are (n, 2)); no decision_function."""
 
@@ -355,3 +408,119 @@ def test_a_projection_whose_image_drops_a_point_fails_its_records_naming_it(user
     assert df.loc[0, "status"] == "failed"
     assert df.loc[0, "error_message"] == ("projection: Drops.transform returned shape (59, 2), expected (60, k) "
                                           "(one row per point)")
+
+
+def test_infinite_decision_values_fail_the_record_saying_how_many(user):
+    """+inf is not a score a ROC curve can rank against another +inf: before, the record was ok with AUC NaN."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:InfScore", grid: {{c: [1]}}}}')
+    frame = pd.read_csv(folder / "blobs.csv")
+    n_inf = int((frame["a"] > 0).sum())
+    assert 0 < n_inf < len(frame)
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == f"InfScore.decision_function returned {n_inf} infinite values"
+
+
+# -- scores read through the estimator's own classes_ ------------------------------------------------------------
+def _fresh_model(folder, module, name, target="status", **params):
+    """A fresh fit of the user's class on the file as pandas reads it (two classes: "sick" +1, else -1)."""
+    frame = pd.read_csv(folder / "blobs.csv")
+    X = frame.drop(columns=[target]).to_numpy(dtype=float)
+    y = frame[target].to_numpy(dtype=object)
+    if set(y) == {"sick", "well"}:
+        y = np.where(y == "sick", 1, -1)
+    sys.path.insert(0, str(folder))
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    finally:
+        sys.path.remove(str(folder))
+    return X, y, cls(**params).fit(X.copy(), y.copy())
+
+
+@pytest.mark.parametrize(("name", "classes"), [("Reversed", [1, -1]), ("FirstSeen", [1, -1])])
+def test_the_auc_of_a_plugin_whose_classes_are_not_sorted_is_that_of_its_own_scores(user, name, classes):
+    """The user's report: a nearest mean with ``classes_ = np.unique(y)[::-1]`` read AUC 10.2 where its
+    predictions give 89.8, a naive Bayes with ``classes_ = pd.unique(y)`` (the file starts with a "sick" row)
+    26.0 for 89.5. The expected AUC is scikit-learn's ``roc_auc_score`` of the positive class's score as the
+    estimator's own ``classes_`` says which one it is; GMean reads the labels and was right all along."""
+    folder, module = user
+    grid = "grid: {{c: [1]}}" if name == "Reversed" else "grid: {{var_smoothing: [1.0e-9]}}"
+    df = _records(folder, module, f'  Mine: {{{{estimator: "{{m}}:{name}", {grid}}}}}')
+    assert df.loc[0, "status"] == "ok", df.loc[0, "error_message"]
+    X, y, model = _fresh_model(folder, module, name)
+    assert model.classes_.tolist() == classes  # (the case the user met: not sorted)
+    if hasattr(model, "predict_proba"):
+        score = model.predict_proba(X)[:, model.classes_.tolist().index(1)]
+    else:  # (positive for classes_[1], which is -1: the +1 class's score is its negative)
+        score = -model.decision_function(X)
+    expected = roc_auc_score(y, score)
+    assert expected > 0.85  # (the inverted reading was 1 - this)
+    assert df.loc[0, "auc"] == pytest.approx(expected, abs=1e-12)
+    assert df.loc[0, "gmean"] == pytest.approx(_gmean(y, model.predict(X)), abs=1e-12)
+
+
+def test_the_auc_of_predicted_labels_follows_the_labels_not_the_order_of_classes(user):
+    """``score: labels`` reads the predicted labels as the score: its AUC is the balanced accuracy (scikit-learn's
+    ``balanced_accuracy_score``) whatever order ``classes_`` lists them in."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:Reversed", score: labels, grid: {{c: [1]}}}}')
+    X, y, model = _fresh_model(folder, module, "Reversed")
+    expected = balanced_accuracy_score(y, model.predict(X))
+    assert 0.6 < expected < 0.999
+    assert df.loc[0, "auc"] == pytest.approx(expected, abs=1e-12)
+
+
+def _three_blobs(n=90, seed=4):
+    """Three Gaussian blobs labelled "ant", "bee", "cat" (30 each, in that order in the file)."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(["ant", "bee", "cat"], n // 3)
+    X = rng.normal(size=(n, 3)) + (y == "bee")[:, None] * 1.2 - (y == "cat")[:, None] * np.array([1.2, 0, 1.2])
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["status"] = y
+    return frame
+
+
+@pytest.mark.parametrize("rotate", [1, 2])
+def test_the_multiclass_auc_of_permuted_classes_is_that_of_each_class_own_column(user, rotate):
+    """Three classes, ``classes_`` the sorted labels rotated: each one-vs-rest AUC reads the column
+    ``classes_`` names for that class (scikit-learn's macro ``roc_auc_score`` on the columns put in sorted
+    order by hand)."""
+    folder, module = user
+    _three_blobs().to_csv(folder / "blobs.csv", index=False)
+    models = '  Mine: {{estimator: "{m}:FirstSeen", rotate: ROT, grid: {{var_smoothing: [1.0e-9]}}}}'
+    df = _records(folder, module, models.replace("ROT", str(rotate)))
+    assert df.loc[0, "status"] == "ok", df.loc[0, "error_message"]
+    X, y, model = _fresh_model(folder, module, "FirstSeen", rotate=rotate)
+    assert model.classes_.tolist() != sorted(model.classes_.tolist())
+    proba = model.predict_proba(X)
+    columns = [model.classes_.tolist().index(c) for c in ["ant", "bee", "cat"]]
+    expected = roc_auc_score(y, proba[:, columns], multi_class="ovr", average="macro")
+    assert 0.7 < expected < 0.999
+    assert df.loc[0, "auc"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_classes_that_are_not_the_training_labels_fail_the_record_naming_them(user):
+    """``classes_ = [0, 1]`` while y is -1/+1: no column can be matched to a class, so no AUC can be read."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:ZeroOneClasses", grid: {{c: [1]}}}}')
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == (
+        "ZeroOneClasses.classes_ is [0, 1], not the training labels [-1, 1] in some order: its scores cannot be "
+        "matched to the classes; set classes_ = np.unique(y) in fit (or list every training label once)")
+
+
+def test_the_projection_kind_reads_its_classifiers_scores_through_their_classes_too(user):
+    """The projection kind scores its classifiers as the grid search does: ``Reversed`` on ``Shift``'s image
+    (the first two features, centred) has the AUC scikit-learn gives its +1 class's score on that image."""
+    folder, module = user
+    extra = PROJECTION.format(m=module).replace("Centred", "Reversed")
+    df = _records(folder, module, '  Proj: {{estimator: "{m}:Shift"}}', kind="projection", extra=extra)
+    assert df.loc[0, "status"] == "ok", df.loc[0, "error_message"]
+    X, y, model = _fresh_model(folder, module, "Reversed")
+    Z = X[:, :2] - X[:, :2].mean(axis=0)
+    model.fit(Z, y)
+    expected = roc_auc_score(y, -model.decision_function(Z))  # (positive for classes_[1] = -1)
+    assert expected > 0.8
+    assert df.loc[0, "auc"] == pytest.approx(expected, abs=1e-12)

@@ -812,7 +812,10 @@ def _local_run(tmp_path, spec, code=0):
     ("one.csv", "y\np\nq\n", "", "{path}: 1 column(s); a data set needs features and a label"),
     ("inf.csv", "a,y\n1,p\ninf,q\n2,p\n3,q\n", "", "{path}: an infinite value in column 'a'"),
     ("na.csv", "a,y\n1,p\n2,\n3,q\n,q\n5,p\n", "",
-     "{path}: a missing value in row 2 (column 'y') and 1 more row(s); drop or impute them first"),
+     "{path}: 1 row(s) without a class (column 'y' empty, NA or '?'; the first is row 2); drop them first: a "
+     "missing class is not a label"),
+    ("nax.csv", "a,y\n1,p\n,q\n3,q\n,q\n5,p\n", "",
+     "{path}: a missing value in row 2 (column 'a') and 1 more row(s); drop or impute them first"),
     ("many.csv", "a,b,c\n1,2,p\n3,4,q\n", ", target: z",
      "{path}: no column 'z' (the target); its columns are ['a', 'b', 'c']"),
     ("d.txt", "a,y\n1,p\n2,q\n", "", "{path}: format None unknown; name it with 'format' (one of ['csv', 'arff', "
@@ -1279,7 +1282,7 @@ def test_a_local_libsvm_file_reads_as_float_features_named_by_their_number(tmp_p
 
     (tmp_path / "d.libsvm").write_text("".join(f"{1 if i % 2 else -1} 1:{(3 * i) % 8} 2:{(5 * i) % 7}\n" for i in range(8)))
     entry = local_entry("mine", {"file": "d.libsvm"}, home=tmp_path)
-    assert (entry.local["columns"], entry.local["target"]) == (["feature 1", "feature 2"], "(label)")
+    assert (entry.local["feature_columns"], entry.local["target"]) == (["feature 1", "feature 2"], "(label)")
     assert entry.positive == ("-1",) and entry.classes is None  # two classes: the minority (a tie: the first)
     register_local(entry)
     X, _, meta = load_dataset("mine", scaling=None)

@@ -18,6 +18,11 @@ from ._errors import DatasetError, DatasetParseError
 #: A local file's format by its extension (a config's ``format`` says it for any other name).
 EXTENSIONS = {".csv": "csv", ".arff": "arff", ".libsvm": "libsvm", ".svm": "libsvm", ".svmlight": "libsvm"}
 LOCAL_FORMATS = ("csv", "arff", "libsvm")
+#: The most characters (as JSON) of a feature-column list that a record's identity and a results folder's config
+#: hold as the list itself; a longer one is held as its digest (:func:`columns_identity`).
+LISTED_COLUMNS = 2_000
+#: A missing value's mark in an ARFF file (and in a CSV file: the UCI repository's files use it too).
+MISSING = "?"
 
 
 class LocalDatasetError(DatasetError):
@@ -27,66 +32,39 @@ class LocalDatasetError(DatasetError):
 def read_local_file(path, fmt, target=None, columns=None):
     """(X as float64, labels as an object array, the feature columns' names, the label column's name) of a
     local file; ``target``: the label column (CSV, ARFF; default the last); ``columns``: the feature columns in
-    order (default every other column). Refuses with :class:`LocalDatasetError` what a classifier benchmark
-    cannot use, and a first column that looks like a saved row index unless ``columns`` names it."""
+    order (default every other column), names matched as Unicode NFC. Refuses with :class:`LocalDatasetError`
+    what a classifier benchmark cannot use, and a first column that looks like a saved row index unless
+    ``columns`` names it."""
     import pandas as pd
 
     path = Path(path)
-    if not path.is_file():
-        raise LocalDatasetError(f"{path}: no such file")
-    try:
-        if fmt == "libsvm":
-            from sklearn.datasets import load_svmlight_file
-
-            X, labels = load_svmlight_file(str(path))
-            frame = pd.DataFrame(X.toarray(), columns=[f"feature {j + 1}" for j in range(X.shape[1])])
-            frame["(label)"] = labels
-            target = "(label)"
-        elif fmt == "arff":
-            from scipy.io import arff
-
-            data, _ = arff.loadarff(str(path))
-            frame = pd.DataFrame(data)
-            for c in frame.columns:  # nominal attributes come as bytes
-                if frame[c].dtype == object:
-                    frame[c] = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
-        else:
-            frame = pd.read_csv(path)
-    # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
-    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
-            StopIteration) as exc:
-        why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
-        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
+    frame, target = _read_frame(path, fmt, target)
     if frame.shape[1] < 2:
-        raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label")
+        raise LocalDatasetError(f"{path}: {frame.shape[1]} column(s); a data set needs features and a label"
+                                f"{_separator_hint(path, fmt)}")
     if frame.empty:  # a header alone: pandas reads its columns as text, which is not what is wrong with it
         raise LocalDatasetError(f"{path}: 0 row(s); a data set to cross-validate needs more")
-    target = frame.columns[-1] if target is None else target
-    if target not in frame.columns:
-        raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
-                                f"{[str(c) for c in frame.columns][:20]}")
-    if columns is not None:
-        missing = [c for c in columns if c not in frame.columns]
-        if missing or target in columns:
-            raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
-                                                   f"{[str(c) for c in frame.columns][:20]}" if missing else
-                                                   f"the target {target!r} is also listed in 'columns'"))
-        features = frame[list(columns)]
-    else:
-        features = frame.drop(columns=[target])
-        _refuse_an_index(path, features)
-    for column in features.columns:
-        if not pd.api.types.is_numeric_dtype(features[column]) or pd.api.types.is_bool_dtype(features[column]):
-            example = features[column].dropna().iloc[0] if features[column].notna().any() else None
-            example = example.item() if isinstance(example, np.generic) else example  # True, not np.True_
-            raise LocalDatasetError(f"{path}: column {column!r} is not numeric (such as {example!r}); encode it "
-                                    "as numbers first")
+    features, target = _features(path, frame, target, columns)
+    # (the dtypes asked once: a column looked up one by one costs seconds at tens of thousands of columns)
+    text = [j for j, t in enumerate(features.dtypes)
+            if not pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)]
+    if text:
+        values = features.iloc[:, text[0]].dropna()
+        example = values.iloc[0] if len(values) else None
+        example = example.item() if isinstance(example, np.generic) else example  # True, not np.True_
+        raise LocalDatasetError(f"{path}: column {features.columns[text[0]]!r} is not numeric (such as {example!r}); "
+                                "encode it as numbers first")
     X = features.to_numpy(dtype=np.float64)
     labels = frame[target]
-    bad = np.isnan(X).any(axis=1) | labels.isna().to_numpy()
+    unlabelled = labels.isna().to_numpy()
+    if unlabelled.any():  # not a class of its own, nor (under ``positive``) a negative
+        raise LocalDatasetError(f"{path}: {int(unlabelled.sum())} row(s) without a class (column {target!r} "
+                                f"empty, NA or {MISSING!r}; the first is row {int(np.flatnonzero(unlabelled)[0]) + 1})"
+                                "; drop them first: a missing class is not a label")
+    bad = np.isnan(X).any(axis=1)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        column = target if labels.isna().iloc[row] else features.columns[int(np.flatnonzero(np.isnan(X[row]))[0])]
+        column = features.columns[int(np.flatnonzero(np.isnan(X[row]))[0])]
         raise LocalDatasetError(f"{path}: a missing value in row {row + 1} (column {column!r}) and "
                                 f"{int(bad.sum()) - 1} more row(s); drop or impute them first")
     if not np.isfinite(X).all():
@@ -105,6 +83,92 @@ def read_local_file(path, fmt, target=None, columns=None):
     if len(np.unique(labels)) < 2:
         raise LocalDatasetError(f"{path}: one class ({labels[0]!r}) in column {target!r}; a classifier needs two")
     return X, labels, [str(c) for c in features.columns], str(target)
+
+
+def _read_frame(path, fmt, target):
+    """(the file as a frame, the target: LIBSVM's labels are the column "(label)")."""
+    import pandas as pd
+
+    if not path.is_file():
+        raise LocalDatasetError(f"{path}: no such file")
+    try:
+        if fmt == "libsvm":
+            from sklearn.datasets import load_svmlight_file
+
+            X, labels = load_svmlight_file(str(path))
+            frame = pd.DataFrame(X.toarray(), columns=[f"feature {j + 1}" for j in range(X.shape[1])])
+            frame["(label)"] = labels
+            return frame, "(label)"
+        if fmt == "arff":
+            from scipy.io import arff
+
+            data, _ = arff.loadarff(str(path))
+            frame = pd.DataFrame(data)
+            for c in frame.columns:  # nominal attributes come as bytes, ARFF's missing value as b"?"
+                if frame[c].dtype == object:
+                    text = frame[c].map(lambda v: v.decode() if isinstance(v, bytes) else v)
+                    frame[c] = text.mask(text == MISSING)
+            return frame, target
+        # "?" is a missing value there too (the UCI files' mark), beside pandas' own (empty, NA, ...)
+        return pd.read_csv(path, na_values=[MISSING]), target
+    # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
+    except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
+            StopIteration) as exc:
+        why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
+        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
+
+
+def _separator_hint(path, fmt):
+    """Where a CSV file's header is split by ';' or a tab and holds no comma: that said, with the fix."""
+    if fmt != "csv":
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            header = fh.readline()
+    except OSError:
+        return ""
+    found = [(sep, name) for sep, name in ((";", "';'"), ("\t", "a tab")) if sep in header]
+    if "," in header or not found:
+        return ""
+    sep, name = found[0]
+    why = " (a spreadsheet's export where the decimal mark is a comma, say)" if sep == ";" else ""
+    read = f"sep={sep!r}, decimal=','" if sep == ";" else f"sep={sep!r}"
+    return (f": its header is separated by {name}, not by commas{why}; no local_datasets key sets a separator: "
+            f"save it comma-separated with '.' decimals (pandas.read_csv(path, {read}).to_csv(new_path, "
+            "index=False))")
+
+
+def _features(path, frame, target, columns):
+    """(the feature columns of ``frame``, the target's name as the file writes it): names matched as Unicode
+    NFC, since one typed on one system and saved on another may differ in code points alone ('ó' as one, or
+    as 'o' and a combining accent)."""
+    import unicodedata
+
+    by_nfc = {}
+    for c in frame.columns:
+        by_nfc.setdefault(unicodedata.normalize("NFC", str(c)), []).append(c)
+
+    def find(name):
+        if name in frame.columns:
+            return name
+        same = by_nfc.get(unicodedata.normalize("NFC", str(name)), [])
+        return same[0] if len(same) == 1 else None
+
+    target = frame.columns[-1] if target is None else (find(target) or target)
+    if target not in frame.columns:
+        raise LocalDatasetError(f"{path}: no column {target!r} (the target); its columns are "
+                                f"{[str(c) for c in frame.columns][:20]}")
+    if columns is None:
+        features = frame.drop(columns=[target])
+        _refuse_an_index(path, features)
+        return features, target
+    found = [find(c) for c in columns]
+    missing = [c for c, f in zip(columns, found, strict=True) if f is None]
+    if missing or target in found:
+        raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
+                                               f"{[str(c) for c in frame.columns][:20]}" if missing else
+                                               f"the target {target!r} is also listed in 'columns'"))
+    return frame[found], target
 
 
 def _refuse_an_index(path, features):
@@ -127,10 +191,13 @@ def _refuse_an_index(path, features):
 
 
 def _text(v):
-    """A label as the config writes it (YAML reads 1 as an int, the file may hold 1.0)."""
+    """A label as the config writes it (YAML reads 1 as an int, the file may hold 1.0), in Unicode NFC (a label
+    typed in the config and one saved in the file may differ in code points alone, as column names may)."""
+    import unicodedata
+
     if isinstance(v, float | np.floating) and float(v).is_integer():
         return str(int(v))
-    return str(v)
+    return unicodedata.normalize("NFC", str(v))
 
 
 def local_entry(dataset_id, spec, home=None, read=True):
@@ -178,13 +245,18 @@ def local_entry(dataset_id, spec, home=None, read=True):
         else:
             counts_by_class = counts.tolist()
         expected = {"n": int(len(X)), "d": int(X.shape[1]), "class_counts": counts_by_class}
+        features = columns_identity(columns)
     else:
         sha = spec.get("sha256")
         expected = {k: spec[k] for k in ("n", "d", "class_counts") if k in spec}
-        classes = spec.get("classes")
-        columns, target = spec.get("columns"), spec.get("target")
+        classes, target = spec.get("classes"), spec.get("target")
+        features = spec.get("feature_columns", None if spec.get("columns") is None
+                            else columns_identity(spec["columns"]))
+    # ``columns``: the user's selection (None: every column but the target); ``feature_columns``: the columns read,
+    # as an identity holds them.
     local = {"format": fmt, "target": target, "positive": None if positive is None
-             else [_text(p) for p in positive], "columns": None if columns is None else list(columns)}
+             else [_text(p) for p in positive], "columns": None if spec.get("columns") is None
+             else [str(c) for c in spec["columns"]], "feature_columns": features}
     binary = positive is not None
     return DatasetEntry(
         id=dataset_id, paper_name=str(path.name), papers=(), group="local", format="local",
@@ -205,27 +277,54 @@ def parse_local(paths, entry):
     return X, np.array([_text(v) for v in labels], dtype=object)
 
 
+def columns_identity(columns):
+    """The feature columns as a record's identity and a results folder's config hold them: the list, where its
+    JSON is at most :data:`LISTED_COLUMNS` characters, else ``"<k> columns sha256:<digest of the list>"``.
+
+    >>> columns_identity(["x1", "x2"])
+    ['x1', 'x2']
+    >>> columns_identity([f"probe_{j}" for j in range(40_000)])[:20]
+    '40000 columns sha256'
+    """
+    import hashlib
+    import json
+
+    columns = [str(c) for c in columns]
+    text = json.dumps(columns, ensure_ascii=False)
+    if len(text) <= LISTED_COLUMNS:
+        return columns
+    return f"{len(columns)} columns sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
 def stored_spec(entry, out=None):
     """A local entry as a stored config writes it: the file (relative to the results folder ``out``), how to
-    read it, its checksum and sizes (what the reports need when the file is gone)."""
+    read it (the user's ``columns`` as they wrote them, else the columns read as ``feature_columns``: a digest
+    where the list is long), its checksum and sizes (what the reports need when the file is gone)."""
     import os
 
     (spec,) = entry.files
     file = os.path.relpath(spec.local, Path(out).resolve()) if out is not None else spec.local
-    out_spec = {"file": file, **{k: v for k, v in definition(entry).items() if v is not None}}
-    return {**out_spec, "sha256": spec.sha256, **entry.expected}
+    how = {k: v for k, v in definition(entry).items() if v is not None and k != "columns"}
+    if entry.local.get("columns") is not None:
+        how["columns"] = list(entry.local["columns"])
+    elif entry.local.get("feature_columns") is not None:
+        how["feature_columns"] = entry.local["feature_columns"]
+    return {"file": file, **how, "sha256": spec.sha256, **entry.expected}
 
 
 def definition(entry):
     """How a local data set's file becomes X and y, beside the file's checksum (part of every record's
     identity): its format, the label column, the positive label(s) (two classes: +1 those, -1 the rest) or
-    the classes, and the feature columns in order. A key the entry does not know (a stored config written
-    before it was recorded) is left out."""
+    the classes, and the feature columns in order (:func:`columns_identity`: a long list by its digest). A key
+    the entry does not know (a stored config written before it was recorded) is left out."""
     out = {"format": entry.local["format"], "target": entry.local.get("target")}
     if entry.positive is not None:
         out["positive"] = list(entry.positive)
     else:
         out["classes"] = list(entry.classes)
-    if entry.local.get("columns") is not None:
-        out["columns"] = list(entry.local["columns"])
+    features = entry.local.get("feature_columns")
+    if features is None and entry.local.get("columns") is not None:
+        features = columns_identity(entry.local["columns"])
+    if features is not None:
+        out["columns"] = features
     return out

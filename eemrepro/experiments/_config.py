@@ -569,6 +569,7 @@ def _protocol(ctx, raw, datasets=()):
             raise ctx.error(("protocol", "train_size"), "splitter: train-test needs train_size, a count >= 2 "
                                                         "or a fraction in (0, 1) (or a mapping data set -> one), "
                                                         f"got {size!r}")
+        _check_train_sizes(ctx, datasets, size)
     elif size is not None:
         raise ctx.error(("protocol", "train_size"), f"only for splitter: train-test (the splitter is {splitter})")
     for key in ("fit_timeout", "fit_memory_gb"):
@@ -614,6 +615,40 @@ def _check_class_sizes(ctx, datasets, folds, inner_folds):
             raise ctx.error(("protocol", "inner_folds"),
                             f"{inner_folds} inner folds, but the training parts of data set {d} hold as few as "
                             f"{smallest - math.ceil(smallest / folds)} of its smallest class (class sizes {sizes})")
+
+
+def _check_train_sizes(ctx, datasets, size):
+    """A stratified train-test split needs a point of every class on each side (scikit-learn's
+    ``StratifiedShuffleSplit``: ``floor(train_size * n)`` or the count, at least the number of classes k, at most
+    n - k): a data set whose split cannot be made is refused, named with the valid range, before anything runs."""
+    import math
+
+    from ..datasets import get_entry
+
+    for d in datasets:
+        sizes = [c for c in (_class_sizes(d) or ()) if c > 0]
+        if not sizes:
+            continue
+        value = size[str(d)] if isinstance(size, dict) else size
+        key = ("protocol", "train_size") + ((str(d),) if isinstance(size, dict) else ())
+        n, k = sum(sizes), len(sizes)
+        local = get_entry(str(d)).files[0].local if get_entry(str(d)).local else None
+        named = f"{d} ({local})" if local else d
+        if min(sizes) < 2:
+            raise ctx.error(key, f"data set {named} has a class of 1 point (class sizes {sizes}): a stratified "
+                                 "split needs two of each class; leave it out or use splitter: stratified-kfold")
+        n_train = math.floor(value * n) if isinstance(value, float) else value
+        if k <= n_train <= n - k:
+            continue
+        low, high = math.ceil(k / n * 1000), math.floor((n - k + 1) / n * 1000)  # (in thousandths)
+        while math.floor(low / 1000 * n) < k:
+            low += 1
+        while math.floor(high / 1000 * n) > n - k:
+            high -= 1
+        raise ctx.error(key, f"{value!r} leaves {n_train} of the {n} points of data set {named} for training and "
+                             f"{n - n_train} for testing; a stratified split needs at least one of each of its {k} "
+                             f"classes on each side: use a count from {k} to {n - k} or a fraction from "
+                             f"{low / 1000:g} to {high / 1000:g}")
 
 
 def _set_dotted(raw, dotted, value):
@@ -836,7 +871,8 @@ def _paper_models(ctx, names, kind, datasets, own):
     return out
 
 
-_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "sha256", "n", "d", "class_counts"}
+_LOCAL_KEYS = {"file", "format", "target", "positive", "classes", "columns", "feature_columns", "sha256", "n", "d",
+               "class_counts"}
 
 
 def _local_datasets(ctx, raw, datasets):

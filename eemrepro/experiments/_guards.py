@@ -9,9 +9,10 @@
   :func:`input_write_error` turns into the record's error: the estimator's
   method, the array, the line, and the fix (copy first).
 * **Out.** A prediction must be one label of the training data per test point
-  (:func:`check_labels`); decision values (``decision_function``, else
-  ``predict_proba``) must be finite numbers of the shape the metrics read
-  (:func:`check_scores`); a projection's image must have one row per point
+  (:func:`check_labels`); ``classes_`` must list each training label once, in
+  any order, as the key to the scores' columns (:func:`check_classes`);
+  decision values (``decision_function``, else ``predict_proba``) must be
+  finite numbers of the shape the metrics read (:func:`check_scores`); a projection's image must have one row per point
   (:func:`check_transform`). Otherwise the record fails with an
   :class:`EstimatorOutputError` naming the model and what it returned: a GMean
   of 0/1 predictions against -1/+1 labels is a number, but not a score of the
@@ -147,6 +148,36 @@ def check_labels(model, y_pred, n, train_labels):
         raise EstimatorOutputError(f"{where} returned labels {_listed(y_pred)}, not among the training labels "
                                    f"{_listed(train_labels)}")
     return y_pred
+
+
+def check_classes(model, labels):
+    """The place in ``model.classes_`` of each of the sorted training ``labels``, where ``classes_`` lists each of
+    them once (in any order); ``0..k-1`` for a model without ``classes_`` (scikit-learn's order is assumed).
+
+    A score's columns (and the sign of a two-class decision value) follow ``classes_``: a plug-in whose
+    ``classes_`` is ``[1, -1]`` or ``pd.unique(y)`` is read through it, never as if it were sorted.
+    """
+    labels = np.asarray(labels)
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        return np.arange(len(labels))
+    listed = np.asarray(classes, dtype=object).ravel().tolist() if np.ndim(classes) == 1 else []
+    order = [[i for i, c in enumerate(listed) if _same_label(c, label)] for label in labels.tolist()]
+    if len(listed) != len(labels) or any(len(found) != 1 for found in order):
+        shown = ([v.item() if isinstance(v, np.generic) else v for v in listed[:10]] + ["..."] * (len(listed) > 10)
+                 if np.ndim(classes) == 1 else f"of shape {np.shape(classes)}")
+        raise EstimatorOutputError(
+            f"{type(model).__name__}.classes_ is {shown}, not the training labels {_listed(labels)} in some "
+            "order: its scores cannot be matched to the classes; set classes_ = np.unique(y) in fit (or list "
+            "every training label once)")
+    return np.array([found[0] for found in order])
+
+
+def _same_label(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # (an array or an object that does not compare as one label)
+        return False
 
 
 def check_scores(model, method, values, n, n_classes):

@@ -98,7 +98,8 @@ def _auc(y_true, score, classes=None):
     if score.ndim == 1:
         # roc_auc_score's own binary path (the larger label positive, the trapezoid under roc_curve), called
         # directly: it checks the targets' type three times over, the cost of a small test fold's scoring.
-        positive = np.unique(y_true)[-1]
+        # The score is that of the larger of the sorted classes (decision_scores put it so).
+        positive = np.unique(y_true)[-1] if classes is None else np.sort(np.asarray(classes))[-1]
         fpr, tpr, _ = roc_curve((y_true == positive).astype(np.int64), score)
         return auc(fpr, tpr)
     return roc_auc_score(label_binarize(y_true, classes=list(classes)), score, average="macro")
@@ -117,28 +118,34 @@ register_metric(Metric("auc", _auc, needs="score", title="AUC"))
 register_metric(Metric("error", _error, greater_is_better=False, title="error", from_confusion=_error_cm))
 
 
-def decision_scores(model, X, n_classes=None):
-    """Scores for the score-based metrics: ``decision_function``, else ``predict_proba``.
+def decision_scores(model, X, labels):
+    """Scores for the score-based metrics: ``decision_function``, else ``predict_proba``, read through the
+    model's own ``classes_``.
 
-    Two classes give one column (the score of ``classes_[1]``), more give n x m.
-    ``n_classes`` (the training data's): the values are checked to be finite and of
-    that shape (``_guards.check_scores``), else the record fails naming what the model returned.
+    ``labels``: the training data's, sorted. Two classes give one column, the score of ``labels[1]`` (a
+    decision value is positive for ``classes_[1]``, as scikit-learn's contract says: negated where that is
+    ``labels[0]``); more give n x m, column j the score of ``labels[j]``. ``classes_`` must list each label
+    once (``_guards.check_classes``), and the values must be finite and of the shape the method's contract
+    says (``_guards.check_scores``), else the record fails naming what the model returned.
     """
-    from ._guards import check_scores
+    from ._guards import check_classes, check_scores
 
     for method in ("decision_function", "predict_proba"):
         if hasattr(model, method):
-            values = getattr(model, method)(X)
-            values = (np.asarray(values) if n_classes is None
-                      else check_scores(model, method, values, len(X), n_classes))
-            if method == "predict_proba" and values.ndim == 2 and values.shape[1] == 2:
-                return values[:, 1]
-            return values
+            order = check_classes(model, labels)
+            values = check_scores(model, method, getattr(model, method)(X), len(X), len(labels))
+            if values.ndim == 1:
+                return values if order[1] == 1 else -values
+            return values[:, order[1]] if len(labels) == 2 else values[:, order]
     return None
 
 
 def score_all(y_true, y_pred, score, classes):
-    """{name: value} of every registered metric that applies (None where it cannot be computed)."""
+    """{name: value} of every registered metric that applies (None where it cannot be computed).
+
+    ``classes``: the labels, sorted; ``score`` (None where the model gives none): two classes, the score of
+    the larger label; more, one column per label in that order (what :func:`decision_scores` returns).
+    """
     # The arguments below are ours and valid: scikit-learn's check of each call's parameters is skipped (a
     # third of the scoring time of a small test fold); its checks of the data stay.
     with sklearn.config_context(skip_parameter_validation=True):
@@ -172,7 +179,7 @@ SCORES = ("decision", "labels")
 
 
 def label_scores(y_pred, classes):
-    """The predicted labels as scores: 1 for ``classes[1]`` (two classes), else one column per class.
+    """The predicted labels as scores: 1 for ``classes[1]`` (two classes, sorted), else one column per class.
 
     The AUC of such a score has one threshold: (TPR + TNR) / 2 for two classes,
     the balanced accuracy (a reading of what some papers call AUC, SPEC section 8).
@@ -198,12 +205,12 @@ def evaluate(model, data, criteria, score="decision"):
 
     X_train, y_train, X_test, y_test = data
     start = time.perf_counter()
-    train_labels = np.unique(y_train)
+    classes = np.unique(y_train)
     # What a plug-in returns is checked before it is scored: 0/1 predictions against -1/+1 labels would
-    # score a GMean of 0 as if the model had made it (_guards).
-    y_pred = check_labels(model, model.predict(X_test), len(y_test), train_labels)
-    classes = getattr(model, "classes_", train_labels)
-    scores = (decision_scores(model, X_test, len(classes)) if score == "decision"
+    # score a GMean of 0 as if the model had made it (_guards). Scores are put in the order of the sorted
+    # training labels through the model's own classes_: one order for every metric and every kind.
+    y_pred = check_labels(model, model.predict(X_test), len(y_test), classes)
+    scores = (decision_scores(model, X_test, classes) if score == "decision"
               else label_scores(y_pred, classes))
     predict_seconds = time.perf_counter() - start
     fields = {"metrics": score_all(y_test, y_pred, scores, classes), "predict_seconds": predict_seconds}

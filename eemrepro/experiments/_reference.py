@@ -53,7 +53,9 @@ PROTOCOL_KEYS = {
     "seed": "The seed every split and every seeded fit derives from.",
     "splitter": "`stratified-kfold` (`folds` per repeat), `train-test` (one stratified split of `train_size` per "
                 "repeat) or `whole` (fit and score on all the data).",
-    "train_size": "For `splitter: train-test`: a count >= 2, a fraction in (0, 1), or a mapping data set -> one.",
+    "train_size": "For `splitter: train-test`: a count >= 2, a fraction in (0, 1), or a mapping data set -> one. "
+                  "A value that leaves a data set's training or test part without a point of every class is "
+                  "refused when the config is read, naming the data set and the valid range.",
     "scaling": "`global`: min-max on the whole data set (SPEC section 2); `per-fold`: min-max from each training "
                "part; `standard` / `standard-per-fold`: zero mean and unit variance, the same two ways; `none`.",
     "selection": "How the grid point is chosen: best of grid by `select_metric` on the test folds, `nested` on "

@@ -78,9 +78,43 @@ def git_commit():
         return None
 
 
+class _Dumper(yaml.SafeDumper):
+    """A list of more than 1,000 plain values (the feature columns a user listed) in flow style, as a config
+    writes it: in block style each name costs a line and an indent, and the folder's config would outgrow the
+    user's. (Shorter lists as ``yaml.safe_dump`` writes them: the committed stores' configs stay as they are.)"""
+
+
+def _represent_list(dumper, data):
+    flow = len(data) > 1000 and all(v is None or isinstance(v, str | int | float | bool) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True if flow else None)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def config_text(raw, path):
+    """A results folder's config as YAML text, refused (``ValueError``, one line) where a later command could
+    not read it back: over the :data:`~eemrepro._yaml.MAX_BYTES` a YAML document may be."""
+    from .._yaml import MAX_BYTES
+
+    text = yaml.dump(raw, Dumper=_Dumper, sort_keys=False)
+    size = len(text.encode("utf-8"))
+    if size > MAX_BYTES:
+        raise ValueError(f"{path} would be {size:,} bytes, over the {MAX_BYTES:,} a config may be, and no command "
+                         "could read the folder: nothing was run; a long 'columns' list is the usual cause: write "
+                         "a file of only the columns to use (and the target) and leave 'columns' out")
+    return text
+
+
+def check_config_size(out, config):
+    """Refuse (before anything is written, a dry run too) a config whose folder copy could not be read back."""
+    config_text(stored_dict(config, out), Path(out) / "config.yaml")
+
+
 def write_config(out, config):
     """Write ``out/config.yaml``: the config as the folder keeps it (``stored_dict``)."""
-    return atomic_write(Path(out) / "config.yaml", yaml.safe_dump(stored_dict(config, out), sort_keys=False))
+    path = Path(out) / "config.yaml"
+    return atomic_write(path, config_text(stored_dict(config, out), path))
 
 
 def stored_dict(config, out):
@@ -153,11 +187,11 @@ def record_derived_reading(out, config, readings=()):
         if reading is not None:
             entry = reading.to_dict()
             stored[entry.pop("name")] = entry
-    return atomic_write(path, yaml.safe_dump(raw, sort_keys=False))
+    return atomic_write(path, config_text(raw, path))
 
 
 #: What a run records of a local data set's file in the folder's config (for the reports when the file is gone).
-_RECORDED = ("sha256", "n", "d", "class_counts")
+_RECORDED = ("sha256", "n", "d", "class_counts", "feature_columns")
 
 
 def planned_config(folder):

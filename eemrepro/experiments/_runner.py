@@ -24,6 +24,7 @@ from ._plan import ChangedConfigError, FewerRepeatsError, RunOptions, check_data
 from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: re-exported, what refuse_... raises)
     AnotherConfigsStoreError,
     RunFile,
+    check_config_size,
     git_commit,
     refuse_another_configs_store,
     write_config,
@@ -147,6 +148,7 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
                          skip_unavailable=skip_unavailable, retry_failed=retry_failed, only_models=only_models,
                          only_datasets=only_datasets, rerun_changed=rerun_changed)
     config, stored_config, options = options.resolve(config)
+    check_config_size(options.out, stored_config)
     store = ResultStore(options.out)
     refuse_another_configs_store(options.out, config)
     data = check_data(config, options)
