@@ -189,3 +189,37 @@ def store_record(fold, dataset, **extra):
          "versions": {"numpy": "2"}, "host": "h", "finished_at": 1.7e9 + fold}
     r.update(extra)
     return r
+
+
+def read_only_folder(path):
+    """Make the folder ``path`` unwritable, as a read-only place a user names; a context manager giving it back
+    writable after. Root ignores permission bits, so there the folder is made immutable (``chattr +i``); where
+    neither holds the calling test is skipped."""
+    import contextlib
+    import os
+    import subprocess
+
+    import pytest
+
+    @contextlib.contextmanager
+    def unwritable():
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o555)
+        immutable = os.access(path, os.W_OK) and subprocess.run(["chattr", "+i", str(path)],
+                                                                capture_output=True).returncode == 0
+        try:
+            probe = path / ".probe"
+            try:
+                probe.touch()
+            except OSError:
+                pass
+            else:
+                probe.unlink()
+                pytest.skip(f"{path} stays writable here (root without chattr)")
+            yield path
+        finally:
+            if immutable:
+                subprocess.run(["chattr", "-i", str(path)], check=True)
+            path.chmod(0o755)
+
+    return unwritable()
