@@ -57,7 +57,8 @@ def export_cmd(
     format: Annotated[ExportFormat, typer.Option("--format", help="csv or parquet.")] = ExportFormat.csv,
     out: Annotated[Path | None, typer.Option(
         help="File to write (default: <first folder's name>-records.<format> in the current folder).")] = None,
-    force: Annotated[bool, typer.Option("--force", metavar="", help="Overwrite the file if it exists (a regular file: never a device, FIFO or folder).")] = False,
+    force: Annotated[bool, typer.Option("--force", metavar="", help=(
+        "Overwrite the file if it exists (a regular file: never a device, FIFO or folder)."))] = False,
 ):
     """Write the stored records (one row each, the latest of a retried unit) as CSV or Parquet."""
     # Never into a results folder by default: a committed store would gain a file of every record.
