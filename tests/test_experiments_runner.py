@@ -165,6 +165,37 @@ protocol: {{folds: 3, repeats: 1, fit_timeout: 0.5}}
     assert "delay=3.0" not in (marker.read_text() if marker.exists() else "")
 
 
+@pytest.mark.parametrize("how", ["subprocess", "detached", "process"])
+@pytest.mark.parametrize("delay, status", [(30.0, "timed-out"), (0.0, "ok")])
+def test_a_fit_is_stopped_with_every_process_it_started(tmp_path, how, delay, status):
+    """Issue 65: a fit stopped at fit_timeout left the processes it started running (a subprocess, a pool's
+    workers). The fit runs in a process group of its own, killed whole: at the timeout, and (what a fit that
+    ended left behind) when the run ends."""
+    from tests.helpers import alive
+
+    pids = tmp_path / "pids.txt"
+    cfg = _config(tmp_path, f"""name: spawns
+datasets: [heart]
+models:
+  S: {{estimator: 'tests.helpers:Spawns', pids: '{pids}', how: {how}, grid: {{delay: [{delay}]}}}}
+protocol: {{folds: 2, repeats: 1, seed: 0, fit_timeout: 2.0}}
+""")
+    started = []
+    try:
+        summary = run_experiment(cfg, out=tmp_path / "out", jobs=1, progress=False)
+        started = [int(p) for p in pids.read_text().split()]
+        assert summary.status_counts.get(status) == (1 if status == "timed-out" else 2)
+        assert len(started) == (1 if status == "timed-out" else 2)  # the skipped fold started nothing
+        deadline = time.monotonic() + 10  # SIGKILL is at once; the adopter reaps in its own time
+        while any(alive(p) for p in started) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in started if alive(p)] == []
+    finally:
+        for p in started:
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+
+
 def test_a_timeout_inside_an_iterated_path_times_out_that_point_only(tmp_path):
     # SVM's grid over C is one unit fitted C by C (iter_path): each point has its own fit timeout.
     marker = tmp_path / "marker.txt"

@@ -39,6 +39,16 @@ def _io_error(exc, results):
     return f"{where}: {what.get(exc.errno, exc.strerror or str(exc))}"
 
 
+def _most_said(counts, verb, what, column):
+    """The five texts of ``counts`` ({text: fits}) said in most fits, one line each, on stderr; how many others
+    there are, and where each record keeps its own."""
+    for text, fits in sorted(counts.items(), key=lambda kv: -kv[1])[:5]:
+        typer.secho(f"{verb} {fits} fit(s): {text}", fg=typer.colors.YELLOW, err=True)
+    if len(counts) > 5:
+        typer.secho(f"... and {len(counts) - 5} other {what}; each record holds its fit's (column '{column}' "
+                    "of eemrepro export)", fg=typer.colors.YELLOW, err=True)
+
+
 def run_cmd(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
     out: Annotated[Path | None, typer.Option(help="Results folder (default results/<config name>).")] = None,
@@ -128,12 +138,9 @@ def run_cmd(
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
     typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "
                f"({done} were stored) in {summary.seconds:.1f} s: {counts}; records in {summary.out}")
-    if summary.warnings:  # caught in the fit processes on every backend, each record keeps its own
-        for text, fits in sorted(summary.warnings.items(), key=lambda kv: -kv[1])[:5]:
-            typer.secho(f"warned in {fits} fit(s): {text}", fg=typer.colors.YELLOW, err=True)
-        if len(summary.warnings) > 5:
-            typer.secho(f"... and {len(summary.warnings) - 5} other warning(s); each record holds its fit's "
-                        "(column 'warnings' of eemrepro export)", fg=typer.colors.YELLOW, err=True)
+    _most_said(summary.failures, "failed in", "reason(s) of failure", "error_message")
+    # caught in the fit processes on every backend, each record keeps its own
+    _most_said(summary.warnings, "warned in", "warning(s)", "warnings")
     import time
 
     from ..reports import run_table

@@ -86,6 +86,7 @@ class RunSummary:
     interrupted: bool = False
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
     warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
+    failures: dict = field(default_factory=dict)  # why fits failed: {error: fits}
     run_id: str = None  # the run file (runs/<run id>.json) of a run that executed
 
 
@@ -233,6 +234,8 @@ def _collect(execution, order, store, ledger, summary, bar, timing):
             ledger.note_records(records)
             for r in records:
                 summary.status_counts[r["status"]] = summary.status_counts.get(r["status"], 0) + 1
+                if r["status"] == "failed" and r.get("error"):
+                    summary.failures[r["error"]] = summary.failures.get(r["error"], 0) + 1
                 for text in r.get("warnings") or ():
                     text = re.sub(r" \(x\d+\)$", "", text)
                     summary.warnings[text] = summary.warnings.get(text, 0) + 1
