@@ -492,6 +492,23 @@ def _check_one_line(command, store, path):
     _one_line_naming(result, path)
 
 
+def test_only_an_error_about_the_output_is_said_as_the_outputs(tmp_path):
+    """The neighbour the one line must not swallow: `tables S` writes into S/tables, and an error reading S
+    itself (or a file of it) is the store's, not "cannot write the tables there"."""
+    from eemrepro.reports._outputs import OutputPlaceError, writing
+
+    store = tmp_path / "s"
+    (store / "records").mkdir(parents=True)
+    for about in (store, store / "records" / "x.parquet"):
+        with pytest.raises(PermissionError), writing(store / "tables", "tables"):
+            raise PermissionError(13, "Permission denied", str(about))
+    for about in (tmp_path / "new", tmp_path / "new" / "tables" / "x.md", tmp_path / "e.csv.123.tmp"):
+        with pytest.raises(OutputPlaceError, match=r"cannot write the tables there \(permission denied\); choose "
+                                                   r"another --out, or make it writable"):
+            with writing(tmp_path / ("e.csv" if about.suffix == ".tmp" else "new/tables"), "tables"):
+                raise PermissionError(13, "Permission denied", str(about))
+
+
 def test_a_store_holding_a_zero_row_segment_works_with_every_command(tmp_path, store_a):
     """A run killed while its only line was half written, then `compact`: a sealed segment of no records.
     `forget` failed on it (KeyError: Field "model" does not exist in schema)."""

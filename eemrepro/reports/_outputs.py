@@ -86,14 +86,15 @@ def check_place(path, what="output", folder=True, option="--out"):
 
 
 def _about(exc, path):
-    """Whether the OSError ``exc`` is about the output ``path``: it, a file in it, a folder above it, or a
-    temporary file beside it (``<name>.<pid>.tmp``)."""
+    """Whether the OSError ``exc`` is about the output ``path``: it, a file in it, a folder above it that could
+    not be made, or a temporary file beside it (``<name>.<pid>.tmp``). (A folder above it that exists, a store
+    the command reads, say, is another matter.)"""
     path = Path(os.path.abspath(path))
     for name in (exc.filename, exc.filename2):
         if name is None:
             continue
         p = Path(os.path.abspath(os.fsdecode(name)))
-        if p == path or path in p.parents or p in path.parents or (
+        if p == path or path in p.parents or (p in path.parents and not os.path.lexists(p)) or (
                 p.parent == path.parent and p.name.startswith(path.name + ".")):
             return True
     return False
