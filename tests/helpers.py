@@ -227,3 +227,79 @@ def hand_edit_sealed(folder, model, fold, point, column, value, hide=None):
         table = replaced("fields", lambda text: json.dumps([k for k in json.loads(text) if k != (group or name)]))
     write_parquet(table, path)
     return old
+
+
+def read_only_folder(path):
+    """Make the folder ``path`` unwritable, as a read-only place a user names; a context manager giving it back
+    writable after. Root ignores permission bits, so there the folder is made immutable (``chattr +i``); where
+    neither holds the calling test is skipped."""
+    import contextlib
+    import os
+    import subprocess
+
+    import pytest
+
+    @contextlib.contextmanager
+    def unwritable():
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o555)
+        immutable = os.access(path, os.W_OK) and subprocess.run(["chattr", "+i", str(path)],
+                                                                capture_output=True).returncode == 0
+        try:
+            probe = path / ".probe"
+            try:
+                probe.touch()
+            except OSError:
+                pass
+            else:
+                probe.unlink()
+                pytest.skip(f"{path} stays writable here (root without chattr)")
+            yield path
+        finally:
+            if immutable:
+                subprocess.run(["chattr", "-i", str(path)], check=True)
+            path.chmod(0o755)
+
+    return unwritable()
+
+
+class Spawns(Sleepy):
+    """A fit that starts a process of its own, writes its pid to the file ``pids`` and then sleeps ``delay``
+    seconds: what a fit_timeout must stop whole. ``how``: ``subprocess`` (a Python child), ``detached`` (a
+    shell's background ``sleep``, orphaned at once: its parent exits) or ``process`` (a multiprocessing child,
+    as a pool's workers are)."""
+
+    def __init__(self, delay=0.0, pids=None, how="subprocess"):
+        self.delay = delay
+        self.pids = pids
+        self.how = how
+
+    def fit(self, X, y):
+        import multiprocessing
+        import subprocess
+        import sys
+
+        if self.how == "subprocess":
+            pid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]).pid
+        elif self.how == "detached":
+            pid = int(subprocess.run(["sh", "-c", "sleep 120 >/dev/null 2>&1 & echo $!"], capture_output=True,
+                                     text=True, check=True).stdout)
+        else:
+            child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(120,), daemon=False)
+            child.start()
+            pid = child.pid
+        with open(self.pids, "a") as fh:
+            fh.write(f"{pid}\n")
+        time.sleep(self.delay)
+        self.classes_ = np.unique(y)
+        self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
+        return self
+
+
+def alive(pid):
+    """Whether the process ``pid`` runs (a zombie, dead but not yet reaped by whoever adopted it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

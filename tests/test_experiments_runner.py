@@ -165,6 +165,37 @@ protocol: {{folds: 3, repeats: 1, fit_timeout: 0.5}}
     assert "delay=3.0" not in (marker.read_text() if marker.exists() else "")
 
 
+@pytest.mark.parametrize("how", ["subprocess", "detached", "process"])
+@pytest.mark.parametrize("delay, status", [(30.0, "timed-out"), (0.0, "ok")])
+def test_a_fit_is_stopped_with_every_process_it_started(tmp_path, how, delay, status):
+    """Issue 65: a fit stopped at fit_timeout left the processes it started running (a subprocess, a pool's
+    workers). The fit runs in a process group of its own, killed whole: at the timeout, and (what a fit that
+    ended left behind) when the run ends."""
+    from tests.helpers import alive
+
+    pids = tmp_path / "pids.txt"
+    cfg = _config(tmp_path, f"""name: spawns
+datasets: [heart]
+models:
+  S: {{estimator: 'tests.helpers:Spawns', pids: '{pids}', how: {how}, grid: {{delay: [{delay}]}}}}
+protocol: {{folds: 2, repeats: 1, seed: 0, fit_timeout: 2.0}}
+""")
+    started = []
+    try:
+        summary = run_experiment(cfg, out=tmp_path / "out", jobs=1, progress=False)
+        started = [int(p) for p in pids.read_text().split()]
+        assert summary.status_counts.get(status) == (1 if status == "timed-out" else 2)
+        assert len(started) == (1 if status == "timed-out" else 2)  # the skipped fold started nothing
+        deadline = time.monotonic() + 10  # SIGKILL is at once; the adopter reaps in its own time
+        while any(alive(p) for p in started) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in started if alive(p)] == []
+    finally:
+        for p in started:
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+
+
 def test_a_timeout_inside_an_iterated_path_times_out_that_point_only(tmp_path):
     # SVM's grid over C is one unit fitted C by C (iter_path): each point has its own fit timeout.
     marker = tmp_path / "marker.txt"
@@ -657,6 +688,141 @@ def test_a_dask_run_survives_a_killed_worker_with_nothing_lost_or_duplicated(ref
     # Every record of the reference's models as the sequential run made it, and each Sleepy fold once.
     assert {k: v for k, v in facts.items() if k[1] != "Slow"} == _facts(out)
     assert sum(1 for k in facts if k[1] == "Slow") == 2 * 2 * 3 and all(v[0] == "ok" for v in facts.values())
+
+
+ONE_FOLD_EACH = """name: where
+datasets: [heart]
+models:
+  S: {estimator: 'tests.helpers:Sleepy', grid: {delay: [0.0]}}
+protocol: {folds: 3, repeats: 1, seed: 0}
+"""
+
+
+def _run_file(out):
+    (path,) = (out / "runs").glob("*.json")
+    return json.loads(path.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheduler", [False, True])
+def test_a_dask_run_on_a_cluster_of_one_thread_runs_on_it_and_says_which(tmp_path, scheduler):
+    """Issue 65: on a cluster of one worker thread (a scheduler's, or --jobs 1's local one) joblib ran every
+    unit in the client process while the run file said "dask"; `--scheduler` without `--backend dask` was
+    ignored (the units ran on loky). Every unit runs on the cluster (each record's worker is the cluster
+    worker's pid), and the run file and the summary name the cluster: its address, workers and threads."""
+    distributed = pytest.importorskip("dask.distributed")
+    cfg = _config(tmp_path, ONE_FOLD_EACH)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None) if scheduler else None
+    try:
+        if scheduler:  # no backend named: the scheduler implies dask; --jobs says nothing to a cluster's size
+            with distributed.Client(cluster.scheduler_address) as client:
+                workers = set(client.run(os.getpid).values())
+            summary = run_experiment(cfg, out=tmp_path / "o", jobs=4, scheduler=cluster.scheduler_address,
+                                     progress=False)
+            assert summary.ran_on == f"the Dask cluster at {cluster.scheduler_address}: 1 worker(s), 1 thread(s)"
+        else:
+            summary = run_experiment(cfg, out=tmp_path / "o", jobs=1, backend="dask", progress=False)
+            assert re.fullmatch(r"the Dask cluster at tcp://127\.0\.0\.1:\d+ \(started here\): 1 worker\(s\), "
+                                r"1 thread\(s\)", summary.ran_on), summary.ran_on
+    finally:
+        if cluster is not None:
+            cluster.close()
+    records = ResultStore(tmp_path / "o").read()
+    assert len(records) == 3 and all(r["status"] == "ok" for r in records)
+    ran = {r["worker"] for r in records}
+    assert os.getpid() not in ran and len(ran) == 1  # one worker process, not this one
+    if scheduler:
+        assert ran == workers
+    info = _run_file(tmp_path / "o")
+    assert (info["backend"], info["ran_on"]) == ("dask", summary.ran_on)
+
+
+def test_a_run_on_one_loky_job_says_it_runs_in_this_process(tmp_path):
+    """The neighbour: joblib runs one job here, not in a worker; the run file says so (and the records' worker
+    is this process)."""
+    summary = run_experiment(_config(tmp_path, ONE_FOLD_EACH), out=tmp_path / "o", jobs=1, progress=False)
+    assert summary.ran_on == "this process (one job)" == _run_file(tmp_path / "o")["ran_on"]
+    assert {r["worker"] for r in ResultStore(tmp_path / "o").read()} == {os.getpid()}
+
+
+@pytest.mark.parametrize("backend", ["loky", "dask"])
+def test_a_scheduler_goes_with_the_dask_backend_alone(tmp_path, backend):
+    """`--scheduler` with `--backend loky` was silently ignored: refused in one line naming both, nothing
+    written; with `--backend dask` (or no backend) it is used (a scheduler that does not answer says so)."""
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    import contextlib
+
+    (tmp_path / "c.yaml").write_text(ONE_FOLD_EACH)
+    waiting = contextlib.nullcontext()
+    if backend == "dask":
+        pytest.importorskip("dask.distributed")
+        waiting = __import__("dask").config.set({"distributed.comm.timeouts.connect": "1s"})  # (30 s by default)
+    with waiting:
+        result = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"),
+                                          "--backend", backend, "--scheduler", "tcp://127.0.0.1:9", "--quiet"])
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    if backend == "loky":
+        assert line == ("error: --scheduler tcp://127.0.0.1:9 names a Dask scheduler, which --backend loky does "
+                        "not use: drop --backend (--scheduler implies dask), or --scheduler")
+        assert not (tmp_path / "o").exists()
+    else:
+        assert line.startswith("error: no Dask scheduler answers at tcp://127.0.0.1:9 (")
+        assert line.endswith("start one (`dask scheduler`) or leave --scheduler out for a local cluster")
+
+
+#: A scheduler and one worker of two threads in a process of their own (a cluster the run's process does not
+#: own), printing the scheduler's address.
+CLUSTER = """
+import time
+from dask.distributed import LocalCluster
+
+if __name__ == "__main__":
+    cluster = LocalCluster(n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1",
+                           dashboard_address=None)
+    print(cluster.scheduler_address, flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+def test_a_lost_scheduler_is_reported_like_an_interrupt_and_the_same_command_resumes(tmp_path):
+    """Issue 65: a scheduler lost mid-run printed 40 lines of tracebacks and no "K of N units stored; the same
+    command resumes" line (Ctrl-C gets that line). One line, the units stored counted, exit 1; the same
+    command on a local cluster then runs exactly the rest."""
+    pytest.importorskip("dask.distributed")
+    (tmp_path / "cluster.py").write_text(CLUSTER)
+    (tmp_path / "c.yaml").write_text(ONE_FOLD_EACH.replace("folds: 3", "folds: 10").replace(
+        "delay: [0.0]", "delay: [0.2]"))
+    cluster = subprocess.Popen([sys.executable, str(tmp_path / "cluster.py")], stdout=subprocess.PIPE, text=True,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        address = cluster.stdout.readline().strip()
+        out = tmp_path / "o"
+        run = subprocess.Popen([sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out", str(out),
+                                "--backend", "dask", "--scheduler", address, "--quiet"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while sum(len(p.read_text().splitlines()) for p in out.glob("records/*.jsonl")) < 2:
+            assert time.monotonic() < deadline and run.poll() is None, run.communicate()
+            time.sleep(0.05)
+    finally:
+        os.killpg(cluster.pid, signal.SIGKILL)  # the scheduler and its worker, at once
+        cluster.wait()
+    _, err = run.communicate(timeout=120)
+    stored = len(ResultStore(out).read())
+    assert run.returncode == 1, err
+    assert err.strip().splitlines() == [f"the Dask scheduler at {address} was lost mid-run "
+                                        f"(scheduler-connection-lost): {stored} of 10 units stored in {out}; the "
+                                        "same command resumes"]
+    assert 2 <= stored < 10 and _run_file(out)["interrupted"] is True
+    resumed = run_experiment(_config(tmp_path, (tmp_path / "c.yaml").read_text()), out=out, jobs=1,
+                             progress=False)
+    assert resumed.pending_units == 10 - stored and len(_raw_keys(out)) == len(set(_raw_keys(out))) == 10
 
 
 @pytest.mark.parametrize("backend", ["loky", "dask"])

@@ -382,6 +382,134 @@ def test_an_output_folder_that_is_a_symbolic_link_is_refused(tmp_path, store_a):
     assert not list((tmp_path / "real").iterdir())
 
 
+OUTPUT_COMMANDS = [
+    ["export", "{s}", "--out", "{p}", "--force"],
+    ["export", "{s}", "--format", "parquet", "--out", "{p}", "--force"],
+    ["tables", "{s}", "--out", "{p}", "--force"],
+    ["report", "{s}", "--out", "{p}", "--no-figures", "--force"],
+    ["figures", "{s}", "--out", "{p}", "--force"],
+    ["check", "{s}", "--pin", "{p}"],
+    ["check", "{s}", "--pin-claims", "{p}"],
+]
+
+
+def _in_the_way(path, what, outside):
+    """Put ``what`` at ``path``: a FIFO, a folder holding a file, a regular file, or a link to ``outside``."""
+    import os
+
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "folder":
+        path.mkdir()
+        (path / "mine.txt").write_text("mine\n")
+    elif what == "file":
+        path.write_text("mine\n")
+    else:
+        path.symlink_to(outside)
+    return path.lstat()
+
+
+def _one_line_naming(result, path):
+    """The error is one line naming ``path`` (``check`` prints its verdicts before it writes the pins)."""
+    lines = [line for line in result.output.strip().splitlines() if not line.startswith("NOT MEASURED")]
+    assert len(lines) == 1, result.output
+    assert str(path) in lines[0] and "choose another" in lines[0], lines[0]
+    assert "Errno" not in lines[0] and ".tmp" not in lines[0] and "unexpected" not in lines[0], lines[0]
+
+
+def _id(command):
+    return " ".join(command[:1] + command[2:3])
+
+
+@pytest.mark.parametrize("command, what", [
+    pytest.param(c, w, id=f"{w}-{_id(c)}") for c in OUTPUT_COMMANDS for w in ("fifo", "folder", "file", "link")
+    # each output's own kind (a file for a file output, a folder for a folder) is the manifest's and --force's
+    if w != ("file" if c[0] in ("export", "check") else "folder")])
+def test_an_output_path_that_is_not_what_the_command_writes_is_refused_even_with_force(tmp_path, store_a, command,
+                                                                                       what):
+    """Issue 65: `export --out /dev/null --force` renamed a regular file over the machine's /dev/null (a FIFO
+    stands in for the device here); `tables --out FILE` said `FileExistsError: [Errno 17]` as an unexpected
+    error. A file output goes only to a regular file, a folder output only to a folder, and neither through a
+    link (to a file outside, here): one line naming the path, and what was there is still there."""
+    import os
+    import stat
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside\n")
+    path = tmp_path / "out"
+    before = _in_the_way(path, what, outside)
+    result = runner.invoke(app, [c.format(s=store_a, p=path) for c in command])
+    assert result.exit_code == (2 if command[0] == "check" else 1), result.output
+    _one_line_naming(result, path)
+    after = path.lstat()
+    assert (stat.S_IFMT(after.st_mode), after.st_ino) == (stat.S_IFMT(before.st_mode), before.st_ino)
+    assert outside.read_text() == "outside\n"
+    if what == "folder":
+        assert os.listdir(path) == ["mine.txt"]
+
+
+@pytest.mark.parametrize("command, name", [(["tables"], "check.md"), (["report"], "index.html"),
+                                           (["figures"], None)])
+def test_a_fifo_named_like_an_output_inside_the_output_folder_is_never_replaced(tmp_path, store_a, command, name):
+    """The neighbour inside the folder: --force replaces the files a command did not write, but only regular
+    files and links (never written through); a FIFO or a folder of an output's name is refused in one line."""
+    import os
+    import stat
+
+    out = tmp_path / "o"
+    args = [command[0], str(store_a), "--out", str(out)] + (["--no-figures"] if command[0] == "report" else [])
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    name = name or sorted(p.name for p in out.iterdir() if p.suffix == ".png")[0]
+    (out / name).unlink()
+    os.mkfifo(out / name)
+    result = runner.invoke(app, [*args, "--force"])
+    assert result.exit_code == 1
+    _one_line_naming(result, out / name)
+    assert stat.S_ISFIFO((out / name).lstat().st_mode)
+
+
+@pytest.mark.parametrize("command", OUTPUT_COMMANDS, ids=_id)
+@pytest.mark.parametrize("where", ["read-only", "under a file"])
+def test_an_output_in_a_place_that_cannot_be_written_is_one_line_naming_it(tmp_path, store_a, command, where):
+    """Issue 65: `tables --out` a read-only place said `PermissionError` as an unexpected error, and `export`
+    named its temporary file (`x.csv.1234.tmp`), not the user's path."""
+    from tests.helpers import read_only_folder
+
+    blocker = tmp_path / "place"
+    if where == "under a file":
+        blocker.write_text("a file\n")
+        path = blocker / "out"
+        _check_one_line(command, store_a, path)
+        return
+    with read_only_folder(blocker):
+        _check_one_line(command, store_a, blocker / "out")
+    assert list(blocker.iterdir()) == []
+
+
+def _check_one_line(command, store, path):
+    result = runner.invoke(app, [c.format(s=store, p=path) for c in command])
+    assert result.exit_code == (2 if command[0] == "check" else 1), result.output
+    _one_line_naming(result, path)
+
+
+def test_only_an_error_about_the_output_is_said_as_the_outputs(tmp_path):
+    """The neighbour the one line must not swallow: `tables S` writes into S/tables, and an error reading S
+    itself (or a file of it) is the store's, not "cannot write the tables there"."""
+    from eemrepro.reports._outputs import OutputPlaceError, writing
+
+    store = tmp_path / "s"
+    (store / "records").mkdir(parents=True)
+    for about in (store, store / "records" / "x.parquet"):
+        with pytest.raises(PermissionError), writing(store / "tables", "tables"):
+            raise PermissionError(13, "Permission denied", str(about))
+    for about in (tmp_path / "new", tmp_path / "new" / "tables" / "x.md", tmp_path / "e.csv.123.tmp"):
+        with pytest.raises(OutputPlaceError, match=r"cannot write the tables there \(permission denied\); choose "
+                                                   r"another --out, or make it writable"):
+            with writing(tmp_path / ("e.csv" if about.suffix == ".tmp" else "new/tables"), "tables"):
+                raise PermissionError(13, "Permission denied", str(about))
+
+
 def test_a_store_holding_a_zero_row_segment_works_with_every_command(tmp_path, store_a):
     """A run killed while its only line was half written, then `compact`: a sealed segment of no records.
     `forget` failed on it (KeyError: Field "model" does not exist in schema)."""

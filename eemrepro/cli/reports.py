@@ -99,11 +99,14 @@ def tables_cmd(
     from ..reports import build_tables
     from ._common import fail
 
+    from ..reports._outputs import writing
+
     formats = [f.value for f in format] if format else ["md", "csv"]
     out = _default_out(results, out, "tables")
     try:
-        written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
-                               tables=table or None, force=force, warn=_warn)
+        with writing(out, "tables"):
+            written = build_tables(results, out, formats=formats, selection=selection.value, layout=layout.value,
+                                   tables=table or None, force=force, warn=_warn)
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     for path in written:
@@ -133,9 +136,16 @@ def check_cmd(
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
     from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
     from ..reports._check import build_checked
+    from ..reports._outputs import OutputPlaceError, check_place
     from ._common import fail
 
     _check_folders(results)
+    try:  # before the work: where the pins go is known now
+        for path, what, option in ((pin, "pins", "--pin"), (pin_claims, "claims' verdicts", "--pin-claims")):
+            if path is not None:
+                check_place(path, what, folder=False, option=option)
+    except OutputPlaceError as exc:
+        fail(exc, code=2)
     try:
         tol = load_tolerance(tolerance)
         if reference:
@@ -180,8 +190,7 @@ def check_cmd(
                                unpinned, reason=pin_reason, previous=previous)
         header = ("# Known differences pinned by `eemrepro check --pin`; regenerate after a new run\n"
                   "# (reasons already written here are kept).\n")
-        pin.parent.mkdir(parents=True, exist_ok=True)
-        pin.write_text(header + yaml.safe_dump(pins, sort_keys=False, width=120))
+        _write(pin, header + yaml.safe_dump(pins, sort_keys=False, width=120), "pins", "--pin")
         typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
         typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records, unfinished=unfinished,
                                       built=built)))
@@ -205,6 +214,17 @@ def check_cmd(
         raise typer.Exit(code=1)
 
 
+def _write(path, text, what, option):
+    """A file ``check`` writes (``--pin``, ``--pin-claims``): a one-line error (exit 2) where it cannot go."""
+    from ..reports._outputs import OutputPlaceError, write_file
+    from ._common import fail
+
+    try:
+        write_file(path, text, what, option)
+    except OutputPlaceError as exc:
+        fail(exc, code=2)
+
+
 def _claims(records, unfinished, pinned_file, pin_file, built=None):
     """Print every claim's verdict; write them to ``pin_file``; return the claims whose verdict differs from
     ``pinned_file``'s."""
@@ -218,10 +238,10 @@ def _claims(records, unfinished, pinned_file, pin_file, built=None):
     for r in results:
         typer.echo(r.line())
     if pin_file is not None:
-        pin_file.parent.mkdir(parents=True, exist_ok=True)
-        pin_file.write_text("# The papers' claims' verdicts, held by `eemrepro check --claims`; regenerate with "
-                            "--pin-claims after a new run.\n" + yaml.safe_dump({r.claim.id: r.verdict for r in results},
-                                                                              sort_keys=False))
+        _write(pin_file, "# The papers' claims' verdicts, held by `eemrepro check --claims`; regenerate with "
+                         "--pin-claims after a new run.\n" + yaml.safe_dump({r.claim.id: r.verdict for r in results},
+                                                                           sort_keys=False),
+               "claims' verdicts", "--pin-claims")
         typer.echo(f"pinned {len(results)} claim verdicts in {pin_file}")
     if pinned_file is None:
         return []
@@ -254,18 +274,22 @@ def figures_cmd(
 ):
     """The papers' figures and reproduced-vs-published scatter plots (PNG and SVG)."""
     from ..reports import build_figures
+    from ..reports._outputs import writing
     from ._common import fail
 
     _check_folders(results or [])
+    projection = dataset is not None or figure == ["projection"]
+    if projection and (figure not in (None, ["projection"]) or dataset is None or results):
+        fail("--dataset goes with --figure projection alone (and no results folders)")
+    if not projection and not results:
+        fail("name the results folders to draw from (or --figure projection --dataset NAME)")
+    out = (out or Path("results/figures")) if projection else _default_out(results, out, "figures")
     try:
-        if dataset is not None or figure == ["projection"]:
-            if figure not in (None, ["projection"]) or dataset is None or results:
-                raise ValueError("--dataset goes with --figure projection alone (and no results folders)")
-            written = _projection_figure(dataset, out or Path("results/figures"), mirror, data_home, force)
-        else:
-            if not results:
-                raise ValueError("name the results folders to draw from (or --figure projection --dataset NAME)")
-            written = build_figures(results, _default_out(results, out, "figures"), figures=figure, force=force)
+        with writing(out, "figures"):
+            if projection:
+                written = _projection_figure(dataset, out, mirror, data_home, force)
+            else:
+                written = build_figures(results, out, figures=figure, force=force)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         fail(exc)
     for path in written:
@@ -279,6 +303,9 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
     from ..experiments._run_folder import default_out
     from ..reports._figures import embedding_figure
 
+    from ..reports._outputs import check_place, publish
+
+    check_place(out, "figures")
     name = f"projection-{dataset}"
     config = parse_config({"name": name, "kind": "embedding", "datasets": [dataset],
                            "models": {"MELM": {"estimator": "MELM"}}, "protocol": {"seed": 0}},
@@ -295,9 +322,6 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
     import shutil
     import tempfile
 
-    from ..reports._outputs import check_place, publish
-
-    check_place(out, "figure")
     Path(out).mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".figures-", dir=out))
     try:
@@ -325,13 +349,15 @@ def report_cmd(
 ):
     """The reproduction as a static site (one page per paper; opens from file://, no network)."""
     from ..reports import ToleranceError, build_report
+    from ..reports._outputs import writing
     from ._common import fail
 
     out = _default_out(results, out, "report")
     _check_folders(figures_from or [])
     try:
-        pages = build_report(results, out, tolerance=tolerance, selection=selection.value, figures=not no_figures,
-                             force=force, figure_stores=figures_from or (), warn=_warn)
+        with writing(out, "report"):
+            pages = build_report(results, out, tolerance=tolerance, selection=selection.value,
+                                 figures=not no_figures, force=force, figure_stores=figures_from or (), warn=_warn)
     except (FileNotFoundError, ToleranceError, ValueError) as exc:
         fail(exc)
     for path in pages:

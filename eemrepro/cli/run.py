@@ -53,12 +53,26 @@ def _aside(summary, cfg, dry_run):
                     f"{cfg.source or 'CONFIG'} --out {summary.out} --rerun-changed", fg=typer.colors.YELLOW, err=True)
 
 
+def _most_said(counts, verb, what, column):
+    """The five texts of ``counts`` ({text: fits}) said in most fits, one line each, on stderr; how many others
+    there are, and where each record keeps its own."""
+    for text, fits in sorted(counts.items(), key=lambda kv: -kv[1])[:5]:
+        typer.secho(f"{verb} {fits} fit(s): {text}", fg=typer.colors.YELLOW, err=True)
+    if len(counts) > 5:
+        typer.secho(f"... and {len(counts) - 5} other {what}; each record holds its fit's (column '{column}' "
+                    "of eemrepro export)", fg=typer.colors.YELLOW, err=True)
+
+
 def run_cmd(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
     out: Annotated[Path | None, typer.Option(help="Results folder (default results/<config name>).")] = None,
     jobs: Annotated[int | None, typer.Option(help="Parallel workers (default: the config's, else all cores).")] = None,
-    backend: Annotated[Backend, typer.Option(help="joblib backend.")] = Backend.loky,
-    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (default: a local cluster).")] = None,
+    backend: Annotated[Backend | None, typer.Option(
+        help="loky (workers on this machine; --jobs 1 runs here) or dask (every unit on a Dask cluster). "
+             "Default: dask with --scheduler, else loky.")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Dask scheduler address (implies --backend dask; default: a local cluster of --jobs workers).")] \
+        = None,
     fresh: Annotated[bool, flag("--fresh", help="Move stored records aside and start over.")] = False,
     dry_run: Annotated[bool, flag("--dry-run", help="Print the unit count and a time estimate.")] = False,
     mirror: Annotated[str | None, typer.Option(help="Data mirror folder or URL (else $EEMREPRO_MIRROR).")] = None,
@@ -82,6 +96,7 @@ def run_cmd(
     """Run every unit of CONFIG (resuming what is stored), then print its result table."""
     from ..datasets import DatasetError
     from ..experiments import ConfigError, RunInterrupted, load_config, run_experiment
+    from ..experiments._dispatch import DispatchError
     from ..experiments._run_folder import default_out
     from ..store import StoreError
     from ._common import fail, split_names
@@ -105,7 +120,7 @@ def run_cmd(
                 return
             out = results = results / "readings" / reading
         names = {*cfg.datasets, *(m.name for m in cfg.models)}
-        summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend.value, scheduler=scheduler,
+        summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend and backend.value, scheduler=scheduler,
                                  fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
                                  progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
                                  retry_failed=retry_failed,
@@ -114,11 +129,11 @@ def run_cmd(
                                  rerun_changed=rerun_changed)
     except RunInterrupted as exc:
         typer.secho(str(exc), fg=typer.colors.YELLOW, err=True)
-        raise typer.Exit(code=130) from None
+        raise typer.Exit(code=130 if exc.reason is None else 1) from None
     except KeyboardInterrupt:
         typer.secho("interrupted before any unit ran; nothing was changed", fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(code=130) from None
-    except (ConfigError, DatasetError, StoreError, ValueError) as exc:
+    except (ConfigError, DatasetError, StoreError, ValueError, DispatchError) as exc:
         fail(exc)
     except OSError as exc:
         fail(_io_error(exc, results))
@@ -142,12 +157,11 @@ def run_cmd(
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
     typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "
                f"({done} were stored) in {summary.seconds:.1f} s: {counts}; records in {summary.out}")
-    if summary.warnings:  # caught in the fit processes on every backend, each record keeps its own
-        for text, fits in sorted(summary.warnings.items(), key=lambda kv: -kv[1])[:5]:
-            typer.secho(f"warned in {fits} fit(s): {text}", fg=typer.colors.YELLOW, err=True)
-        if len(summary.warnings) > 5:
-            typer.secho(f"... and {len(summary.warnings) - 5} other warning(s); each record holds its fit's "
-                        "(column 'warnings' of eemrepro export)", fg=typer.colors.YELLOW, err=True)
+    if summary.ran_on and summary.ran_on.startswith("the Dask cluster"):  # not where a user may think
+        typer.echo(f"ran on {summary.ran_on}")
+    _most_said(summary.failures, "failed in", "reason(s) of failure", "error_message")
+    # caught in the fit processes on every backend, each record keeps its own
+    _most_said(summary.warnings, "warned in", "warning(s)", "warnings")
     import time
 
     from ..experiments._run_folder import StaleRecordsError

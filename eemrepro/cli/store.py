@@ -57,23 +57,25 @@ def export_cmd(
     format: Annotated[ExportFormat, typer.Option("--format", help="csv or parquet.")] = ExportFormat.csv,
     out: Annotated[Path | None, typer.Option(
         help="File to write (default: <first folder's name>-records.<format> in the current folder).")] = None,
-    force: Annotated[bool, typer.Option("--force", metavar="", help="Overwrite the file if it exists.")] = False,
+    force: Annotated[bool, typer.Option("--force", metavar="", help=(
+        "Overwrite the file if it exists (a regular file: never a device, FIFO or folder)."))] = False,
 ):
     """Write the stored records (one row each, the latest of a retried unit) as CSV or Parquet."""
     # Never into a results folder by default: a committed store would gain a file of every record.
-    from ..reports._outputs import OutputPlaceError, check_place
+    from ..reports._outputs import OutputPlaceError, check_place, writing
     from ..store import StoreError, export_results
     from ._common import fail
 
     target = out or Path(f"{dirs[0].resolve().name}-records.{format.value}")
     try:
-        check_place(target, "export")
+        check_place(target, "export", folder=False)
     except OutputPlaceError as exc:
         fail(exc)
     if (target.exists() or target.is_symlink()) and not force:
         fail(f"{target} exists: choose another --out, or overwrite it with --force")
     try:
-        rows = export_results(dirs, target, fmt=format.value)
-    except (StoreError, OSError) as exc:
+        with writing(target, "export"):
+            rows = export_results(dirs, target, fmt=format.value)
+    except (StoreError, OutputPlaceError, OSError) as exc:
         fail(exc)
     typer.echo(f"wrote {rows} records to {target}")

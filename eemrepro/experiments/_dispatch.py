@@ -6,6 +6,7 @@ with when the unit started and on which worker (``started_at``, ``worker``):
 any store then draws its own timeline (``benchmarks/timeline.py``).
 """
 
+import contextlib
 import os
 import sys
 import time
@@ -46,12 +47,29 @@ def run_batch(tasks):
     return out
 
 
-def dispatch(tasks, n_jobs, backend="loky", scheduler=None):
-    """Yield each batch's ``run_batch`` result as it finishes (joblib; ``tasks``, an iterable of batches, is
-    consumed lazily, so a timeout seen on one fold reaches the units dispatched after it)."""
-    from joblib import Parallel, delayed, parallel_config
+class DispatchError(RuntimeError):
+    """The workers cannot be reached: Dask not installed, a scheduler without workers."""
 
+
+class SchedulerLost(RuntimeError):
+    """The Dask scheduler stopped answering mid-run (killed, its machine or network gone): the run stops as an
+    interrupted one does, every unit stored so far kept."""
+
+
+def dispatch(tasks, n_jobs, backend="loky", scheduler=None, where=None):
+    """Yield each batch's ``run_batch`` result as it finishes (``tasks``, an iterable of batches, is consumed
+    lazily, so a timeout seen on one fold reaches the units dispatched after it).
+
+    ``where``: called once, before the first result, with what runs the units, in words (the run file and
+    the terminal say it): this process, loky workers, or the Dask cluster used (its address, workers and
+    threads).
+    """
+    where = where or (lambda text: None)
     if backend == "loky":
+        from joblib import Parallel, delayed, parallel_config
+
+        # joblib runs one job in this process (its fits in this process's fit child), more in loky workers.
+        where("this process (one job)" if n_jobs == 1 else f"{n_jobs} loky worker processes on this machine")
         # Workers exit when the run's process dies (kill -9): no orphans computing for nobody.
         with parallel_config(backend="loky", n_jobs=n_jobs, initializer=exit_with_parent, initargs=(os.getpid(),)):
             yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
@@ -60,25 +78,109 @@ def dispatch(tasks, n_jobs, backend="loky", scheduler=None):
         return
     if backend != "dask":
         raise ValueError(f"backend must be 'loky' or 'dask', got {backend!r}")
+    yield from _dask_dispatch(tasks, n_jobs, scheduler, where)
+
+
+#: Seconds a scheduler may go without a worker before the run says so (a cluster whose workers start late).
+WORKER_WAIT_SECONDS = 60
+
+
+def _dask_dispatch(tasks, n_jobs, scheduler, where):
+    """``dispatch`` on a Dask cluster: each batch a future of the cluster, whatever its size (joblib's Dask
+    backend runs every task in the calling process when the cluster has one thread: the run said "dask" and
+    ran here). About two batches per worker thread are in flight; more are built as results come back."""
+    from concurrent.futures import CancelledError
+
+    from dask.distributed import as_completed
+    from distributed.comm import CommClosedError
+
     client, cluster = _dask_client(n_jobs, scheduler)
+    address = client.scheduler.address
+    flying, batches, done = set(), iter(tasks), as_completed()
     try:
-        with parallel_config(backend="dask", n_jobs=n_jobs):
-            yield from Parallel(return_as="generator_unordered", pre_dispatch="2*n_jobs")(
-                delayed(run_batch)(t) for t in tasks
-            )
+        with _quiet_client():
+            try:
+                threads = _cluster_threads(client, address)
+                where(f"the Dask cluster at {address}{' (started here)' if cluster is not None else ''}: "
+                      f"{len(threads)} worker(s), {sum(threads.values())} thread(s)")
+                _top_up(client, batches, flying, done, 2 * sum(threads.values()))
+                for future in done:
+                    flying.discard(future)
+                    result = future.result()
+                    _top_up(client, batches, flying, done, 2 * max(1, sum(client.nthreads().values())))
+                    yield result
+            except (CancelledError, CommClosedError) as exc:
+                why = getattr(exc, "reason", None) or type(exc).__name__
+                raise SchedulerLost(f"the Dask scheduler at {address} was lost mid-run ({why})") from None
     finally:
-        client.close()
+        _close_dask(client, cluster, flying)
+
+
+def _top_up(client, batches, flying, done, window):
+    """Submit batches until ``window`` are in flight (or none is left)."""
+    while len(flying) < window and (batch := next(batches, None)) is not None:
+        future = client.submit(run_batch, batch, pure=False)
+        flying.add(future)
+        done.add(future)
+
+
+def _cluster_threads(client, address):
+    """{worker: threads} of the cluster, waiting a while for a first worker."""
+    threads = client.nthreads()
+    if not threads:
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+        except TimeoutError:
+            raise DispatchError(f"the Dask scheduler at {address} has no worker after {WORKER_WAIT_SECONDS} s: "
+                                f"start one (`dask worker {address}`), or leave --scheduler out for a local "
+                                "cluster") from None
+        threads = client.nthreads()
+    return threads
+
+
+def _close_dask(client, cluster, flying):
+    """Cancel what is still in flight on a scheduler of another's (an interrupted run: a cluster started here
+    stops whole), then close the client and a cluster started here; a scheduler already gone is not waited
+    for long."""
+    with _quiet_client():
+        try:
+            if flying and client.status == "running" and cluster is None:
+                client.cancel(list(flying))
+        except Exception:  # noqa: S110 (the scheduler gone: nothing to cancel there)
+            pass
+        client.close(timeout=5)
         if cluster is not None:
             cluster.close()
+
+
+@contextlib.contextmanager
+def _quiet_client():
+    """The Dask client's own log of a lost scheduler (tracebacks of every reconnection tried) is not printed:
+    the run says it in one line (``SchedulerLost``)."""
+    import logging
+
+    logs = [logging.getLogger(name) for name in ("distributed.client", "distributed.comm", "distributed.core")]
+    levels = [log.level for log in logs]
+    for log in logs:
+        log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for log, level in zip(logs, levels, strict=True):
+            log.setLevel(level)
 
 
 def _dask_client(n_jobs, scheduler):
     try:
         from dask.distributed import Client, LocalCluster
-    except ImportError as exc:
-        raise RuntimeError("--backend dask needs dask.distributed: pip install 'eemrepro[dask]'") from exc
+    except ImportError:
+        raise DispatchError("--backend dask needs dask.distributed: pip install 'eemrepro[dask]'") from None
     if scheduler:
-        return Client(scheduler), None
+        try:
+            return Client(scheduler), None  # (waiting dask's distributed.comm.timeouts.connect: 30 s)
+        except OSError as exc:
+            raise DispatchError(f"no Dask scheduler answers at {scheduler} ({exc}): start one (`dask scheduler`) "
+                                "or leave --scheduler out for a local cluster") from None
     # The cluster's processes ignore Ctrl-C (they inherit it ignored): the run stops them itself, and a
     # terminal's SIGINT reaching them too would only print their tracebacks.
     import signal

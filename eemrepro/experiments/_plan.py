@@ -44,7 +44,7 @@ class RunOptions:
 
     out: Path | None = None
     jobs: int | None = None
-    backend: str = "loky"
+    backend: str | None = None  # loky, or dask where a scheduler is named
     scheduler: str | None = None
     fresh: bool = False
     dry_run: bool = False
@@ -78,12 +78,21 @@ class RunOptions:
         stored = self._keeping_repeats(out, stored)
         jobs = self.jobs if self.jobs is not None else config.jobs
         options = replace(
-            self, out=out,
+            self, backend=self._backend(), out=out,
             jobs=n_jobs(jobs), mirror=self.mirror if self.mirror is not None else config.mirror,
             data_home=self.data_home if self.data_home is not None else config.data_home,
             only_models=None if self.only_models is None else tuple(self.only_models),
             only_datasets=None if self.only_datasets is None else tuple(self.only_datasets))
         return config, stored, options
+
+    def _backend(self):
+        """``backend`` as given, else dask where a scheduler is named (``--scheduler`` implies ``--backend
+        dask``), else loky; a scheduler with loky is refused (it would be ignored)."""
+        if self.scheduler and self.backend not in (None, "dask"):
+            raise ValueError(f"--scheduler {self.scheduler} names a Dask scheduler, which --backend "
+                             f"{self.backend} does not use: drop --backend (--scheduler implies dask), or "
+                             "--scheduler")
+        return self.backend or ("dask" if self.scheduler else "loky")
 
     def _keeping_repeats(self, out, stored):
         """``stored`` with the repeats the folder ``out`` holds (its config.yaml's), where they are more: a run never

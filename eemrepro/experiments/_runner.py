@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store import ResultStore, StoreWarning
-from ._dispatch import Progress, dispatch
+from ._dispatch import Progress, SchedulerLost, dispatch
 from ._kinds import get_kind
 from ._plan import ChangedConfigError, FewerRepeatsError, RunOptions, check_data, plan_run  # noqa: F401  (re-exported)
 from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: re-exported, what refuse_... raises)
@@ -35,13 +35,14 @@ from ._watchdog import close_fit_child, environment
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """A run stopped by Ctrl-C (or SIGTERM, where the caller maps it): its workers are stopped and
-    every finished unit is stored. ``summary`` says how far it got."""
+    """A run stopped by Ctrl-C (or SIGTERM, where the caller maps it), or by the loss of its Dask scheduler
+    (``reason``): its workers are stopped and every finished unit is stored. ``summary`` says how far it got."""
 
-    def __init__(self, summary):
-        super().__init__(f"interrupted: {summary.total_units - summary.pending_units + summary.done_units} of "
+    def __init__(self, summary, reason=None):
+        super().__init__(f"{reason or 'interrupted'}: "
+                         f"{summary.total_units - summary.pending_units + summary.done_units} of "
                          f"{summary.total_units} units stored in {summary.out}; the same command resumes")
-        self.summary = summary
+        self.summary, self.reason = summary, reason
 
 
 def enumerate_units(config):
@@ -86,10 +87,12 @@ class RunSummary:
     interrupted: bool = False
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
     warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
+    failures: dict = field(default_factory=dict)  # why fits failed: {error: fits}
     run_id: str = None  # the run file (runs/<run id>.json) of a run that executed
+    ran_on: str = None  # what ran the units, in words (``_dispatch.dispatch``): this process, workers, a cluster
 
 
-def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, fresh=False,
+def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fresh=False,
                    dry_run=False, mirror=None, data_home=None, progress=True, echo=print, repeats=None,
                    skip_unavailable=False, retry_failed=False, only_models=None, only_datasets=None,
                    rerun_changed=False):
@@ -108,9 +111,12 @@ def run_experiment(config, out=None, jobs=None, backend="loky", scheduler=None, 
     config : ExperimentConfig
     out : path, default ``results/<config.name>``
     jobs : int, default config.jobs, else all cores
-    backend : {"loky", "dask"}
+    backend : {"loky", "dask"}, default "dask" with a ``scheduler``, else "loky"
+        With "dask" every unit runs on the cluster, whatever its size; ``RunSummary.ran_on`` (and the run
+        file's ``ran_on``) says what ran them.
     scheduler : str, optional
-        Dask scheduler address; default a local cluster on 127.0.0.1.
+        Dask scheduler address (implies ``backend="dask"``; refused with "loky"); default a local cluster
+        on 127.0.0.1 of ``jobs`` worker processes.
     fresh : bool
         Move the existing records aside and start over (with ``only_*``: those of the cells run now only).
     dry_run : bool
@@ -229,12 +235,18 @@ def execute_plan(plan, store, summary, planning_seconds=0.0):
     # when the run ends.
     threads = threadpool_limits(limits=None)
     dispatched, start = time.time(), time.monotonic()
-    execution = dispatch(tasks(), options.jobs, options.backend, options.scheduler)
+    def ran_on(text):  # known once the workers are: in the run file at once (a killed run's says it too)
+        summary.ran_on = text
+        run_file.write(ran_on=text)
+
+    execution = dispatch(tasks(), options.jobs, options.backend, options.scheduler, where=ran_on)
     timing = {"first": None}
     try:
         _collect(execution, order, store, ledger, summary, bar, timing)
     except KeyboardInterrupt:
         _interrupted(execution, store, summary)
+    except SchedulerLost as exc:
+        _interrupted(execution, store, summary, reason=str(exc))
     finally:
         bar.close()
         close_fit_child()  # the one this process forked when the run's units ran here (jobs=1)
@@ -259,6 +271,8 @@ def _collect(execution, order, store, ledger, summary, bar, timing):
             ledger.note_records(records)
             for r in records:
                 summary.status_counts[r["status"]] = summary.status_counts.get(r["status"], 0) + 1
+                if r["status"] == "failed" and r.get("error"):
+                    summary.failures[r["error"]] = summary.failures.get(r["error"], 0) + 1
                 for text in r.get("warnings") or ():
                     text = re.sub(r" \(x\d+\)$", "", text)
                     summary.warnings[text] = summary.warnings.get(text, 0) + 1
@@ -270,8 +284,9 @@ def _collect(execution, order, store, ledger, summary, bar, timing):
         bar.update(label, units=len(batch))
 
 
-def _interrupted(execution, store, summary):
-    """Ctrl-C: stop the workers, count what was stored, and say so (``RunInterrupted``)."""
+def _interrupted(execution, store, summary, reason=None):
+    """Ctrl-C (or ``reason``: the scheduler lost): stop the workers, count what was stored, and say so
+    (``RunInterrupted``)."""
     # The units stored are those written, even one whose append the interrupt cut short after its write.
     summary.done_units = store.appended
     # Closing the generator makes joblib abort: the workers are stopped, not left running. joblib then
@@ -281,7 +296,7 @@ def _interrupted(execution, store, summary):
                                 message=r".*You could benefit from adjusting the input task iterator")
         execution.close()
     summary.interrupted = True
-    raise RunInterrupted(summary) from None
+    raise RunInterrupted(summary, reason) from None
 
 
 def _seal(store, summary, run_file, dispatched, first_start):

@@ -1,10 +1,15 @@
 """Fits under a watchdog, and what every record of every kind carries.
 
 Fits run in a forked child process that reports the start of each fit and each
-finished record through a pipe. The parent kills the child (SIGKILL: really
-stopped, LIBSVM's C code included) when a fit runs past ``fit_timeout``, records
-that fit as timed out, and forks a new child for the grid points left. A crash
-of the child (segfault, out of memory) fails only the fit in flight. The
+finished record through a pipe. The child leads a process group of its own;
+the parent kills that whole group (SIGKILL: really stopped, LIBSVM's C code
+included, and every process a fit started: a subprocess, a pool's workers) when
+a fit runs past ``fit_timeout``, records that fit as timed out, and forks a new
+child for the grid points left; what a finished fit left running goes with the
+group when the child is closed. A crash of the child (segfault, out of memory)
+fails only the fit in flight; an error before a fit (the estimator's module
+cannot be imported, or its code changed since the run started) fails the
+unit's points with that error's line, not an exit status. The
 watchdog runs wherever the unit runs: in a joblib/loky worker, a Dask worker or
 the main process. An experiment kind supplies the fitting steps
 (``steps(task, data, points)`` yielding ``("start", points)`` before a fit and
@@ -224,7 +229,7 @@ def limit_fit_threads(n):
     controller.limit(limits=1, user_api="openmp")
 
 
-def exit_with_parent(parent=None, poll_seconds=1.0):
+def exit_with_parent(parent=None, poll_seconds=1.0, group=False):
     """Exit this process (at once, nothing to clean) soon after its parent dies.
 
     A run's workers and fit children are not the user's to find and kill: when
@@ -232,13 +237,17 @@ def exit_with_parent(parent=None, poll_seconds=1.0):
     otherwise go on computing for nobody. A daemon thread notices the parent's
     death as a change of parent pid. ``parent``: the pid the parent had when it
     started this process (a process started after its parent died sees the
-    adoptive one as its parent: it exits at once).
+    adoptive one as its parent: it exits at once). ``group``: this process leads
+    a process group of its own (a fit child): the whole group is killed with it,
+    what its fits started included.
     """
     parent = os.getppid() if parent is None else parent
 
     def watch():
         while os.getppid() == parent:
             time.sleep(poll_seconds)
+        if group:
+            os.killpg(0, signal.SIGKILL)
         os._exit(1)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
@@ -263,7 +272,10 @@ class _FitChild:
             os.close(r)
             code = 0
             try:
-                exit_with_parent(self.owner)
+                # A process group of its own, killed whole (``close``): a fit's subprocesses and pool workers
+                # stop with it. Set on both sides of the fork, so that neither can act before it holds.
+                os.setpgid(0, 0)
+                exit_with_parent(self.owner, group=True)
                 # libgomp's thread pool does not survive fork: a child that uses
                 # OpenMP (LIBSVM in libsvm-official) with a pool its parent started
                 # waits forever for threads that do not exist. One OpenMP thread
@@ -285,12 +297,17 @@ class _FitChild:
                         _send(w, message)
                     _send(w, ("done",))
                     del job, task, data  # not held while waiting for the next unit
-            except BaseException:
+            except BaseException as exc:  # (a fit's own error is its record's: only the steps' reach here)
                 code = 1
+                _say_why(w, exc)
             finally:
                 os._exit(code)
         os.close(job_r)
         os.close(w)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:  # the child set it first (EACCES once it ran on; it never execs)
+            pass
         self.pid, self.job_fd, self.reader = pid, job_w, _Reader(r)
 
     def submit(self, task, steps, data, points):
@@ -302,16 +319,36 @@ class _FitChild:
         return True
 
     def close(self, kill=False):
-        """Stop the child (``kill``: SIGKILL at once); its wait status."""
+        """Stop the child (``kill``: SIGKILL at once) and every process of its group (what its fits started and
+        left running: a subprocess, a pool's workers, a process of theirs); the child's wait status."""
         if kill:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._kill_group()
         os.close(self.job_fd)
         os.close(self.reader.fd)
         _, status = os.waitpid(self.pid, 0)
+        # The group outlives its leader while a member lives, and its id is not given to another process
+        # meanwhile: killing it after the wait reaches only what the fits left.
+        self._kill_group()
         return status
+
+    def _kill_group(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:  # nobody left in it
+            pass
+        except PermissionError:  # pragma: no cover (not its group yet: the child alone)
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def _say_why(fd, exc):
+    """Tell the parent, in one line, why this fit child stops (an estimator that cannot be imported, or whose
+    code changed since the run started): the records of the points it leaves carry that, not an exit status."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return
+    try:
+        _send(fd, ("error", short_error(exc)))
+    except BaseException:  # noqa: S110 (the parent gone, or the error unpicklable: the exit status says it)
+        pass
 
 
 # Each thread's own (a Dask worker may run units in several threads of one process).
@@ -364,7 +401,7 @@ def _run_points_in_child(task, steps, data, points, timeout):
         close_fit_child(kill=True)
         _fit_child(task).submit(task, steps, data, points)
     reader = _LOCAL.child.reader
-    done, in_flight, timed_out, crashed, status = {}, [], [], [], None
+    done, in_flight, timed_out, crashed, status, why = {}, [], [], [], None, None
     try:
         while True:
             try:
@@ -380,7 +417,9 @@ def _run_points_in_child(task, steps, data, points, timeout):
                 break
             if message[0] == "done":
                 break
-            if message[0] == "start":
+            if message[0] == "error":  # why it stops (``_say_why``); the end of its stream follows
+                why = message[1]
+            elif message[0] == "start":
                 in_flight = message[1]
             else:
                 _, point, fields = message
@@ -394,8 +433,8 @@ def _run_points_in_child(task, steps, data, points, timeout):
         close_fit_child()
     crash_reason = None
     if crashed:
-        crash_reason = (f"the fit's process died (signal {os.WTERMSIG(status)})" if os.WIFSIGNALED(status)
-                        else f"the fit's process exited with status {os.WEXITSTATUS(status)}")
+        crash_reason = why or (f"the fit's process died (signal {os.WTERMSIG(status)})" if os.WIFSIGNALED(status)
+                               else f"the fit's process exited with status {os.WEXITSTATUS(status)}")
     return done, timed_out, crashed, crash_reason
 
 

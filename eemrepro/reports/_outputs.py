@@ -1,18 +1,25 @@
 """Where the report commands write, and how: never into a store's own files, never through a symbolic link,
-never over a file they did not write (unless told to).
+never over a file they did not write (unless told to), and only ever to a regular file or into a folder.
 
-``tables``, ``figures``, ``report`` and ``export`` write a user's outputs. A
-store (``results/<name>``) is the runner's: its records, run files and config
-are read by every other command, so an output folder inside one is refused
-except the folders the commands write by default (``<store>/tables``,
-``<store>/figures``, ``<store>/report``). Files are built in a staging folder
-and moved into place (``os.replace`` replaces a link, never writes through
-it); an output folder's manifest records which files the command wrote, and
-any other file of the same name is left alone unless ``force``.
+``tables``, ``figures``, ``report``, ``export`` and ``check --pin`` write a
+user's outputs. A store (``results/<name>``) is the runner's: its records, run
+files and config are read by every other command, so an output folder inside
+one is refused except the folders the commands write by default
+(``<store>/tables``, ``<store>/figures``, ``<store>/report``). Files are built
+in a staging folder and moved into place (``os.replace`` replaces a link, never
+writes through it); an output folder's manifest records which files the
+command wrote, and any other file of the same name is left alone unless
+``force``. ``force`` never replaces what is not a regular file or a link (a
+device, a FIFO, a folder: ``export --out /dev/null --force`` once renamed a
+regular file over a machine's ``/dev/null``), and a place that cannot be
+written is said in one line naming the user's path (:func:`writing`), never a
+temporary file's.
 """
 
+import contextlib
 import json
 import os
+import stat
 from pathlib import Path
 
 #: The folders inside a store that the report commands write by default.
@@ -20,30 +27,102 @@ OUTPUT_FOLDERS = ("tables", "figures", "report")
 
 
 class OutputPlaceError(ValueError):
-    """An output path inside a store's own files, or a symbolic link."""
+    """An output path inside a store's own files, a symbolic link, something other than a regular file (a file
+    output) or a folder (a folder output), or a place that cannot be written."""
 
 
 class FilesExistError(ValueError):
     """The output folder holds files of the same names that this command did not write from these results."""
 
 
-def check_place(path, what="output"):
-    """Refuse (:class:`OutputPlaceError`) ``path`` (an output folder or file) inside a store other than as one
-    of its ``OUTPUT_FOLDERS``, or a symbolic link."""
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a file"  # pragma: no cover (every POSIX file type is named above)
+
+
+def in_the_way(path, folder=False):
+    """What is at ``path`` that an output must not replace ("a FIFO", "a device", "a folder" where a file goes,
+    "a regular file" where a folder goes), or None: nothing, the kind wanted, or (for a file) a link, which
+    is replaced, never written through."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (a file above it: check_place says so)
+        return None
+    fine = stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+    return None if fine else _kind(mode)
+
+
+def check_place(path, what="output", folder=True, option="--out"):
+    """Refuse (:class:`OutputPlaceError`) ``path`` (an output ``folder``, else a file) inside a store other than
+    as one of its ``OUTPUT_FOLDERS``, a symbolic link, something else than what it is to be
+    (:func:`in_the_way`), or under a file."""
     from ..store._files import is_store
 
     path = Path(os.path.abspath(path))
     if path.is_symlink():
-        raise OutputPlaceError(f"{path} is a symbolic link; the {what} is never written through one: name the "
-                               "folder it points to, or another")
-    for folder in (path, *path.parents):
-        if folder.is_dir() and is_store(folder):
-            inside = path.relative_to(folder).parts
+        raise OutputPlaceError(f"{path} is a symbolic link; eemrepro writes nothing through one: choose another "
+                               f"{option} (the place it points to, say)")
+    there = in_the_way(path, folder)
+    if there:
+        raise OutputPlaceError(f"{path} is {there}; eemrepro writes the {what} only "
+                               f"{'into a folder' if folder else 'to a regular file'}, never over anything else: "
+                               f"choose another {option}")
+    blocker = next((p for p in path.parents if os.path.lexists(p)), None)
+    if blocker is not None and not blocker.is_dir():
+        raise OutputPlaceError(f"{path} cannot be made: {blocker} is {_kind(os.lstat(blocker).st_mode)}, not a "
+                               f"folder; choose another {option}")
+    for parent in (path, *path.parents):
+        if parent.is_dir() and is_store(parent):
+            inside = path.relative_to(parent).parts
             if len(inside) == 1 and inside[0] in OUTPUT_FOLDERS and not path.is_file():
                 return
             raise OutputPlaceError(
-                f"{path} is inside the results folder {folder}, whose files the store keeps; write the {what} "
-                f"elsewhere (or into {folder}/tables, /figures or /report)")
+                f"{path} is inside the results folder {parent}, whose files the store keeps; write the {what} "
+                f"elsewhere (or into {parent}/tables, /figures or /report)")
+
+
+def _about(exc, path):
+    """Whether the OSError ``exc`` is about the output ``path``: it, a file in it, a folder above it that could
+    not be made, or a temporary file beside it (``<name>.<pid>.tmp``). (A folder above it that exists, a store
+    the command reads, say, is another matter.)"""
+    path = Path(os.path.abspath(path))
+    for name in (exc.filename, exc.filename2):
+        if name is None:
+            continue
+        p = Path(os.path.abspath(os.fsdecode(name)))
+        if p == path or path in p.parents or (p in path.parents and not os.path.lexists(p)) or (
+                p.parent == path.parent and p.name.startswith(path.name + ".")):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def writing(path, what="output", option="--out"):
+    """Turn an OSError met writing the output ``path`` (permission denied, a read-only or full file system)
+    into one line naming ``path``, not a temporary file of it, and the fix: :class:`OutputPlaceError`.
+    An OSError about another file (a store being read) passes unchanged."""
+    try:
+        yield
+    except OSError as exc:
+        if not _about(exc, path):
+            raise
+        why = (exc.strerror or type(exc).__name__).lower()
+        raise OutputPlaceError(f"{path}: cannot write the {what} there ({why}); choose another {option}, or make "
+                               "it writable") from None
+
+
+def refuse_special(out, names, command):
+    """Refuse (:class:`OutputPlaceError`) to write the files ``names`` of the folder ``out`` when one of them is
+    something no ``--force`` replaces (a FIFO, a device, a folder: :func:`in_the_way`)."""
+    for name in names:
+        there = in_the_way(Path(out) / name)
+        if there:
+            raise OutputPlaceError(f"{Path(out) / name} is {there}, not a file {command} wrote; it is never "
+                                   "replaced, even with --force: move it away, or choose another --out")
 
 
 def publish(built, out, manifest, sources, force, command):
@@ -61,6 +140,7 @@ def publish(built, out, manifest, sources, force, command):
     except ValueError:
         recorded = {}
     owners = recorded.get("files", {}) if isinstance(recorded, dict) else {}
+    refuse_special(out, [p.name for p in built] + [manifest], command)
     clash = [p.name for p in built
              if ((out / p.name).exists() or (out / p.name).is_symlink()) and owners.get(p.name) != sources]
     if clash and not force:
@@ -79,3 +159,15 @@ def publish(built, out, manifest, sources, force, command):
     tmp.write_text(json.dumps({"written_by": command, "files": dict(sorted(owners.items()))}, indent=1) + "\n")
     os.replace(tmp, manifest_path)
     return written
+
+
+def write_file(path, text, what, option):
+    """Write ``text`` to the user's output file ``path`` (``check --pin``): placed as :func:`check_place` wants
+    a file, written atomically (never through a link), an OSError said as :func:`writing` says it."""
+    from ..store._files import atomic_write
+
+    check_place(path, what, folder=False, option=option)
+    with writing(path, what, option):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    return path

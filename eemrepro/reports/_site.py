@@ -595,7 +595,9 @@ def _write_site(out, pages, force):
     """Write ``pages`` ([(name, html)]) into ``out``, each atomically; a file of the same name that an earlier
     report did not write (``SITE_MANIFEST``) is not overwritten unless ``force``: nothing is written then."""
     from ..store._files import atomic_write
+    from ._outputs import refuse_special
 
+    refuse_special(out, [name for name, _ in pages] + [SITE_MANIFEST], "eemrepro report")
     manifest = out / SITE_MANIFEST
     try:
         owned = set(json.loads(manifest.read_text()).get("files", [])) if manifest.is_file() else set()
