@@ -390,6 +390,6 @@ protocol: {{folds: 3, repeats: 1, seed: 0}}
     assert statuses == ["ok", "failed", "failed"] if jobs == 1 else statuses.count("failed") in (1, 2), statuses
     for error in records["error_message"][records["status"] == "failed"]:
         assert f"estimator '{module}:EditsItself': its code changed since the run started" in error
-        assert "run again to use the new code" in error and "exited with status" not in error
+        assert "run again with --rerun-changed" in error and "exited with status" not in error
     assert "its code changed since the run started" in result.output
     assert "exited with status" not in result.output

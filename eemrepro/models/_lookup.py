@@ -77,7 +77,8 @@ def estimator_class(name, home=None, code=None):
         now = _code_of_class(name, home, cls)
         if now != code:
             raise ValueError(f"estimator {name!r}: its code changed since the run started ({now}; the run "
-                             f"was planned with {code}); run again with --rerun-changed to run its cells with the new code")
+                             f"was planned with {code}); run again with --rerun-changed to run its cells with the "
+                             "new code")
     return cls
 
 
