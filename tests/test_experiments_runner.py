@@ -817,7 +817,7 @@ def test_a_lost_scheduler_is_reported_like_an_interrupt_and_the_same_command_res
     stored = len(ResultStore(out).read())
     assert run.returncode == 1, err
     assert err.strip().splitlines() == [f"the Dask scheduler at {address} was lost mid-run "
-                                        f"(scheduler-connection-lost): {stored} of 10 units stored in {out}; the "
+                                        f"(its connection closed): {stored} of 10 units stored in {out}; the "
                                         "same command resumes"]
     assert 2 <= stored < 10 and _run_file(out)["interrupted"] is True
     resumed = run_experiment(_config(tmp_path, (tmp_path / "c.yaml").read_text()), out=out, jobs=1,

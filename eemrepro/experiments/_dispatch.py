@@ -109,9 +109,11 @@ def _dask_dispatch(tasks, n_jobs, scheduler, where):
                     result = future.result()
                     _top_up(client, batches, flying, done, 2 * max(1, sum(client.nthreads().values())))
                     yield result
-            except (CancelledError, CommClosedError) as exc:
-                why = getattr(exc, "reason", None) or type(exc).__name__
-                raise SchedulerLost(f"the Dask scheduler at {address} was lost mid-run ({why})") from None
+            except (CancelledError, CommClosedError):
+                # distributed says it as a closed connection or as cancelled futures, whichever it meets first: one
+                # event, said one way.
+                raise SchedulerLost(f"the Dask scheduler at {address} was lost mid-run (its connection closed)") \
+                    from None
     finally:
         _close_dask(client, cluster, flying)
 
