@@ -1,14 +1,13 @@
 """The papers' claims as predicates over tables: each test against numbers worked out by hand."""
 
-from types import SimpleNamespace
-
 import pandas as pd
 from typer.testing import CliRunner
 
-from eemrepro.reports import Claim
+from eemrepro.reports import Claim, TableSpec
 from eemrepro.reports._claims import _evaluate
 
-SPEC = SimpleNamespace(builder="metric", metric="auc")
+# A metric table of AUC in percent: printed at one decimal, higher is better.
+SPEC = TableSpec(id="t", stem="t", title="t", metric="auc")
 # Four data sets, three methods (AUC %); A vs B: d1 A, d2 B, d3 draw at one decimal (80.04 ~ 80.0), d4 A.
 TABLE = pd.DataFrame(
     [(d, m, v) for d, row in {"d1": (90.0, 85.0, 70.0), "d2": (60.0, 65.0, 50.0), "d3": (80.04, 80.0, 80.0),
@@ -18,7 +17,7 @@ TABLE = pd.DataFrame(
 
 
 def verdict(test, **kw):
-    return _evaluate(Claim(id="x", table="t", wording="w", source="s", test=test, **kw), TABLE, SPEC, True)
+    return _evaluate(Claim(id="x", table="t", wording="w", source="s", test=test, **kw), TABLE, SPEC)
 
 
 def test_wins_counts_draws_at_one_decimal():
@@ -68,7 +67,7 @@ def test_each_table_is_judged_on_its_own_values_not_a_pivot_kept_from_another():
                 -10.0: ("not confirmed", "0 wins, 0 draws, 4 losses on 4 data sets")}
     for shift in (10.0, -10.0) * 3:
         moved = TABLE.assign(auc=TABLE["auc"] + shift * (TABLE["method"] == "B"))
-        assert _evaluate(claim, moved, SPEC, True) == expected[shift]
+        assert _evaluate(claim, moved, SPEC) == expected[shift]
         del moved
 
 

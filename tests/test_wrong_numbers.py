@@ -370,14 +370,14 @@ def test_wins_of_a_lower_is_better_metric_are_the_lower_values():
     values = {"LS-SVM": [0.0315, 0.2230, 0.0500, 0.10001, 0.0200], "Mine": [0.0279, 0.2249, 0.0400, 0.10002, 0.0100]}
     df = pd.DataFrame([{"dataset": d, "method": m, "error": v[i]} for m, v in values.items()
                        for i, d in enumerate("abcde")])
-    result = compare_methods(spec, df, greater_is_better=better)
+    result = compare_methods(spec, df)
     # Ranks, 1 = the lower error: Mine 1, 2, 1, 2, 1; LS-SVM 2, 1, 2, 1, 2.
     assert dict(zip(result["ranks"]["method"], result["ranks"]["average rank"], strict=True)) == \
         pytest.approx({"Mine": 7 / 5, "LS-SVM": 8 / 5})
-    pairs = comparison_frame(spec, result, better)
+    pairs = comparison_frame(result)
     assert pairs[["model", "baseline", "wins", "draws", "losses", "datasets"]].values.tolist() == \
         [["Mine", "LS-SVM", 3, 1, 1, 5]]
-    text = comparison_markdown(spec, result, "t", greater_is_better=better)
+    text = comparison_markdown(spec, result, "t")
     row = next(line for line in text.splitlines() if line.startswith("| Mine") and "LS-SVM" in line)
     assert [c.strip() for c in row.strip("|").split("|")][:6] == ["Mine", "LS-SVM", "3", "1", "1", "5"]
 
@@ -387,7 +387,7 @@ def test_the_papers_own_pairs_are_tested_on_six_data_sets_as_scipy_tests_them():
     # a value, each pair's Wilcoxon p is scipy's and the ranks / Friedman statistic are scipy's.
     from scipy import stats
 
-    from eemrepro.reports._tables import ranks_and_tests
+    from eemrepro.reports import ranks_and_tests
 
     values = {m: np.array(v[:6]) for m, v in SIX_AND_EIGHT.items()}
     out = ranks_and_tests(_long(values, [f"d{i}" for i in range(6)]), pairs=[("EEMrbf", "Mine"), ("SVMrbf", "Mine")])
@@ -408,7 +408,7 @@ def test_a_model_identical_to_a_baseline_has_wilcoxon_p_one_and_draws_at_the_pri
     # A draw is equal at the digits the table prints: a table that names none prints fractions (scale 1) at 3.
     import dataclasses
 
-    from eemrepro.reports._compare import compare_methods, printed_digits
+    from eemrepro.reports._compare import compare_methods
     from eemrepro.reports._spec import registered_tables
 
     values = {"EEMrbf": [70.0 + i for i in range(7)], "Mine": [70.0 + i for i in range(7)]}
@@ -416,7 +416,7 @@ def test_a_model_identical_to_a_baseline_has_wilcoxon_p_one_and_draws_at_the_pri
                                                  [f"d{i}" for i in range(7)]))["pairs"]
     assert pairs[["wins", "draws", "losses", "wilcoxon p", "holm p"]].values.tolist() == [[0, 7, 0, 1.0, 1.0]]
     spec = dataclasses.replace(next(s for s in registered_tables() if s.id == "melm_table2"), digits=None)
-    assert spec.scale == 1 and printed_digits(spec) == 3
+    assert spec.scale == 1 and spec.printed_digits == 3
     bac = pd.DataFrame([{"dataset": "a", "method": m, "bac": v} for m, v in (("MELM", 0.8121), ("Mine", 0.8124))])
     pairs = compare_methods(spec, bac)["pairs"]
     assert pairs[["wins", "draws", "losses"]].values.tolist() == [[0, 1, 0]]  # 0.812 both at 3 digits
@@ -428,7 +428,7 @@ def test_a_model_better_by_exactly_one_everywhere_is_tested_not_called_a_tie():
     from scipy import stats
 
     from eemrepro.reports._compare import compare_methods
-    from eemrepro.reports._tables import ranks_and_tests
+    from eemrepro.reports import ranks_and_tests
 
     base = np.array([70.5 + i for i in range(7)])
     values = {"EEMrbf": base, "SVMrbf": base - 3 * np.arange(7), "Mine": base + 1.0}
@@ -479,7 +479,7 @@ def test_the_papers_own_comparisons_at_their_smallest_and_with_a_method_missing(
     # are enough for ranks and a Wilcoxon p; for a lower-is-better metric rank 1 is the lowest value.
     from scipy import stats
 
-    from eemrepro.reports._tables import ranks_and_tests, wins_draws_losses
+    from eemrepro.reports import DrawRule, ranks_and_tests, wins_draws_losses
 
     table = _long({"EEMrbf": np.array([80.0, 70.0, 60.0]), "Mine": np.array([81.0, 70.04, 55.0])},
                   ["wine", "heart", "abalone"])
@@ -487,6 +487,10 @@ def test_the_papers_own_comparisons_at_their_smallest_and_with_a_method_missing(
     wdl = wins_draws_losses(table, pairs, value="gmean")
     # By hand at one decimal: wine 81.0 > 80.0, heart 70.0 = 70.0, abalone 55.0 < 60.0.
     assert wdl.to_dict("records") == [{"pair": "Mine vs EEMrbf", "wins": 1, "draws": 1, "losses": 1, "datasets": 3}]
+    # At two decimals heart's 70.04 > 70.00 is a win; where lower is better, wine and heart are losses.
+    for rule, counts in ((DrawRule(2), (2, 0, 1)), (DrawRule(2, greater_is_better=False), (1, 0, 2))):
+        got = wins_draws_losses(table, pairs, value="gmean", rule=rule).iloc[0]
+        assert (got["wins"], got["draws"], got["losses"]) == counts
     two = table[table["dataset"] != "abalone"]
     out = ranks_and_tests(two, pairs, value="gmean")
     assert out["datasets"] == 2 and out["methods"] == ["EEMrbf", "Mine"]
@@ -1360,7 +1364,7 @@ def test_a_model_identical_to_another_is_p_one_without_a_warning_from_scipy():
     import warnings
 
     from eemrepro.reports._compare import compare_methods
-    from eemrepro.reports._tables import ranks_and_tests
+    from eemrepro.reports import ranks_and_tests
 
     same = {"EEMrbf": np.array([70.0 + i for i in range(7)]), "Mine": np.array([70.0 + i for i in range(7)])}
     table = _long(same, [f"d{i}" for i in range(7)])

@@ -14,13 +14,12 @@ from ._render import load_results
 from ._run_table import run_table
 from ._site import build_report
 from ._spec import FigureSpec, Paper, TableSpec, published, registered_figures, registered_tables
+from ._stats import DrawRule, average_ranks, ranks_and_tests, wins_draws_losses
 from ._tables import (
     build_table,
     correlation_table,
     metric_table,
-    ranks_and_tests,
     time_table,
-    wins_draws_losses,
 )
 
 __all__ = [
@@ -29,5 +28,6 @@ __all__ = [
     "Tolerance", "ToleranceError", "load_results", "run_table",
     "TableSpec", "FigureSpec", "Paper", "registered_tables", "registered_figures", "published",
     "build_table", "metric_table", "time_table", "correlation_table", "wins_draws_losses", "ranks_and_tests",
+    "DrawRule", "average_ranks",
     "scatter_figure", "sweep_figure", "reading_stores", "derived_readings", "readings_frames",
 ]

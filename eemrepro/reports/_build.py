@@ -6,12 +6,8 @@ from ..experiments import get_metric
 from ._outputs import FilesExistError, publish
 from ._render import FITS_LEGEND, RowFormat, _fmt, _signed, fits_mark, marked, metric_cell, write_table
 from ._spec import registered_tables
-from ._tables import (
-    ranks_and_tests,
-    rows_by_datasets,
-    table_title,
-    wins_draws_losses,
-)
+from ._stats import DrawRule, ranks_and_tests, wins_draws_losses
+from ._tables import rows_by_datasets, table_title
 
 LAYOUTS = ("run", "full")
 
@@ -21,7 +17,7 @@ def table_columns(spec, limit):
     if spec.builder == "metric":
         m = spec.metric
         unit = " %" if spec.scale == 100 else ""
-        digits = spec.digits or (1 if spec.scale == 100 else 3)
+        digits = spec.printed_digits
         fmt = lambda v: _fmt(v, digits)
         # The value beside its cell's mark (failed or timed-out fits), where the number is read.
         value = RowFormat(lambda r: fmt(r[m]) + fits_mark(r))
@@ -189,8 +185,7 @@ def _write_benchmark(bench, df, out, formats, prov, selection, limit):
     columns, (index, across, _) = table_columns(spec, limit)
     # No published cell to show beside: neither its columns nor a delta in the cells.
     columns = [c for c in columns if c[0] not in PUBLISHED_COLUMNS]
-    wide = (index, across, metric_cell(spec.metric, limit, spec.digits or (1 if spec.scale == 100 else 3),
-                                       delta=False))
+    wide = (index, across, metric_cell(spec.metric, limit, spec.printed_digits, delta=False))
     notes = list(spec.notes) + ([FITS_LEGEND] if marked(df) else [])
     ranked = _write_comparison(df, spec, out, formats, prov, selection, new=compared(bench, df), sides=SIDES,
                                title=bench_title(spec, selection))
@@ -213,15 +208,16 @@ def _write_summary(df, spec, path, selection, compared=None):
     pub = spec.published_frame()
     extra = sorted(set(df["method"]) - set(pub["method"])) if pub is not None else []
     df = df[~df["method"].isin(extra)]
-    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric)
-    tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=metric.greater_is_better)
+    rule = DrawRule.of(spec)
+    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric, rule=rule)
+    tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=rule.greater_is_better)
     lines = [f"# Method comparisons on reproduced {metric.title} ({selection})", "",
              f"Data sets with every method: {tests['datasets']}", ""]
     if extra:
         lines += [f"Not in the paper, not ranked here: {', '.join(extra)}"
                   + (f" (ranked with the paper's models in {compared})" if compared else ""), ""]
     if len(wdl):
-        lines += ["## Wins / draws / losses (draw = equal at one decimal)", "",
+        lines += [f"## Wins / draws / losses (draw = {rule.describe()})", "",
                   tabulate(wdl.values.tolist(), headers=list(wdl.columns), tablefmt="github"), ""]
     if "average_rank" in tests:
         lines += ["## Average rank (1 = best)", ""]
@@ -252,22 +248,21 @@ def _write_comparison(df, spec, out, formats, prov, selection, new=None, sides=N
     from ._compare import PAPER_SIDES, compare_methods, comparison_frame, comparison_markdown
     from ._render import provenance_lines
 
-    better = get_metric(spec.metric).greater_is_better
-    result = compare_methods(spec, df, greater_is_better=better, new=new)
+    result = compare_methods(spec, df, new=new)
     if result is None:
         return []
     title = title or comparison_title(spec, selection)
     written = []
     if "md" in formats:
         head = provenance_lines(prov, title)
-        text = comparison_markdown(spec, result, head[0], greater_is_better=better, sides=sides or PAPER_SIDES)
+        text = comparison_markdown(spec, result, head[0], sides=sides or PAPER_SIDES)
         text += "\n" + "\n".join(f"- {line}" for line in head[1:]) + "\n"
         path = out / f"{spec.stem}_comparison.md"
         path.write_text(text)
         written.append(path)
     if "csv" in formats:
         path = out / f"{spec.stem}_comparison.csv"
-        comparison_frame(spec, result, better).to_csv(path, index=False, float_format="%.6g")
+        comparison_frame(result).to_csv(path, index=False, float_format="%.6g")
         written.append(path)
     return written
 

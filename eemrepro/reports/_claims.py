@@ -30,7 +30,8 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
+
+from ._stats import MIN_WILCOXON, DrawRule, average_ranks, wilcoxon_p
 
 TESTS = ("wins", "close", "wilcoxon", "comparable", "best-count", "above-count", "mean-difference", "never-worst",
          "best-rank", "rho-at-least")
@@ -90,7 +91,7 @@ def _pivot(table, metric):
     return wide
 
 
-def _evaluate(claim, table, spec, greater_is_better):
+def _evaluate(claim, table, spec):
     if spec.builder == "correlation":
         t = table[(table["h"] >= claim.min_h) & table["spearman"].notna()]
         if claim.datasets:
@@ -102,17 +103,16 @@ def _evaluate(claim, table, spec, greater_is_better):
         return ("confirmed" if ok else "not confirmed"), (f"rho {lo:.2f} to {hi:.2f} over {len(t)} cells "
                                                           f"(h >= {claim.min_h}; claim: >= {claim.value:g})")
     wide = _wide(table, spec.metric, claim.datasets)
-    sign = 1.0 if greater_is_better else -1.0
-    # Ties are equal values at the table's printed precision (one decimal of a percent, three of a rate).
-    digits = getattr(spec, "digits", None) or (1 if getattr(spec, "scale", 100) == 100 else 3)
+    # Ties are equal values as the table prints them, wins in the metric's direction (the summaries' rule).
+    rule = DrawRule.of(spec)
+    sign = 1.0 if rule.greater_is_better else -1.0
     if claim.method not in wide or (claim.other is not None and claim.other not in wide):
         return "not measured", f"{claim.method}" + (f" or {claim.other}" if claim.other else "") + " not in the table"
     if claim.other is not None:
         both = wide[[claim.method, claim.other]].dropna()
         if both.empty:
             return "not measured", "no data set with both"
-        a, b = both[claim.method].round(digits), both[claim.other].round(digits)
-        wins, draws, losses = int((sign * (a - b) > 0).sum()), int((a == b).sum()), int((sign * (a - b) < 0).sum())
+        wins, draws, losses = rule.count(both[claim.method], both[claim.other])
         diff = sign * (both[claim.method] - both[claim.other])
         if claim.test == "close":
             gaps = (both[claim.method] - both[claim.other]).abs()
@@ -123,7 +123,7 @@ def _evaluate(claim, table, spec, greater_is_better):
             return ("confirmed" if wins > losses else "not confirmed"), \
                 f"{wins} wins, {draws} draws, {losses} losses on {len(both)} data sets"
         if claim.test in ("wilcoxon", "comparable"):
-            p = float(stats.wilcoxon(both[claim.method], both[claim.other]).pvalue) if (diff != 0).any() else 1.0
+            p = wilcoxon_p(both[claim.method], both[claim.other])
             ok = p < claim.value and diff.median() > 0 if claim.test == "wilcoxon" else p >= claim.value
             return ("confirmed" if ok else "not confirmed"), \
                 f"median difference {diff.median():+.2f}, Wilcoxon p = {p:.3g} on {len(both)} data sets"
@@ -137,13 +137,13 @@ def _evaluate(claim, table, spec, greater_is_better):
     full = wide.dropna()
     if full.empty:
         return "not measured", "no data set with every method"
-    scores = sign * full.round(digits)
+    scores = rule.scores(full)
     if claim.test == "best-count":
         best = int((scores[claim.method] >= scores.max(axis=1)).sum())
         return ("confirmed" if best >= claim.value else "not confirmed"), \
             f"best (ties included) on {best} of {len(full)} data sets (claim: >= {claim.value:g})"
     if claim.test == "never-worst":
-        # A data set where every method ties (at one decimal) has no worst method.
+        # A data set where every method ties (as printed) has no worst method.
         spread = scores.max(axis=1) > scores.min(axis=1)
         worst = list(full.index[spread & (scores[claim.method] <= scores.min(axis=1))])
         note = f" ({int((~spread).sum())} with every method tied left out)" if (~spread).any() else ""
@@ -151,7 +151,7 @@ def _evaluate(claim, table, spec, greater_is_better):
             (f"never the worst on {len(full)} data sets{note}" if not worst
              else f"worst (ties included) on {len(worst)} of {len(full)}: {', '.join(worst[:5])}{note}")
     if claim.test == "best-rank":
-        ranks = full.rank(axis=1, ascending=not greater_is_better).mean().sort_values()
+        ranks = average_ranks(full, rule.greater_is_better).sort_values()
         first = ranks.index[0]
         position = int(np.flatnonzero(ranks.index == claim.method)[0]) + 1
         return ("confirmed" if first == claim.method else "not confirmed"), \
@@ -163,7 +163,7 @@ def _evaluate(claim, table, spec, greater_is_better):
 #: The fewest data sets a claim over a table's data sets is judged on: below it, the verdict is "too few data sets"
 #: (fails closed, never "confirmed" by one or two sets). A Wilcoxon signed-rank test on n pairs cannot reach
 #: p < 0.05 below n = 6 (its smallest two-sided p is 2 / 2^n), so saying "no difference" there means nothing.
-MIN_DATASETS = {"wilcoxon": 6, "comparable": 6}
+MIN_DATASETS = {"wilcoxon": MIN_WILCOXON, "comparable": MIN_WILCOXON}
 MIN_DATASETS_DEFAULT = 3
 
 
@@ -180,10 +180,7 @@ def _judged_on(claim, table, spec):
 
 def judge(claim, table, spec):
     """(verdict, numbers) of ``claim`` on ``spec``'s built ``table``."""
-    from ..experiments import get_metric
-
-    better = get_metric(spec.metric).greater_is_better if spec.builder != "correlation" else True
-    verdict, numbers = _evaluate(claim, table, spec, better)
+    verdict, numbers = _evaluate(claim, table, spec)
     # A claim about fewer named data sets than that ("similar on wine") is judged on each of them.
     least = MIN_DATASETS.get(claim.test, MIN_DATASETS_DEFAULT)
     if claim.datasets:

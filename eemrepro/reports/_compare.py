@@ -9,12 +9,15 @@ sets where every compared model has a value, and says which ("on 7 of 9 data
 sets"):
 
 * wins / draws / losses of each new model against each of the paper's
-  (a draw: equal at the printed precision; the ranks use the unrounded means);
+  (a draw: equal as printed, a win in the metric's direction; the ranks use
+  the unrounded means);
 * average ranks, Friedman's test and the Nemenyi critical difference
   (Demšar 2006), drawn as a critical-difference diagram by scikit-posthocs
   with the scale of the critical difference above it;
 * a Wilcoxon signed-rank test of each new model against each of the
   paper's, with Holm's correction over those tests (statsmodels).
+
+The statistics themselves are ``_stats``' (one draw rule for every page).
 """
 
 import io
@@ -22,10 +25,8 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-#: A Wilcoxon signed-rank test on fewer pairs cannot reach p < 0.05 (two-sided: n = 6 gives 0.031 at best).
-MIN_WILCOXON = 6
+from ._stats import MIN_WILCOXON, DrawRule, average_ranks, friedman, nemenyi_cd, pair_tests
 
 
 #: Why two models can rank apart and still draw: said wherever both are shown.
@@ -53,18 +54,14 @@ def new_methods(spec, df):
     return [m for m in _with_values(df, spec.metric) if m not in set(pub["method"])]
 
 
-def printed_digits(spec):
-    """The decimals a metric table prints its values at (a draw: equal at these)."""
-    return spec.digits or (1 if spec.scale == 100 else 3)
-
-
-def compare_methods(spec, df, greater_is_better=True, alpha=0.05, new=None):
+def compare_methods(spec, df, alpha=0.05, new=None):
     """The comparison of the new methods of ``df`` (a metric table) with the others; None without new ones.
 
     ``new``: the methods compared with the others (default those the paper's
     table does not have, ``new_methods``); where no other method has a value,
     every pair of them is compared instead (a benchmark of a user's models
-    alone).
+    alone). Ranks and wins read the table's metric in its direction and a draw
+    is equal as printed (``_stats.DrawRule.of(spec)``).
 
     Returns a dict: ``new`` and ``baselines`` (method names), ``datasets``
     (those where every compared method has a value), ``of`` (the table's data
@@ -72,11 +69,10 @@ def compare_methods(spec, df, greater_is_better=True, alpha=0.05, new=None):
     rank, sorted best first), ``friedman`` (statistic, p) and ``cd`` (the
     Nemenyi critical difference) where there are two or more data sets,
     ``pairs`` (a frame: new method, baseline, wins, draws, losses, median
-    difference, Wilcoxon p, Holm-adjusted p) and ``wide`` (the values, data
-    sets x methods, for the diagram).
+    difference, Wilcoxon p, Holm-adjusted p: ``_stats.pair_tests``), ``wide``
+    (the values, data sets x methods, for the diagram), ``digits`` and ``rule``
+    (the draw rule).
     """
-    from ._tables import nemenyi_cd
-
     metric = spec.metric
     if new is None:
         new = new_methods(spec, df)
@@ -85,6 +81,7 @@ def compare_methods(spec, df, greater_is_better=True, alpha=0.05, new=None):
         new = [m for m in dict.fromkeys(new) if m in have]
     if not new:
         return None
+    rule = DrawRule.of(spec)
     wide_all = df.pivot_table(index="dataset", columns="method", values=metric, sort=False)
     baselines = [m for m in dict.fromkeys(df["method"]) if m not in new and m in wide_all
                  and wide_all[m].notna().any()]
@@ -92,49 +89,17 @@ def compare_methods(spec, df, greater_is_better=True, alpha=0.05, new=None):
     wide = wide_all[methods].dropna()
     of = wide_all[new].dropna(how="all").index
     out = {"new": new, "baselines": baselines, "datasets": list(wide.index), "of": list(of), "wide": wide,
-           "digits": printed_digits(spec)}
+           "digits": rule.decimals, "rule": rule}
     if len(wide) >= 1 and len(methods) >= 2:
-        ranks = wide.rank(axis=1, ascending=not greater_is_better).mean()
+        ranks = average_ranks(wide, rule.greater_is_better)
         out["ranks"] = pd.DataFrame({"method": ranks.index, "average rank": ranks.to_numpy()}) \
             .sort_values(["average rank", "method"], kind="stable").reset_index(drop=True)
     if len(wide) >= 2 and len(methods) >= 3:
-        friedman = stats.friedmanchisquare(*[wide[c] for c in methods])
-        out["friedman"] = (float(friedman.statistic), float(friedman.pvalue))
+        out["friedman"] = friedman(wide)
         out["cd"] = nemenyi_cd(len(methods), len(wide), alpha)
     pairs = [(m, b) for m in new for b in baselines] if baselines else list(itertools.combinations(new, 2))
-    out["pairs"] = _pairs(wide_all, pairs, out["digits"])
+    out["pairs"] = pair_tests(wide_all, pairs, rule)
     return out
-
-
-def _pairs(wide_all, pairs, decimals):
-    """Each (model, baseline) pair on the data sets both have: W/D/L, Wilcoxon, Holm over all the pairs."""
-    from statsmodels.stats.multitest import multipletests
-
-    rows = []
-    for m, b in pairs:
-        both = wide_all[[m, b]].dropna()
-        shown = both.round(decimals)
-        diff = both[m] - both[b]
-        p = np.nan
-        if len(both) >= MIN_WILCOXON:
-            p = float(stats.wilcoxon(both[m], both[b]).pvalue) if np.any(diff != 0) else 1.0
-        rows.append({"model": m, "baseline": b, "wins": int((shown[m] > shown[b]).sum()),
-                     "draws": int((shown[m] == shown[b]).sum()), "losses": int((shown[m] < shown[b]).sum()),
-                     "datasets": len(both), "median difference": float(diff.median()) if len(both) else np.nan,
-                     "wilcoxon p": p})
-    pairs = pd.DataFrame(rows)
-    tested = pairs["wilcoxon p"].notna() if len(pairs) else pd.Series(dtype=bool)
-    pairs["holm p"] = np.nan
-    if tested.any():
-        pairs.loc[tested, "holm p"] = multipletests(pairs.loc[tested, "wilcoxon p"], method="holm")[1]
-    return pairs
-
-
-def _wdl_sign(spec, pairs, greater_is_better):
-    """W/D/L read as the metric reads: for a metric where lower is better, a "win" is a lower value."""
-    if greater_is_better:
-        return pairs
-    return pairs.rename(columns={"wins": "losses", "losses": "wins"})[list(pairs.columns)]
 
 
 #: Who is compared with whom: (the new models, the others) as a paper's comparison names them.
@@ -148,7 +113,7 @@ def compared_sides(result, sides=PAPER_SIDES):
     return f"{sides[0]}: {', '.join(result['new'])}; {sides[1]}: {', '.join(result['baselines'])}.", sides[2]
 
 
-def comparison_markdown(spec, result, title, greater_is_better=True, sides=PAPER_SIDES):
+def comparison_markdown(spec, result, title, sides=PAPER_SIDES):
     """The comparison as a Markdown page (``tables`` writes it as ``<stem>_comparison.md``); ``sides`` names
     the two sides compared (``compared_sides``)."""
     from tabulate import tabulate
@@ -172,7 +137,7 @@ def comparison_markdown(spec, result, title, greater_is_better=True, sides=PAPER
                   "ranks differ by less are not told apart.", ""]
     else:
         lines += ["Friedman / Nemenyi: needs two or more data sets where every model ran, and three models.", ""]
-    pairs = _wdl_sign(spec, result["pairs"], greater_is_better)
+    pairs = result["pairs"]
     if len(pairs):
         lines += [f"## {heading}", "",
                   f"wins / draws / losses on {metric.title} (a draw: equal at the printed {result['digits']} "
@@ -192,9 +157,9 @@ def _num(x, fmt):
     return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
 
 
-def comparison_frame(spec, result, greater_is_better=True):
+def comparison_frame(result):
     """The pairs table as a frame (the report page's and the CSV's)."""
-    return _wdl_sign(spec, result["pairs"], greater_is_better)
+    return result["pairs"]
 
 
 def cd_figure(wide, greater_is_better=True, highlight=(), size=(7, 2.2), alpha=0.05, name="cd"):
@@ -209,9 +174,7 @@ def cd_figure(wide, greater_is_better=True, highlight=(), size=(7, 2.2), alpha=0
     import matplotlib.pyplot as plt
     import scikit_posthocs as sp
 
-    from ._tables import nemenyi_cd
-
-    ranks = wide.rank(axis=1, ascending=not greater_is_better).mean()
+    ranks = average_ranks(wide, greater_is_better)
     significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
     significance.index = significance.columns = list(wide.columns)
     plt.rcParams["svg.hashsalt"] = "eemrepro"

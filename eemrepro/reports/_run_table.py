@@ -92,7 +92,7 @@ def run_tables(config, records, prov, out="DIR"):
     for spec, df in with_paper:
         _, (index, columns, cell) = table_columns(spec, limit)
         if spec.builder == "metric":
-            cell = run_cell(spec.metric, limit, spec.digits or (1 if spec.scale == 100 else 3))
+            cell = run_cell(spec.metric, limit, spec.printed_digits)
         title = spec.title.format(selection=spec.selection or proto.selection) if spec.id != "run" else \
             f"{config.name}: {spec.metric} ({proto.selection}), mean±std over the test folds " \
             f"({'the data sets no paper table has' if len(with_paper) > 1 else 'no published table'})"

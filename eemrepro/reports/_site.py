@@ -75,7 +75,7 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     ``per_fold``: {(repeat, fold): point} where the selection rule chooses per fold
     (nested CV, a criterion); else every fold is shown at the cell's selected point.
     """
-    scale, digits = spec.scale, spec.digits or (1 if spec.scale == 100 else 3)
+    scale, digits = spec.scale, spec.printed_digits
     cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
             "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
     g = frames.get((row["dataset"], row["method"]))
@@ -136,7 +136,7 @@ UNJUDGED = ("not compared", "a benchmark cell: no published value to compare wit
 def _metric_section(spec, df, verdicts, mine, per_fold, judged=True):
     """A metric table as a sortable list (and each cell's details); ``judged``: False for a benchmark, whose
     cells have no published value and no verdict."""
-    digits = spec.digits or (1 if spec.scale == 100 else 3)
+    digits = spec.printed_digits
     m = spec.metric
     frames = _cell_frames(spec, mine)
     rows, details, classes, tips = [], [], [], []
@@ -165,7 +165,7 @@ def _wide_section(spec, df, verdicts, judged=True):
     cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
     the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds). A benchmark (not
     ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set."""
-    digits = spec.digits or (1 if spec.scale == 100 else 3)
+    digits = spec.printed_digits
     m = spec.metric
     datasets = list(dict.fromkeys(df["dataset"]))
     methods = list(dict.fromkeys(df["method"]))
@@ -220,19 +220,19 @@ def _other_section(spec, df, verdicts, limit):
 
 def _summaries(spec, df):
     """The paper's method comparisons on a metric table, as small Styler tables, and a CD diagram (SVG)."""
-    from ..experiments import get_metric
-    from ._tables import ranks_and_tests, wins_draws_losses
+    from ._stats import DrawRule, ranks_and_tests, wins_draws_losses
 
     if not spec.summary:
         return [], None
     pub = spec.published_frame()
     if pub is not None:
         df = df[df["method"].isin(set(pub["method"]))]
-    better = get_metric(spec.metric).greater_is_better
+    rule = DrawRule.of(spec)
+    better = rule.greater_is_better
     out = []
-    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric)
+    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric, rule=rule)
     if len(wdl):
-        out.append({"title": "Wins / draws / losses (draw: equal at one decimal)",
+        out.append({"title": f"Wins / draws / losses (draw: {rule.describe()})",
                     "html": wdl.style.hide(axis="index").set_uuid(f"{spec.id}_wdl").to_html(doctype_html=False)})
     tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=better)
     if "average_rank" in tests:
@@ -516,7 +516,6 @@ def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
     """A page section of the statistics of a metric table's models (``_compare``): average ranks, Friedman and
     Nemenyi, the pairs' wins/draws/losses and Wilcoxon-Holm, the critical-difference diagram; None when there
     is nothing to compare. ``new``, ``sides``, ``title``: as ``_build._write_comparison``'s."""
-    from ..experiments import get_metric
     from ._build import comparison_title
     from ._compare import (
         MIN_WILCOXON,
@@ -529,10 +528,10 @@ def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
         comparison_frame,
     )
 
-    better = get_metric(spec.metric).greater_is_better
-    result = compare_methods(spec, df, greater_is_better=better, new=new)
+    result = compare_methods(spec, df, new=new)
     if result is None:
         return None
+    better = result["rule"].greater_is_better
     who, heading = compared_sides(result, sides or PAPER_SIDES)
     n, of = len(result["datasets"]), len(result["of"])
     counts = f"{who} Ranks and tests on {n} of {of} data sets (those where every compared model has a value: " \
@@ -542,7 +541,7 @@ def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
         .to_html(doctype_html=False) if ranks is not None else "<p>no data set where every model ran</p>"
     pairs_title = f"{heading}: wins / draws / losses (a draw: equal at the printed {result['digits']} " \
                   f"decimal(s)), Wilcoxon signed-rank p (none under {MIN_WILCOXON} data sets) and Holm-adjusted p"
-    pairs = comparison_frame(spec, result, better).style.hide(axis="index").format(precision=3, na_rep="–")
+    pairs = comparison_frame(result).style.hide(axis="index").format(precision=3, na_rep="–")
     notes = []
     if "friedman" in result:
         stat, p = result["friedman"]

@@ -40,7 +40,7 @@ class TableSpec:
     metric : str
         The registered metric a metric table shows; ``scale`` multiplies it (100: percent).
     digits : int, optional
-        Decimals of a metric table's values (default 1 for percent, 3 otherwise).
+        Decimals of a metric table's values (default 1 for percent, 3 otherwise): ``printed_digits``.
     spread : {"std", "se"}
         The spread shown next to a metric: the std over the test folds, or the
         standard error of the mean (std / sqrt(number of test folds)).
@@ -101,6 +101,14 @@ class TableSpec:
             raise ValueError(f"table {self.id}: combine must be 'max' or 'mean' (with a facet), got {self.combine!r}")
         if self.spread not in ("std", "se"):
             raise ValueError(f"table {self.id}: spread must be 'std' or 'se', got {self.spread!r}")
+
+    @property
+    def printed_digits(self):
+        """The decimals the table prints its metric's values at (``digits``; else 1 for a percent, 3 for a
+        fraction). Every rendering asks here, and a draw is equal at these (``_stats.DrawRule``)."""
+        if self.digits is not None:
+            return self.digits
+        return 1 if self.scale == 100 else 3
 
     @property
     def value_column(self):
