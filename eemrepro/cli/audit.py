@@ -116,8 +116,10 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
             typer.secho(f"  {u.label}: {u.why}", fg=typer.colors.YELLOW)
         elif u.verdict == KNOWN:
             fields = sorted({d[3] for d in u.differing})
-            typer.secho(f"  {u.label}: differs in {', '.join(fields)} (largest relative difference {u.largest:.1e}), "
-                        f"a known difference: {u.why}", fg=typer.colors.YELLOW)
+            # An integer field (an iteration count) differs exactly: no relative float difference to say.
+            by = f" (largest relative difference {u.largest:.1e})" if u.largest > 0 else ""
+            typer.secho(f"  {u.label}: differs in {', '.join(fields)}{by}, a known difference: {u.why}",
+                        fg=typer.colors.YELLOW)
         else:
             by = f" (largest relative difference {u.largest:.1e}, in {u.largest_field})" \
                 if u.largest > FLOAT_NOISE else ""
