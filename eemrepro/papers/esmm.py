@@ -12,7 +12,7 @@ its registry id (``dataset``) and by the paper (``paper_name``); its five image 
 import json
 
 from ..experiments import ModelSet
-from ..reports import Claim, Paper, TableSpec, published
+from ._spec import Claim, Paper, TableSpec, published
 
 METHODS = ("ESMM", "SMM", "MatMHKS", "B-FSVM", "FSVM", "SVM")
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..papers import registered_papers
 from ._render import FITS_LEGEND, _fmt, _signed, fits_mark, fits_note, marked
 
 VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
@@ -346,7 +347,6 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     """
     from jinja2 import Environment
 
-    from ..papers import registered_papers
     from ._build import protocol_warnings
     from ._check import Tolerance, baseline_pins, check, load_tolerance
     from ._readings import COLUMNS, readings_frames, start_readings
@@ -561,7 +561,6 @@ def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
 def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js):
     """comparison.html: models the papers have not (a user's), ranked with each paper's own (``_compare``)
     in every metric table that holds them, with a critical-difference diagram; None when there are none."""
-    from ..papers import registered_papers
     from ._render import provenance_lines
 
     sections = []
