@@ -6,13 +6,7 @@ store), ``reports`` and ``cli``. ``read_results`` gives stored results as a
 pandas DataFrame.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("eemrepro")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
-
+from ._version import __version__
 
 
 def read_results(dirs, columns=None):

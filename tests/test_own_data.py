@@ -65,8 +65,10 @@ def test_a_size_that_does_differ_still_warns(tmp_path):
     load_config(_config(tmp_path, "{file: noise.csv, target: label, positive: 1}"))
     entry = get_entry("noise")
     register_local(replace(entry, expected=dict(entry.expected, class_counts=[1, 79])))
-    with pytest.warns(UserWarning, match="differ from the registry's"):
+    with pytest.warns(UserWarning, match="differ from the registry's") as caught:
         load_dataset("noise", scaling=None)
+    # said at the line that called load_dataset (its stacklevel), not inside the package
+    assert [w.filename for w in caught if "differ from the registry" in str(w.message)] == [__file__]
 
 
 @pytest.mark.parametrize("write, column, what", [

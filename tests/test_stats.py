@@ -1,4 +1,4 @@
-"""One draw rule for every statement about a table's models (``eemrepro/reports/_stats.py``): a draw is two
+"""One draw rule for every statement about a table's models (``eemrepro/_stats.py``): a draw is two
 values equal as the table prints them, a win the better printed value in the metric's direction. The paper
 summary (``<table>_summary.md``), the report's summary, the claims and the comparison pages say the same."""
 
@@ -97,7 +97,7 @@ def test_every_reader_counts_wins_draws_losses_by_the_printed_values_in_the_metr
 def test_the_rule_counts_what_the_printed_strings_say():
     # The rule's rounding is the printer's, value for value: f"{x:.{d}f}" read back, on numbers around the
     # half-ways where numpy's scaled round and the printed string part.
-    from eemrepro.reports._stats import DrawRule
+    from eemrepro._stats import DrawRule
 
     rng = np.random.default_rng(0)
     values = pd.Series(np.concatenate([np.round(rng.uniform(0, 100, 2000), 3) + 0.0005 * k for k in (0, 1)]))

@@ -134,18 +134,57 @@ def check_cmd(
         help="Write the claims' current verdicts to this file (for --claims).")] = None,
 ):
     """Compare reproduced cells with the published ones; exit 1 when a cell drifts past the tolerance."""
-    from ..reports import ToleranceError, check, load_results, load_tolerance, summary_line
-    from ..reports._check import build_checked
+    from ..reports import check, derived_readings, reading_stores, summary_line
+
+    _check_folders(results)
+    _check_places(pin, pin_claims)  # before the work: where the pins go is known now
+    tol, records, ref_records, unfinished, built = _checked(results, tolerance, reference)
+
+    def cells_under(rule):
+        return check(records, rule, reference=ref_records, unfinished=unfinished, built=built)
+
+    if pin is not None:
+        _write_pins(pin, pin_reason, tol, cells_under)
+        return
+    cells = cells_under(tol)
+    for cell in cells:
+        if cell.outcome in ("fail", "missing"):
+            typer.echo(cell.line())
+        elif verbose:
+            typer.echo(f"{cell.outcome.upper()} {cell.table} {cell.dataset} {cell.method}"
+                       + (f" ({cell.reason})" if cell.reason else ""))
+    changed = _claims(records, unfinished, claims, pin_claims, built) if reference is None else []
+    typer.echo(summary_line(cells))
+    others = [n for _, n, _ in reading_stores(results)] + [n for _, n in derived_readings(results)]
+    if others:
+        typer.echo(f"judged: the primary reading; not judged: the readings {', '.join(others)} "
+                   "(eemrepro tables counts them in <table>_readings.md)")
+    if not report_only and (changed or any(c.outcome in ("fail", "missing") for c in cells)):
+        raise typer.Exit(code=1)
+
+
+def _check_places(pin, pin_claims):
+    """A one-line error (exit 2) where ``--pin`` or ``--pin-claims`` cannot be written."""
     from ..reports._outputs import OutputPlaceError, check_place
     from ._common import fail
 
-    _check_folders(results)
-    try:  # before the work: where the pins go is known now
+    try:
         for path, what, option in ((pin, "pins", "--pin"), (pin_claims, "claims' verdicts", "--pin-claims")):
             if path is not None:
                 check_place(path, what, folder=False, option=option)
     except OutputPlaceError as exc:
         fail(exc, code=2)
+
+
+def _checked(results, tolerance, reference):
+    """(tolerance, records, reference records, unfinished cells, built tables) that ``check`` judges: with a
+    ``reference``, the records of both; else every table built once (records None). The tolerance is the one
+    given, else the pins committed beside baselines that are a checkout's committed stores."""
+    from ..reports import ToleranceError, load_results, load_tolerance
+    from ..reports._build import protocol_warnings
+    from ..reports._check import baseline_pins, build_checked
+    from ._common import fail
+
     try:
         tol = load_tolerance(tolerance)
         if reference:
@@ -158,9 +197,6 @@ def check_cmd(
             built, read = build_checked(results)
             records, ref_records, unfinished = None, None, read.unfinished
             prov = read.provenance
-        from ..reports._build import protocol_warnings
-        from ..reports._check import baseline_pins
-
         for line in protocol_warnings(prov):
             _warn(line)
         # Baselines that are a checkout's committed stores are judged as the checkout judges them (its pins).
@@ -171,47 +207,33 @@ def check_cmd(
                        "--tolerance FILE to choose another)", err=True)
     except (ToleranceError, ValueError, FileNotFoundError) as exc:
         fail(exc, code=2)
-    if pin is not None:
-        import dataclasses
+    return tol, records, ref_records, unfinished, built
 
-        import yaml
 
-        from .._yaml import YAMLDocumentError, load_yaml_file
-        from ..reports import pin_differences
+def _write_pins(pin, reason, tol, cells_under):
+    """``check --pin``: every current difference pinned in ``pin`` (the reasons already written there kept), and
+    the check's summary under those pins. ``cells_under(tolerance)``: the checked cells."""
+    import dataclasses
 
-        try:
-            previous = load_yaml_file(pin)[0] if pin.is_file() else None
-        except YAMLDocumentError as exc:
-            fail(exc, code=2)
-        # Pins come from the table rules alone: a --tolerance that is itself a pin
-        # file would otherwise pass every cell it pins, and regenerating would drop them.
-        unpinned = dataclasses.replace(tol, cells=[])
-        pins = pin_differences(check(records, unpinned, reference=ref_records, unfinished=unfinished, built=built),
-                               unpinned, reason=pin_reason, previous=previous)
-        header = ("# Known differences pinned by `eemrepro check --pin`; regenerate after a new run\n"
-                  "# (reasons already written here are kept).\n")
-        _write(pin, header + yaml.safe_dump(pins, sort_keys=False, width=120), "pins", "--pin")
-        typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
-        typer.echo(summary_line(check(records, load_tolerance(pin), reference=ref_records, unfinished=unfinished,
-                                      built=built)))
-        return
-    cells = check(records, tol, reference=ref_records, unfinished=unfinished, built=built)
-    for cell in cells:
-        if cell.outcome in ("fail", "missing"):
-            typer.echo(cell.line())
-        elif verbose:
-            typer.echo(f"{cell.outcome.upper()} {cell.table} {cell.dataset} {cell.method}"
-                       + (f" ({cell.reason})" if cell.reason else ""))
-    changed = _claims(records, unfinished, claims, pin_claims, built) if reference is None else []
-    typer.echo(summary_line(cells))
-    from ..reports import derived_readings, reading_stores
+    import yaml
 
-    others = [n for _, n, _ in reading_stores(results)] + [n for _, n in derived_readings(results)]
-    if others:
-        typer.echo(f"judged: the primary reading; not judged: the readings {', '.join(others)} "
-                   "(eemrepro tables counts them in <table>_readings.md)")
-    if not report_only and (changed or any(c.outcome in ("fail", "missing") for c in cells)):
-        raise typer.Exit(code=1)
+    from .._yaml import YAMLDocumentError, load_yaml_file
+    from ..reports import load_tolerance, pin_differences, summary_line
+    from ._common import fail
+
+    try:
+        previous = load_yaml_file(pin)[0] if pin.is_file() else None
+    except YAMLDocumentError as exc:
+        fail(exc, code=2)
+    # Pins come from the table rules alone: a --tolerance that is itself a pin
+    # file would otherwise pass every cell it pins, and regenerating would drop them.
+    unpinned = dataclasses.replace(tol, cells=[])
+    pins = pin_differences(cells_under(unpinned), unpinned, reason=reason, previous=previous)
+    header = ("# Known differences pinned by `eemrepro check --pin`; regenerate after a new run\n"
+              "# (reasons already written here are kept).\n")
+    _write(pin, header + yaml.safe_dump(pins, sort_keys=False, width=120), "pins", "--pin")
+    typer.echo(f"pinned {len(pins['cells'])} cells in {pin}")
+    typer.echo(summary_line(cells_under(load_tolerance(pin))))
 
 
 def _write(path, text, what, option):

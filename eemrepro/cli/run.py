@@ -94,6 +94,22 @@ def run_cmd(
         help="Run this reading of the config (its 'readings' section) into <out>/readings/<reading>.")] = None,
 ):
     """Run every unit of CONFIG (resuming what is stored), then print its result table."""
+    ran = _run_config(config, out, reading, only_models, only_datasets, jobs=jobs, backend=backend and backend.value,
+                      scheduler=scheduler, fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
+                      progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
+                      retry_failed=retry_failed, rerun_changed=rerun_changed)
+    if ran is None:  # a derived reading: nothing to run
+        return
+    cfg, summary = ran
+    _say_run(cfg, summary, dry_run)
+    if not dry_run:
+        _print_run_table(cfg, summary)
+
+
+def _run_config(config, out, reading, only_models, only_datasets, **options):
+    """(config, run summary) of running CONFIG (or its ``reading``) into ``out`` with ``options`` (keywords of
+    ``run_experiment``); None for a derived reading, which is only noted. Ctrl-C, and every error, end the command
+    in one line."""
     from ..datasets import DatasetError
     from ..experiments import ConfigError, RunInterrupted, load_config, run_experiment
     from ..experiments._dispatch import DispatchError
@@ -109,24 +125,12 @@ def run_cmd(
         if reading is not None:
             primary, cfg = cfg, cfg.with_reading(reading)
             if cfg.reading.derived:
-                from ..experiments._run_folder import record_derived_reading
-
-                where = record_derived_reading(results, cfg, primary.readings)
-                whose = (f"reading {cfg.reading.records}'s records" if cfg.reading.records
-                         else "the config's own records")
-                typer.echo(f"reading {reading} changes only how the tables read the records "
-                           f"({cfg.reading.describe()}): nothing to run; noted in {where}, and `eemrepro tables` "
-                           f"reports it from {whose}, beside the primary reading")
-                return
+                _note_derived_reading(results, cfg, primary, reading)
+                return None
             out = results = results / "readings" / reading
         names = {*cfg.datasets, *(m.name for m in cfg.models)}
-        summary = run_experiment(cfg, out=out, jobs=jobs, backend=backend and backend.value, scheduler=scheduler,
-                                 fresh=fresh, dry_run=dry_run, mirror=mirror, data_home=data_home,
-                                 progress=not quiet, repeats=repeats, skip_unavailable=skip_unavailable,
-                                 retry_failed=retry_failed,
-                                 only_models=split_names(only_models, names),
-                                 only_datasets=split_names(only_datasets, names),
-                                 rerun_changed=rerun_changed)
+        return cfg, run_experiment(cfg, out=out, only_models=split_names(only_models, names),
+                                   only_datasets=split_names(only_datasets, names), **options)
     except RunInterrupted as exc:
         typer.secho(str(exc), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(code=130 if exc.reason is None else 1) from None
@@ -140,6 +144,22 @@ def run_cmd(
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _note_derived_reading(results, cfg, primary, reading):
+    """A reading that changes only how the tables read the records: noted in the results folder, nothing run."""
+    from ..experiments._run_folder import record_derived_reading
+
+    where = record_derived_reading(results, cfg, primary.readings)
+    whose = f"reading {cfg.reading.records}'s records" if cfg.reading.records else "the config's own records"
+    typer.echo(f"reading {reading} changes only how the tables read the records "
+               f"({cfg.reading.describe()}): nothing to run; noted in {where}, and `eemrepro tables` "
+               f"reports it from {whose}, beside the primary reading")
+
+
+def _say_run(cfg, summary, dry_run):
+    """What the run did (or, dry, would do): data sets skipped, records moved aside or left out, then the units
+    and their outcome, with the failures' and warnings' most frequent texts."""
     for name, why in summary.unavailable.items():
         typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)
     _aside(summary, cfg, dry_run)
@@ -162,9 +182,14 @@ def run_cmd(
     _most_said(summary.failures, "failed in", "reason(s) of failure", "error_message")
     # caught in the fit processes on every backend, each record keeps its own
     _most_said(summary.warnings, "warned in", "warning(s)", "warnings")
+
+
+def _print_run_table(cfg, summary):
+    """The run's result table, read as every report reads the folder (its seconds are the run file's last
+    stage), and the command that writes all of them."""
     import time
 
-    from ..experiments._run_folder import StaleRecordsError
+    from ..experiments._run_folder import StaleRecordsError, note_stage
     from ..reports import run_table
 
     start = time.monotonic()
@@ -173,8 +198,6 @@ def run_cmd(
     except StaleRecordsError as exc:  # read as every report reads the folder: the stale cells said above
         typer.secho(f"\nno table: {exc}", fg=typer.colors.YELLOW, err=True)
     if summary.run_id is not None:  # the table is the run's last stage: its seconds go into the run file
-        from ..experiments._run_folder import note_stage
-
         try:
             note_stage(summary.out, summary.run_id, "table", time.monotonic() - start)
         except OSError:

@@ -129,7 +129,16 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
     if missing.any():
         X, raw = X[~missing], raw[~missing]
         steps.append(f"dropped {int(missing.sum())} rows with missing values")
+    X, y = _as_registered(X, _labels(entry, raw), entry, steps)
+    sizes = _sizes(X, y, entry)
+    _warn_unexpected_sizes(entry, sizes)
+    X = _scaled(X, scaling, steps)
+    return Dataset(X, y, _meta(entry, sizes, steps, scaling, files))
 
+
+def _labels(entry, raw):
+    """The target: -1/+1 for a binary entry (+1: its positive labels), else the raw labels, checked against the
+    entry's classes."""
     if entry.is_binary:
         y = np.where(_positive_mask(raw, entry.positive), 1, -1)
         if np.all(y == 1) or np.all(y == -1):
@@ -137,12 +146,15 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
                 f"{entry.id}: positive labels {list(entry.positive)} give a single class; "
                 f"labels in the file: {sorted(set(map(str, raw)))[:10]}"
             )
-    else:
-        y = raw
-        unknown = set(np.unique(y).tolist()) - set(entry.classes)
-        if unknown:
-            raise DatasetParseError(f"{entry.id}: unexpected class labels {sorted(map(str, unknown))}")
+        return y
+    unknown = set(np.unique(raw).tolist()) - set(entry.classes)
+    if unknown:
+        raise DatasetParseError(f"{entry.id}: unexpected class labels {sorted(map(str, unknown))}")
+    return raw
 
+
+def _as_registered(X, y, entry, steps):
+    """(X, y) with the entry's duplicate rows and constant columns removed where it says so (each step noted)."""
     if entry.deduplicate:
         before = X.shape[0]
         _, keep = np.unique(np.column_stack([X, y.astype(np.float64)]), axis=0, return_index=True)
@@ -153,8 +165,11 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
         constant = np.ptp(X, axis=0) == 0
         X = X[:, ~constant]
         steps.append(f"dropped {int(constant.sum())} constant columns {np.flatnonzero(constant).tolist()}")
+    return X, y
 
-    sizes = _sizes(X, y, entry)
+
+def _warn_unexpected_sizes(entry, sizes):
+    """A warning (pointing at ``load_dataset``'s caller) when the loaded sizes are not the registry's."""
     expected = {k: v for k, v in entry.expected.items() if v is not None}
     # A binary set's class sizes may be recorded as [negatives, positives] (a local file's entry).
     loaded = dict(sizes, class_counts=[sizes["n_neg"], sizes["n_pos"]]) if "n_neg" in sizes else sizes
@@ -162,8 +177,12 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
         warnings.warn(
             f"{entry.id}: loaded sizes {sizes} differ from the registry's {expected}: "
             "a different version of the data?",
-            stacklevel=2,
+            stacklevel=3,
         )
+
+
+def _scaled(X, scaling, steps):
+    """X scaled on the whole data set as ``scaling`` says (the step noted)."""
     if scaling == "minmax":
         X = minmax_scale(X)
         steps.append("min-max scaled to [0, 1] (whole data set)")
@@ -172,9 +191,13 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
 
         X = StandardScaler().fit_transform(X)
         steps.append("standardised to zero mean, unit variance (whole data set)")
+    return X
 
-    combined = _combined_checksum(f["sha256"] for f in files)
-    meta = {
+
+def _meta(entry, sizes, steps, scaling, files):
+    """``load_dataset``'s ``meta``: the entry's facts, the sizes loaded against the paper's, the steps and the
+    files' provenance with one checksum of them."""
+    return {
         "id": entry.id,
         "paper_name": entry.paper_name,
         "group": entry.group,
@@ -187,10 +210,9 @@ def load_dataset(name, scaling="minmax", data_home=None, mirror=None, download=T
         "steps": steps,
         "scaling": scaling,
         "files": files,
-        "sha256": combined,
+        "sha256": _combined_checksum(f["sha256"] for f in files),
         "notes": entry.notes,
     }
-    return Dataset(X, y, meta)
 
 
 def _combined_checksum(file_digests):

@@ -280,6 +280,44 @@ def _smm_admm(F, t, c, tau, shape, rho=1.0, max_iter=500, tol=1e-4):
     return W.reshape(shape), b, rounds, converged, _smm_objective(W.reshape(shape), b, F, t, c, tau)
 
 
+def _conic_settings(c, max_iter, tol):
+    """Clarabel's settings for ``_smm_solve``'s reduced problems, and the floor its relative gap is measured by."""
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.max_iter = int(max_iter)
+    settings.iterative_refinement_enable = False  # on again if a solve is not certified (``_smm_solve``)
+    # The gap is relative to the optimum, or to a thousandth of one average point's loss at
+    # margin 0 when the optimum is about 0 (one class weighted 0, where the interior point's
+    # W ~ 1e-8 is what is left); Clarabel stops 100x inside it.
+    floor = max(1e-3 * c.mean(), 1e-300)
+    settings.tol_gap_rel, settings.tol_gap_abs = 1e-2 * tol, 1e-2 * tol * floor
+    return settings, floor
+
+
+def _first_working_set(X1, t, start):
+    """(working points, lower points) of the first reduced problem: every point without a ``start`` (w, b); with
+    one, the points whose margin there lies within ``_BAND`` of 1, and those below it as lower points."""
+    n, d = X1.shape[0], X1.shape[1] - 1
+    if start is None:
+        return np.arange(n), np.zeros(0, dtype=np.intp)
+    margins = X1[:, :d] @ start[0] + t * start[1]
+    distance = np.abs(margins - 1.0)
+    near = distance <= _BAND
+    # At least d + 2 points (the ones nearest the margin), or b and W are not pinned down.
+    near[np.argsort(distance)[: d + 2]] = True
+    return np.flatnonzero(near), np.flatnonzero(~near & (margins < 1.0))
+
+
+def _wrong_side(X1, t, w, b, inside, lower):
+    """The points on the wrong side of (w, b)'s margin for their role: a lower point above it, or a point neither
+    working (``inside``) nor lower below it."""
+    n, d = X1.shape[0], X1.shape[1] - 1
+    margins = X1[:, :d] @ w + t * b
+    is_lower = np.zeros(n, dtype=bool)
+    is_lower[lower] = True
+    return (is_lower & (margins > 1.0)) | (~inside & ~is_lower & (margins < 1.0))
+
+
 def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
     """Solve SMM exactly; return (W, b, iterations, relative duality gap, converged, objective).
 
@@ -298,27 +336,10 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
     X1 = np.empty((n, d + 1))
     np.multiply(F, t[:, None], out=X1[:, :d])
     X1[:, d] = t
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.max_iter = int(max_iter)
-    settings.iterative_refinement_enable = False  # on again if a solve is not certified (below)
-    # The gap is relative to the optimum, or to a thousandth of one average point's loss at
-    # margin 0 when the optimum is about 0 (one class weighted 0, where the interior point's
-    # W ~ 1e-8 is what is left); Clarabel stops 100x inside it.
-    floor = max(1e-3 * c.mean(), 1e-300)
-    settings.tol_gap_rel, settings.tol_gap_abs = 1e-2 * tol, 1e-2 * tol * floor
-    everything, nothing = np.arange(n), np.zeros(0, dtype=np.intp)
+    settings, floor = _conic_settings(c, max_iter, tol)
     if start is None:
         start = _linear_svm_start(F, t, c)
-    if start is None:
-        work, lower = everything, nothing
-    else:
-        margins = X1[:, :d] @ start[0] + t * start[1]
-        distance = np.abs(margins - 1.0)
-        near = distance <= _BAND
-        # At least d + 2 points (the ones nearest the margin), or b and W are not pinned down.
-        near[np.argsort(distance)[: d + 2]] = True
-        work, lower = np.flatnonzero(near), np.flatnonzero(~near & (margins < 1.0))
+    work, lower = _first_working_set(X1, t, start)
     # W = 0 with its best intercept is the first candidate. Where it is the optimum (tau large
     # against C, or the positives' mean inside the negatives' reduced hull: glass2 at every C
     # and tau), the interior point ends at W ~ 1e-8 along its central path: a certified
@@ -351,12 +372,7 @@ def _smm_solve(F, t, c, tau, shape, max_iter=200, tol=1e-5, start=None):
         exhausted = not solved and status == "MaxIterations"
         inside = np.zeros(n, dtype=bool)
         inside[work] = True
-        wrong = np.zeros(n, dtype=bool)
-        if solved:
-            margins = X1[:, :d] @ w + t * b
-            is_lower = np.zeros(n, dtype=bool)
-            is_lower[lower] = True
-            wrong = (is_lower & (margins > 1.0)) | (~inside & ~is_lower & (margins < 1.0))
+        wrong = _wrong_side(X1, t, w, b, inside, lower) if solved else np.zeros(n, dtype=bool)
         if not wrong.any() and not exhausted and not settings.iterative_refinement_enable:
             # Not certified, yet no point says the working set is wrong (or the solve failed
             # numerically): the solve was inexact. The same points again, with Clarabel's

@@ -1,8 +1,10 @@
 """The papers eemrepro reproduces, one plug-in module each.
 
-A module here defines ``PAPER = Paper(...)`` (``eemrepro.reports.Paper``): its
-tables (published CSV, metric and scale, selection, default tolerance, layout,
-method pairs), figures and configs. ``registered_papers()`` finds every such
+A module here defines ``PAPER = Paper(...)``: its tables (``TableSpec``:
+published CSV, metric and scale, selection, default tolerance, layout, method
+pairs), figures (``FigureSpec``), claims (``Claim``) and configs, declared with
+the classes of ``_spec`` (re-exported here and by ``eemrepro.reports``). The
+papers lie below the reports: they import no report builder. ``registered_papers()`` finds every such
 module in this package, plus any registered at run time with
 ``register_paper`` (a user's own paper, or a test's). The engine loops over
 this registry and imports no paper by name.
@@ -10,6 +12,8 @@ this registry and imports no paper by name.
 
 import importlib
 import pkgutil
+
+from ._spec import Claim, FigureSpec, Paper, TableSpec, published
 
 _EXTRA = {}
 
@@ -42,4 +46,5 @@ def model_sets():
     return [s for p in registered_papers() for s in p.model_sets]
 
 
-__all__ = ["register_paper", "unregister_paper", "registered_papers", "model_sets"]
+__all__ = ["register_paper", "unregister_paper", "registered_papers", "model_sets",
+           "Paper", "TableSpec", "FigureSpec", "Claim", "published"]

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import stats
 
 from ..experiments import ModelSet
-from ..reports import Claim, FigureSpec, Paper, TableSpec
+from ._spec import Claim, FigureSpec, Paper, TableSpec
 
 #: The method pairs the paper compares (second against first).
 PAIRS = (("WELMsig", "EEMsig"), ("WELMnsig", "EEMnsig"), ("WELMrbf", "EEMrbf"),

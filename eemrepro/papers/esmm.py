@@ -12,7 +12,8 @@ its registry id (``dataset``) and by the paper (``paper_name``); its five image 
 import json
 
 from ..experiments import ModelSet
-from ..reports import Claim, DrawRule, Paper, TableSpec, average_ranks, published
+from .._stats import DrawRule, average_ranks
+from ._spec import Claim, Paper, TableSpec, published
 
 METHODS = ("ESMM", "SMM", "MatMHKS", "B-FSVM", "FSVM", "SVM")
 

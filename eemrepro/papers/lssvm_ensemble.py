@@ -7,7 +7,7 @@ standard error over the splits, as the paper does.
 """
 
 from ..experiments import ModelSet
-from ..reports import Claim, Paper, TableSpec
+from ._spec import Claim, Paper, TableSpec
 
 #: Default check: |reproduced - published| <= 0.015. The published standard errors
 #: are 0.0008-0.0033; the difference of two independent 100-split means then has a

@@ -9,7 +9,7 @@ subsample, each classifier's 5-fold CV BAC on its image at its best grid
 point, a cell is the mean over the three classifiers and 10 subsamples.
 """
 
-from ..reports import Claim, FigureSpec, Paper, TableSpec
+from ._spec import Claim, FigureSpec, Paper, TableSpec
 
 #: Table 2: BAC of one 5-fold CV run. The fold-to-fold std of BAC on these sets is
 #: about 0.03-0.05, so a 5-fold mean has a standard error of 0.015-0.022 and the

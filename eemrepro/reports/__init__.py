@@ -14,7 +14,7 @@ from ._render import load_results
 from ._run_table import run_table
 from ._site import build_report
 from ._spec import FigureSpec, Paper, TableSpec, published, registered_figures, registered_tables
-from ._stats import DrawRule, average_ranks, ranks_and_tests, wins_draws_losses
+from .._stats import DrawRule, average_ranks, ranks_and_tests, wins_draws_losses
 from ._tables import (
     build_table,
     correlation_table,

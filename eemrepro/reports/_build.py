@@ -6,7 +6,7 @@ from ..experiments import get_metric
 from ._outputs import FilesExistError, publish
 from ._render import FITS_LEGEND, RowFormat, _fmt, _signed, fits_mark, marked, metric_cell, write_table
 from ._spec import registered_tables
-from ._stats import DrawRule, ranks_and_tests, wins_draws_losses
+from .._stats import DrawRule, ranks_and_tests, wins_draws_losses
 from ._tables import rows_by_datasets, table_title
 
 LAYOUTS = ("run", "full")

@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from .._yaml import YAMLDocumentError, load_yaml_file
+from ..papers import registered_papers
 from ._spec import registered_tables
 from ._tables import applying_records, build_table, rows_by_datasets, split_by_kind
 
@@ -192,7 +193,6 @@ def build_checked(dirs, budget=None):
     ``evaluate_claims`` builds one): what ``check`` compares and the claims judge (``built`` of both), each
     table built once, a group of data sets at a time (``rows_by_datasets``); ``results.provenance`` and
     ``results.unfinished`` are ``load_results``'."""
-    from ..papers import registered_papers
 
     checked = _checked_specs()
     claimed = {c.table for paper in registered_papers() for c in paper.claims}

@@ -31,28 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._stats import MIN_WILCOXON, DrawRule, average_ranks, wilcoxon_p
-
-TESTS = ("wins", "close", "wilcoxon", "comparable", "best-count", "above-count", "mean-difference", "never-worst",
-         "best-rank", "rho-at-least")
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    table: str
-    wording: str
-    source: str
-    test: str
-    method: str = None
-    other: str = None
-    value: float = None
-    datasets: tuple = ()
-    min_h: int = 0
-
-    def __post_init__(self):
-        if self.test not in TESTS:
-            raise ValueError(f"claim {self.id}: test must be one of {TESTS}, got {self.test!r}")
+from .._stats import MIN_WILCOXON, DrawRule, average_ranks, wilcoxon_p
+from ..papers import Claim, registered_papers
 
 
 @dataclass
@@ -198,7 +178,6 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
     (either layout: only the cells with a value count). ``records`` None: ``built``
     holds every table that applies.
     """
-    from ..papers import registered_papers
     from ._tables import applying_records, build_table, split_by_kind
 
     parts = split_by_kind(records) if records is not None else None  # None: ``built`` holds every table

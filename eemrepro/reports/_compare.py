@@ -26,7 +26,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from ._stats import MIN_WILCOXON, DrawRule, average_ranks, friedman, nemenyi_cd, pair_tests
+from .._stats import MIN_WILCOXON, DrawRule, average_ranks, friedman, nemenyi_cd, pair_tests
 
 
 #: Why two models can rank apart and still draw: said wherever both are shown.

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..papers import registered_papers
+
 READINGS_DIR = "readings"
 
 
@@ -156,7 +158,6 @@ def _overlay(base, table, value):
 
 def _verdicts(spec, table, base):
     """The claims on ``spec``'s table whose verdict the reading's cells change: 'id: before -> after'."""
-    from ..papers import registered_papers
     from ._claims import judge
 
     claims = [c for paper in registered_papers() for c in paper.claims if c.table == spec.id]

@@ -15,12 +15,14 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..papers import registered_papers
 from ._render import FITS_LEGEND, _fmt, _signed, fits_mark, fits_note, marked
 
 VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
@@ -220,7 +222,7 @@ def _other_section(spec, df, verdicts, limit):
 
 def _summaries(spec, df):
     """The paper's method comparisons on a metric table, as small Styler tables, and a CD diagram (SVG)."""
-    from ._stats import DrawRule, ranks_and_tests, wins_draws_losses
+    from .._stats import DrawRule, ranks_and_tests, wins_draws_losses
 
     if not spec.summary:
         return [], None
@@ -346,14 +348,72 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     """
     from jinja2 import Environment
 
-    from ..papers import registered_papers
+    from ._compare import new_methods
+    from ._render import provenance_lines
+
+    judged = _judge(dirs, tolerance, selection, warn)
+    built, prov = judged.built, judged.prov
+    extra_provenance, store_configs = _store_provenance(dirs, prov)
+    drawn = _figures(dirs, figure_stores, loaded=(judged.records, prov), tables_built=built) if figures else {}
+    benchmark = _benchmark_sections(dirs, judged.parts, judged.unfinished, selection)
+    nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
+    if any(new_methods(s, built[s.id]) for p in registered_papers() for s in p.tables if s.id in built):
+        nav.append({"id": "comparison"})  # the page of the models the papers have not (``_comparison_page``)
+    if benchmark:
+        nav.append({"id": "benchmark"})  # every data set and model of the results (``_benchmark_sections``)
+    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
+    css, js = _template_text("report.css"), _template_text("report.js")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    # What every page carries: the navigation, the provenance of the results, the style and the script.
+    common = {"papers": nav, "provenance": provenance_lines(prov, "")[1:] + extra_provenance,
+              "configs": store_configs, "css": css, "js": js}
+    pages, summary = [], []
+    for paper in registered_papers():
+        made = _paper_page(paper, judged, selection, page, drawn, out, common)
+        if made is not None:
+            pages.append((f"{paper.id}.html", made[0]))
+            summary.append(made[1])
+    comparison = _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js)
+    if comparison is not None:
+        pages.append(("comparison.html", comparison))
+    if benchmark:
+        pages.append(("benchmark.html", _benchmark_page(page, benchmark, common)))
+    pins = judged.pins
+    pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
+                                                comparison=comparison is not None, benchmark=bool(benchmark),
+                                                pins=str(pins) if pins is not None else None)))
+    return _write_site(out, pages, force)
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """The results as the report's pages show them (``_judge``)."""
+
+    records: pd.DataFrame
+    prov: dict
+    pins: object  # the committed pins of the baselines the cells were judged against, or None
+    unfinished: set
+    parts: dict  # the records by experiment kind
+    built: dict  # {table id: every registered table that applies, built once (the full layout)}
+    chosen: dict  # {table id: its per-fold chosen points}, where the table's rule chooses per fold
+    verdicts: dict  # {(table, data set, method): (verdict, reason)}
+    readings: dict  # {table id: its readings' frame}
+    claims: list
+
+
+def _judge(dirs, tolerance, selection, warn):
+    """The results of ``dirs`` read once, every table built once and judged: its cells under the tables' rules and
+    the pins, the claims, and the readings (each a store of its own, judged in worker processes while this one
+    builds the tables)."""
     from ._build import protocol_warnings
     from ._check import Tolerance, baseline_pins, check, load_tolerance
-    from ._readings import COLUMNS, readings_frames, start_readings
-    from ._render import SITE_COLUMNS, load_results, provenance_lines
-    from ._tables import build_table, split_by_kind, table_applies, table_title, timeout_limit
+    from ._claims import evaluate_claims
+    from ._readings import readings_frames, start_readings
+    from ._render import SITE_COLUMNS, load_results
+    from ._tables import build_table, split_by_kind, table_applies
 
-    # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
     records, prov = load_results(dirs, columns=SITE_COLUMNS)
@@ -368,8 +428,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     chosen = {}
     built = {spec.id: build_table(spec, parts[spec.kind], selection, unfinished=unfinished, layout="full",
                                   per_fold=chosen.setdefault(spec.id, {}) if spec.builder == "metric" else None)
-             for paper in registered_papers() for spec in paper.tables
-             if spec.kind in parts and table_applies(spec, parts[spec.kind])}
+             for spec in specs if spec.kind in parts and table_applies(spec, parts[spec.kind])}
     chosen = {k: v for k, v in chosen.items() if v}
     reuse = built if selection == "best-of-grid" else None  # what check compares
     key = lambda c: (c.table, c.dataset, c.method)
@@ -378,100 +437,87 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
         if tolerance \
         else default
     verdicts = _verdicts(default, pinned)
-    from ._claims import evaluate_claims
     readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built,
                                started=started)
-
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
-    claim_class = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
-                   "too few data sets": "v-notrun"}
-    extra_provenance, store_configs = _store_provenance(dirs, prov)
-    drawn = _figures(dirs, figure_stores, loaded=(records, prov), tables_built=built) if figures else {}
-    benchmark = _benchmark_sections(dirs, parts, unfinished, selection)
-    nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
-    from ._compare import new_methods
+    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, readings, claims)
 
-    if any(new_methods(s, built[s.id]) for p in registered_papers() for s in p.tables if s.id in built):
-        nav.append({"id": "comparison"})  # the page of the models the papers have not (``_comparison_page``)
-    if benchmark:
-        nav.append({"id": "benchmark"})  # every data set and model of the results (``_benchmark_sections``)
-    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
-    css, js = _template_text("report.css"), _template_text("report.js")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    pages, summary = [], []
-    for paper in registered_papers():
-        tables = []
-        for spec in paper.tables:
-            if spec.id not in built:
-                continue
-            mine, df = parts[spec.kind], built[spec.id]
-            if df.empty:
-                continue
-            # The paper's data sets that nothing here ran or asked for are named, not shown as rows of "–".
-            shown, collapsed = _asked_for(spec, df, unfinished)
-            if shown.empty:
-                continue
-            if spec.builder == "metric":
-                per_fold = chosen[spec.id] if spec.id in chosen else _per_fold_points(spec, mine, selection,
-                                                                                      unfinished)
-                display, classes, tips, details = _metric_section(spec, shown, verdicts, mine, per_fold)
-                summaries, cd = _summaries(spec, df)
-                wide = _wide_section(spec, shown, verdicts)
-            else:
-                wide = None
-                display, classes, tips, details = _other_section(spec, shown, verdicts, timeout_limit(records))
-                summaries, cd = [], None
-            counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
-            counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
-            notes = list(spec.notes)
-            if collapsed:
-                notes.insert(0, f"Not shown: {len(collapsed)} data set(s) of the paper's table that these results "
-                                f"neither hold nor name ({', '.join(collapsed)}).")
-            tables.append({"id": spec.id, "title": table_title(spec, df, selection),
-                           "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
-                           "wide": wide, "rows": len(display),
-                           "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
-                           "notes": notes, "readings": _readings_html(readings.get(spec.id), COLUMNS)})
-        if not tables:
-            continue
-        verdict_list = [v for (t, _, _), (v, _) in verdicts.items() if any(t == x["id"] for x in tables)]
-        summary.append({"id": paper.id, "title": paper.title, "tables": len(tables),
-                        **{k: verdict_list.count(v) for k, v in (("within", "within"), ("pinned", "pinned"),
-                                                                  ("outside", "outside"), ("missing", "missing"))}})
-        mine_claims = [{"id": c.claim.id, "wording": c.claim.wording, "table": c.claim.table, "verdict": c.verdict,
-                        "numbers": c.numbers, "source": c.claim.source, "cls": claim_class[c.verdict]}
-                       for c in claims if c.paper == paper.id]
-        findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
-        # What the mark means, on a page one of whose cells shows it.
-        shown = [built[t["id"]] for t in tables if t["id"] in built]
-        legend = FITS_LEGEND if any(marked(df) for df in shown) else None
-        html = page.render(title=paper.title, paper_id=paper.id, papers=nav, fits_legend=legend,
-                           claims=mine_claims,
-                           findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
-                           provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
-                           tables=tables,
-                           figures=[drawn[f.name] for f in paper.figures if f.name in drawn], css=css, js=js,
-                           intro=None)
-        pages.append((f"{paper.id}.html", html))
-    comparison = _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js)
-    if comparison is not None:
-        pages.append(("comparison.html", comparison))
-    if benchmark:
-        legend = FITS_LEGEND if any(s.get("marked") for s in benchmark) else None
-        pages.append(("benchmark.html", page.render(
-            title="Benchmark: every model on every data set of these results", paper_id="benchmark",
-            fits_legend=legend, papers=nav, claims=[], findings=None,
-            provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs, tables=benchmark,
-            figures=[], css=css, js=js, benchmark=True,
-            intro="Every data set the results hold (a paper's, the registry's or a file of your own) and every "
-                  "model (the baselines' too), at the metric the configs select by: mean±std over the test folds "
-                  "at the selected grid point, '–' where a model has no value; then the models ranked.")))
-    pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
-                                                comparison=comparison is not None, benchmark=bool(benchmark),
-                                                pins=str(pins) if pins is not None else None)))
-    return _write_site(out, pages, force)
+
+_CLAIM_CLASS = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
+                "too few data sets": "v-notrun"}
+
+
+def _paper_page(paper, judged, selection, page, drawn, out, common):
+    """(a paper's page, its row of the index), or None where the results show none of its tables."""
+    tables = [t for t in (_table_section(spec, judged, selection) for spec in paper.tables) if t is not None]
+    if not tables:
+        return None
+    verdicts = judged.verdicts
+    verdict_list = [v for (t, _, _), (v, _) in verdicts.items() if any(t == x["id"] for x in tables)]
+    row = {"id": paper.id, "title": paper.title, "tables": len(tables),
+           **{k: verdict_list.count(v) for k, v in (("within", "within"), ("pinned", "pinned"),
+                                                     ("outside", "outside"), ("missing", "missing"))}}
+    mine_claims = [{"id": c.claim.id, "wording": c.claim.wording, "table": c.claim.table, "verdict": c.verdict,
+                    "numbers": c.numbers, "source": c.claim.source, "cls": _CLAIM_CLASS[c.verdict]}
+                   for c in judged.claims if c.paper == paper.id]
+    findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
+    # What the mark means, on a page one of whose cells shows it.
+    shown = [judged.built[t["id"]] for t in tables if t["id"] in judged.built]
+    legend = FITS_LEGEND if any(marked(df) for df in shown) else None
+    html = page.render(title=paper.title, paper_id=paper.id, fits_legend=legend, claims=mine_claims,
+                       findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
+                       tables=tables, figures=[drawn[f.name] for f in paper.figures if f.name in drawn],
+                       intro=None, **common)
+    return html, row
+
+
+def _table_section(spec, judged, selection):
+    """A paper's table as its page shows it (for ``page.html``), or None where the results show none of it."""
+    from ._readings import COLUMNS
+    from ._tables import table_title, timeout_limit
+
+    if spec.id not in judged.built:
+        return None
+    mine, df, verdicts = judged.parts[spec.kind], judged.built[spec.id], judged.verdicts
+    if df.empty:
+        return None
+    # The paper's data sets that nothing here ran or asked for are named, not shown as rows of "–".
+    shown, collapsed = _asked_for(spec, df, judged.unfinished)
+    if shown.empty:
+        return None
+    if spec.builder == "metric":
+        per_fold = judged.chosen[spec.id] if spec.id in judged.chosen else _per_fold_points(spec, mine, selection,
+                                                                                            judged.unfinished)
+        display, classes, tips, details = _metric_section(spec, shown, verdicts, mine, per_fold)
+        summaries, cd = _summaries(spec, df)
+        wide = _wide_section(spec, shown, verdicts)
+    else:
+        wide = None
+        display, classes, tips, details = _other_section(spec, shown, verdicts, timeout_limit(judged.records))
+        summaries, cd = [], None
+    counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
+    counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
+    notes = list(spec.notes)
+    if collapsed:
+        notes.insert(0, f"Not shown: {len(collapsed)} data set(s) of the paper's table that these results "
+                        f"neither hold nor name ({', '.join(collapsed)}).")
+    return {"id": spec.id, "title": table_title(spec, df, selection),
+            "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
+            "wide": wide, "rows": len(display),
+            "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
+            "notes": notes, "readings": _readings_html(judged.readings.get(spec.id), COLUMNS)}
+
+
+def _benchmark_page(page, benchmark, common):
+    """``benchmark.html``: every data set and model of the results (``_benchmark_sections``)."""
+    legend = FITS_LEGEND if any(s.get("marked") for s in benchmark) else None
+    return page.render(
+        title="Benchmark: every model on every data set of these results", paper_id="benchmark",
+        fits_legend=legend, claims=[], findings=None, tables=benchmark, figures=[], benchmark=True,
+        intro="Every data set the results hold (a paper's, the registry's or a file of your own) and every "
+              "model (the baselines' too), at the metric the configs select by: mean±std over the test folds "
+              "at the selected grid point, '–' where a model has no value; then the models ranked.",
+        **common)
 
 
 def _benchmark_sections(dirs, parts, unfinished, selection):
@@ -560,7 +606,6 @@ def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
 def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js):
     """comparison.html: models the papers have not (a user's), ranked with each paper's own (``_compare``)
     in every metric table that holds them, with a critical-difference diagram; None when there are none."""
-    from ..papers import registered_papers
     from ._render import provenance_lines
 
     sections = []

@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from .._version import __version__
 from ._segments import StoreError
 
 SUMS = "SHA256SUMS"
@@ -140,8 +141,6 @@ def write_marker(root):
     """Mark ``root`` as a results folder of the tool's (kept; written once)."""
     path = Path(root) / MARKER
     if not path.exists() or path.is_symlink():
-        from .. import __version__
-
         atomic_write(path, json.dumps({"eemrepro_store": 1, "created_by": f"eemrepro {__version__}"}) + "\n")
 
 

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .experiments import get_metric
+
 #: A Wilcoxon signed-rank test on fewer pairs cannot reach p < 0.05 (two-sided: n = 6 gives 0.031 at best).
 MIN_WILCOXON = 6
 
@@ -40,8 +42,6 @@ class DrawRule:
     @classmethod
     def of(cls, spec):
         """The rule of a metric table: its printed decimals, its metric's direction."""
-        from ..experiments import get_metric
-
         return cls(spec.printed_digits, get_metric(spec.metric).greater_is_better)
 
     def printed(self, values):
