@@ -82,7 +82,10 @@ def test_a_number_edited_in_a_killed_runs_segment_is_not_read_and_is_named_by_fi
     edited = _edit_gmean(wal, number=2)
     with pytest.warns(StoreWarning) as caught:
         after = read_results(out)
-    (message,) = [str(w.message) for w in caught]
+    # One store warning, naming the line. (Only the store's are counted: a ResourceWarning that garbage collection
+    # raises meanwhile for a socket an earlier test left, as in a full run after a failed Dask test, is not this
+    # read's.)
+    (message,) = [str(w.message) for w in caught if issubclass(w.category, StoreWarning)]
     assert f"{wal}: skipped 1 damaged line(s) (line 2;" in message and "line_sha256 does not match" in message
     # The other two records as written; the edited one is not read at all (its fold is missing, not changed).
     assert len(after) == 2 and edited["fold"] not in set(after["fold"])
