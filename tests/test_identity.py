@@ -7,6 +7,7 @@ Expected numbers come from a fresh folder run of the changed setting (the indepe
 stored to resume from) and from scikit-learn's own metric over the same predictions.
 """
 
+import functools
 import json
 import os
 import textwrap
@@ -648,3 +649,28 @@ def test_code_of_reads_every_estimators_code_from_an_identity():
     identity = {"code.my_clf:KNM": "my_clf.py sha256:1", "code.x": "x 1.0 sha256:2", "params.code": 1}
     assert code_of(identity) == {"my_clf:KNM": "my_clf.py sha256:1", "x": "x 1.0 sha256:2"}
     assert code_of(None) == {}
+
+
+#: What ``_plain`` stored for these values when parameter identities were first taken by value (issue 65). A
+#: store keeps these texts in its records: a change of the canonical form (a tag renamed, an order changed, the
+#: readable part reworded) makes every stored record of a user's estimator with such a parameter a changed
+#: identity, so it must be a deliberate break, not a side effect. Only values whose digest depends on Python's
+#: own pickling and numpy's float64 layout are pinned (a random state's pickle is numpy's to change).
+PINNED = {
+    "array": (np.arange(2000, dtype=np.float64) / 7,
+              "array(float64, shape (2000,)) joblib:82069d60c5b4b92962f296be46a24d1d"),
+    "frozenset": (frozenset({"alpha", "beta", "gamma"}), "frozenset of 3 joblib:31910552265312d8458bf87f64123d35"),
+    "set": ({3, 1, 2}, "set of 3 joblib:67253e4eed610964b8eac35e6371370f"),
+    "dict": ({2: "two", 1: "one"}, "dict of 2 joblib:008b3b5fc399a57c1dc214a04e725f8d"),
+    "long list": (list(range(40)), "list of 40 joblib:b82ebe59de3c3a879f602429a0ae0424"),
+    "class": (np.ndarray, "type numpy.ndarray joblib:3d2b0d0ff47b3b77d1042903cb2ee812"),
+    "partial": (functools.partial(round, ndigits=2), "partial joblib:e0d6e356cf6641b8b3a7116c59aa2955"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PINNED))
+def test_a_parameters_stored_identity_is_the_same_from_one_release_to_the_next(kind):
+    from eemrepro.experiments._identity import _plain
+
+    value, stored = PINNED[kind]
+    assert _plain(value) == stored
