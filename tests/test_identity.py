@@ -441,22 +441,24 @@ def test_a_symlinked_subpackage_inside_a_plugin_package_is_followed(tmp_path):
 
 
 def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(tmp_path, monkeypatch):
-    """An editable distribution declaring two top-level packages (``top_level.txt``): the plug-in lives in
-    the first, and an edit of the second alone is a change (before, one package only was hashed)."""
+    """An editable distribution declaring two top-level packages and a module (``top_level.txt``; a fourth
+    name it declares is not there): the plug-in lives in the first package, and an edit of the second
+    package alone, or of the module alone, is a change (before, one package only was hashed)."""
     import importlib
 
     source, site = tmp_path / "project", tmp_path / "site"
     tag = uuid.uuid4().hex[:8]
-    first_pkg, second_pkg = f"edit_a_{tag}", f"edit_b_{tag}"
+    first_pkg, second_pkg, module, gone = f"edit_a_{tag}", f"edit_b_{tag}", f"edit_c_{tag}", f"edit_0_{tag}"
     for pkg in (first_pkg, second_pkg):
         (source / pkg).mkdir(parents=True)
     _write(source / first_pkg / "__init__.py", MODULE.format(sign=1, helper="math").replace(
         "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
     _write(source / second_pkg / "__init__.py", "VALUE = 1\n")
+    _write(source / f"{module}.py", "VALUE = 1\n")
     info = site / f"editdist_{tag}-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: editdist-{tag}\nVersion: 1.0\n")
-    (info / "top_level.txt").write_text(f"{first_pkg}\n{second_pkg}\n")
+    (info / "top_level.txt").write_text(f"{gone}\n{first_pkg}\n{second_pkg}\n{module}\n")
     (info / "RECORD").write_text("")
     (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
     monkeypatch.syspath_prepend(str(source))
@@ -464,9 +466,36 @@ def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(
     importlib.invalidate_caches()
     est = f"{first_pkg}:NearestMean"
     first = estimator_code(est)
-    assert first.startswith(f"editdist-{tag} 1.0 (editable) package {first_pkg} + package {second_pkg} (2 files)")
+    assert first.startswith(f"editdist-{tag} 1.0 (editable) package {first_pkg} + package {second_pkg} + module "
+                            f"{module} (3 files) sha256:")
     _write(source / second_pkg / "__init__.py", "VALUE = 2\n")
-    assert estimator_code(est) != first
+    second = estimator_code(est)
+    _write(source / f"{module}.py", "VALUE = 2\n")
+    assert len({first, second, estimator_code(est)}) == 3
+
+
+def test_a_distribution_installed_outside_site_packages_is_hashed_as_files(tmp_path, monkeypatch):
+    """A distribution installed into a folder of its own (``pip install --target DIR``, on the import path): no
+    editable record, not under site-packages; its files are hashed as a user's (an edit there is a change)."""
+    import importlib
+
+    target = tmp_path / "target"
+    tag = uuid.uuid4().hex[:8]
+    pkg = f"target_{tag}"
+    (target / pkg).mkdir(parents=True)
+    _write(target / pkg / "__init__.py", MODULE.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
+    info = target / f"targetdist_{tag}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: targetdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{pkg}\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(target))
+    importlib.invalidate_caches()
+    first = estimator_code(f"{pkg}:NearestMean")
+    assert first.startswith(f"package {pkg} (1 file) sha256:")
+    _write(target / pkg / "__init__.py", (target / pkg / "__init__.py").read_text() + "# edited\n")
+    assert estimator_code(f"{pkg}:NearestMean") != first
 
 
 def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_path):

@@ -178,7 +178,7 @@ def code_text(users, dists, first=None):
         names = sorted(units, key=lambda n: (n != lead, n.startswith("package "), n))
         shown = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
         if len(names) == 1 and names[0].startswith("package "):
-            shown += f" ({len(units[names[0]][2])} files)"
+            shown += f" ({_files(len(units[names[0]][2]))})"
         parts.append(f"{shown} sha256:{_digest([(root, f) for _, root, files, _ in units.values() for f in files])}")
     for name in sorted(editable):
         parts.append(_editable_code(editable[name]))
@@ -191,17 +191,23 @@ def code_text(users, dists, first=None):
 
 def _editable_code(dist):
     """An editable install's code: every file of every top-level package (or module) it declares."""
-    tops, pairs, _ = _editable_listing(dist)
-    shown = " + ".join(f"package {t}" for t in tops)
-    return f"{dist.metadata['Name']} {dist.version} (editable) {shown} ({len(pairs)} files) sha256:{_digest(pairs)}"
+    shown, pairs, _ = _editable_listing(dist)
+    return (f"{dist.metadata['Name']} {dist.version} (editable) {' + '.join(shown)} ({_files(len(pairs))}) "
+            f"sha256:{_digest(pairs)}")
+
+
+def _files(n):
+    return f"{n} file{'s' * (n != 1)}"
 
 
 def _editable_listing(dist):
-    """(top-level names, (root, file) pairs, folders) of an editable install's packages and modules."""
+    """(what it declares, as "package x" / "module y"; (root, file) pairs; folders) of an editable install's
+    top-level packages and modules, as the import system finds them (a declared name it cannot find is left
+    out)."""
     import importlib.util
 
     tops = sorted(t for t, names in _distributions_of_tops().items() if dist.metadata["Name"] in names)
-    pairs, folders = [], []
+    shown, pairs, folders = [], [], []
     for top in tops:
         try:
             spec = importlib.util.find_spec(top)
@@ -210,13 +216,15 @@ def _editable_listing(dist):
         if spec is None:
             continue
         if spec.submodule_search_locations:
+            shown.append(f"package {top}")
             for folder in spec.submodule_search_locations:
                 files, dirs = _listing(Path(folder))
                 pairs += [(Path(folder).parent, f) for f in files]
                 folders += dirs
         elif spec.origin not in (None, "built-in", "frozen"):
+            shown.append(f"module {top}")
             pairs.append((Path(spec.origin).parent, Path(spec.origin)))
-    return tops, pairs, folders
+    return shown, pairs, folders
 
 
 def _digest(pairs):
