@@ -646,6 +646,15 @@ def test_a_parameter_value_is_identified_by_value_the_same_in_every_process():
     assert value_digest(frozenset("abcdef")) == value_digest(frozenset("fedcba")) != value_digest(frozenset("abc"))
     assert value_digest(np.abs) != value_digest(np.sum)
     assert value_digest(lambda x: x) == value_digest(lambda x: x)  # two lambdas of one place: module + name
+    assert value_digest({2: "two", 1: "one"}) == value_digest({1: "one", 2: "two"}) != value_digest({1: "two"})
+    assert value_digest(frozenset({1, "a", None})) == value_digest(frozenset({None, "a", 1}))  # unorderable mixed
+    # An object that cannot be pickled (it holds a lambda): by its type and its attributes' values.
+    holder = type("Holder", (), {})
+    one, other = holder(), holder()
+    one.f, one.k, other.f, other.k = (lambda x: x), 1, (lambda x: x), 2
+    assert value_digest(one) != value_digest(other)
+    other.k = 1
+    assert value_digest(one) == value_digest(other)
     assert _plain([1, 2.5, "a", None]) == [1, 2.5, "a", None]  # JSON values as they were
     assert _plain(list(range(40))).startswith("list of 40 joblib:")
 
