@@ -4,6 +4,8 @@ Subcommands are registered in :mod:`eemrepro.cli._app`; heavy imports happen
 inside each command so that ``eemrepro --help`` stays fast.
 """
 
+import gc
+
 import typer
 
 from ._app import app
@@ -38,6 +40,12 @@ def main():
         typer.secho(f"error: {type(exc).__name__}: {first} (eemrepro --debug ... shows the traceback)",
                     fg=typer.colors.RED, err=True)
         raise SystemExit(1) from None
+    finally:
+        # Arrow's readers (the store's Parquet segments) may leave objects in reference cycles whose native
+        # threads, freed only at interpreter teardown, abort the process after its work is done ("terminate
+        # called without an active exception", exit 134: apache/arrow#34314; seen once at the end of CI's `store
+        # verify`). Collected here, while Arrow is still alive.
+        gc.collect()
 
 
 __all__ = ["app", "main"]
