@@ -28,7 +28,7 @@ def _noise_sorted_by_class(n=80, seed=0):
     return pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n), "label": y})
 
 
-def _config(folder, spec):
+def _config(folder, spec, protocol="{folds: 3, repeats: 1, seed: 0}"):
     path = folder / "mine.yaml"
     path.write_text(textwrap.dedent(f"""\
         name: mine
@@ -37,7 +37,7 @@ def _config(folder, spec):
           noise: {spec}
         models:
           L: {{estimator: "sklearn.linear_model:LogisticRegression", grid: {{C: [1.0]}}}}
-        protocol: {{folds: 3, repeats: 1, seed: 0}}
+        protocol: {protocol}
         """))
     return path
 
@@ -715,17 +715,8 @@ def test_a_long_columns_list_the_user_wrote_is_kept_once_and_each_identity_holds
 
 
 def _train_test(folder, size):
-    path = folder / "mine.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        name: mine
-        datasets: [noise]
-        local_datasets:
-          noise: {{file: noise.csv, target: label}}
-        models:
-          L: {{estimator: "sklearn.linear_model:LogisticRegression", grid: {{C: [1.0]}}}}
-        protocol: {{splitter: train-test, train_size: {size}, repeats: 2, seed: 0}}
-        """))
-    return path
+    return _config(folder, "{file: noise.csv, target: label}",
+                   f"{{splitter: train-test, train_size: {size}, repeats: 2, seed: 0}}")
 
 
 @pytest.mark.parametrize("size, n_train", [(0.01, 0), (0.024, 1), (79, 79), ("{noise: 0.99}", 79)])

@@ -104,7 +104,8 @@ def _origin(module):
     if any(where.is_relative_to(s) for s in _stdlib_folders()):
         return ("environment",)
     dist = _distribution(top)
-    if dist is not None and _editable_source(dist) is not None and where.is_relative_to(_editable_source(dist)):
+    source = _editable_source(dist) if dist is not None else None
+    if source is not None and where.is_relative_to(source):
         return ("editable", dist)
     return ("file", _file_unit(module))
 

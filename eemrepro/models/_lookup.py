@@ -212,9 +212,8 @@ def _module_files(folder, top):
         return package_files(package)
     if (folder / f"{top}.py").is_file():
         return [folder / f"{top}.py"]
-    if package.is_dir() and any(f.suffix == ".py" for f in package_files(package)):
-        return package_files(package)
-    return []
+    files = package_files(package) if package.is_dir() else []
+    return files if any(f.suffix == ".py" for f in files) else []
 
 
 def is_users(name):
