@@ -209,3 +209,50 @@ def test_the_check_sees_a_cycle_between_two_modules(tmp_path):
     hidden = cycles(imports, key=lambda m: m)
     assert hidden == ["pkg.part._a -> pkg.part._b (line 4, inside a function)", "pkg.part._b -> pkg.part._a (line 1)"]
     assert cycles(imports, key=lambda m: m, allowed={("pkg.part._a", "pkg.part._b")}) == []
+
+
+#: The columns that tell one built-in table shape from another: a test of a frame for one of them is a guess at the
+#: table's shape, which only the shape's own module may make (it knows its columns).
+SHAPE_COLUMNS = {"spearman", "h", "layers", "pairs", "var_share", "seconds", "timing", "method"}
+#: Where a table's shape is known: the shapes' modules, and the papers, which declare one by name.
+SHAPE_OWNERS = ("reports/_shapes/", "papers/")
+
+
+def shape_branches(folder=PACKAGE, owners=SHAPE_OWNERS):
+    """(file, line, what) of every comparison outside ``owners`` that branches on a table's shape: one of
+    ``.builder`` (``spec.builder == "metric"``, ``in``, ``!=``...), or a guess from a frame's columns (``"spearman"
+    in df``)."""
+    out = []
+    for path in sorted(folder.rglob("*.py")):
+        name = path.relative_to(folder).as_posix()
+        if name.startswith(owners):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            if any(isinstance(o, ast.Attribute) and o.attr == "builder" for o in operands):
+                out.append((name, node.lineno, "builder"))
+            elif any(isinstance(op, ast.In | ast.NotIn) for op in node.ops) and isinstance(node.left, ast.Constant) \
+                    and node.left.value in SHAPE_COLUMNS:
+                out.append((name, node.lineno, f"{node.left.value!r} in"))
+    return out
+
+
+def test_no_code_outside_the_shapes_branches_on_a_tables_shape():
+    # A table's shape is a registered plug-in (reports/_shapes): the rest of the package asks it (``Table``), and a
+    # new shape is one module (issue 66, item 2: 33 such branches in 8 files, and 4 guesses from columns).
+    assert shape_branches() == []
+
+
+def test_the_shape_check_sees_a_branch_and_a_guess(tmp_path):
+    # The rule planted: a comparison of ``.builder`` and a guess from a column are caught outside the shapes' modules,
+    # not inside them; an unrelated ``in`` is not.
+    _plant(tmp_path, {
+        "reports/_a.py": "def f(spec, df):\n    if spec.builder == 'metric':\n        return 1\n"
+                         "    return 'spearman' in df or 'gmean' in df\n",
+        "reports/_b.py": "def g(spec):\n    return spec.builder in ('metric', 'time')\n",
+        "reports/_shapes/_mine.py": "def h(spec, df):\n    return spec.builder != 'x' and 'h' in df\n",
+    })
+    assert shape_branches(tmp_path) == [("reports/_a.py", 2, "builder"), ("reports/_a.py", 4, "'spearman' in"),
+                                        ("reports/_b.py", 2, "builder")]

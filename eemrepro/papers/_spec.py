@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 
-BUILDERS = ("metric", "time", "correlation")
 #: The tests a ``Claim`` can ask; ``eemrepro.reports._claims`` judges each.
 CLAIM_TESTS = ("wins", "close", "wilcoxon", "comparable", "best-count", "above-count", "mean-difference",
                "never-worst", "best-rank", "rho-at-least")
@@ -32,9 +31,13 @@ class TableSpec:
         Heading; ``{selection}`` is replaced by the selection rule used.
     kind : str
         The experiment kind whose records fill it.
-    builder : {"metric", "time", "correlation"}
-        A metric per (data set, method) at the selected grid point; the fit
-        time there; or the D_CS correlation kind's Spearman table.
+    builder : str
+        The table's shape, by name: a shape registered with the reports
+        (``eemrepro.reports.register_shape``): built in, ``metric`` (a metric
+        per (data set, method) at the selected grid point), ``time`` (the fit
+        time there) or ``correlation`` (the D_CS correlation kind's Spearman
+        table). The reports say which names are registered where they look
+        the shape up.
     published : str or Path, optional
         The published CSV: a name in ``eemrepro/papers/published`` or a path.
     published_filter : dict
@@ -99,8 +102,6 @@ class TableSpec:
     combine: str | None = None
 
     def __post_init__(self):
-        if self.builder not in BUILDERS:
-            raise ValueError(f"table {self.id}: builder must be one of {list(BUILDERS)}, got {self.builder!r}")
         if self.combine not in (None, "max", "mean") or (self.combine and not self.facet):
             raise ValueError(f"table {self.id}: combine must be 'max' or 'mean' (with a facet), got {self.combine!r}")
         if self.spread not in ("std", "se"):

@@ -12,6 +12,7 @@ from ._figures import build_figures, scatter_figure, sweep_figure
 from ._readings import derived_readings, reading_stores, readings_frames
 from ._render import load_results
 from ._run_table import run_table
+from ._shapes import Table, TableShape, register_shape, shape_names, unregister_shape
 from ._site import build_report
 from ._spec import FigureSpec, Paper, TableSpec, published, registered_figures, registered_tables
 from .._stats import DrawRule, average_ranks, ranks_and_tests, wins_draws_losses
@@ -28,6 +29,7 @@ __all__ = [
     "Tolerance", "ToleranceError", "load_results", "run_table",
     "TableSpec", "FigureSpec", "Paper", "registered_tables", "registered_figures", "published",
     "build_table", "metric_table", "time_table", "correlation_table", "wins_draws_losses", "ranks_and_tests",
-    "DrawRule", "average_ranks",
+    "DrawRule", "average_ranks", "Table", "TableShape", "register_shape", "unregister_shape",
+    "shape_names",
     "scatter_figure", "sweep_figure", "reading_stores", "derived_readings", "readings_frames",
 ]

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 
 from ..experiments import get_metric
+from ._shapes import Table
 from ._spec import TableSpec
 
 #: How ``tables --table`` and the help name the benchmark tables (their ids are ``benchmark_<metric>``).
@@ -71,9 +72,7 @@ def benchmarks(dirs):
     metrics = [metric for _, metric in groups]
     papers = set()
     for spec in registered_tables():
-        pub = spec.published_frame()
-        if pub is not None and "method" in pub:
-            papers.update(pub["method"])
+        papers.update(Table(spec).shape.published_methods(spec))
     out = []
     for (kind, metric), folders in groups.items():
         read, _ = with_baselines(folders)

@@ -2,42 +2,21 @@
 
 from pathlib import Path
 
+from .._stats import ranks_and_tests, wins_draws_losses
 from ..experiments import get_metric
 from ._outputs import FilesExistError, publish
-from ._render import FITS_LEGEND, RowFormat, _fmt, _signed, fits_mark, marked, metric_cell, write_table
+from ._render import metric_cell, write_table
+from ._shapes import Table
 from ._spec import registered_tables
-from .._stats import DrawRule, ranks_and_tests, wins_draws_losses
-from ._tables import rows_by_datasets, table_title
+from ._tables import rows_by_datasets
 
 LAYOUTS = ("run", "full")
 
 
 def table_columns(spec, limit):
-    """(long-view columns, wide view) of a table: [(column, header, formatter)], (index, columns, cell)."""
-    if spec.builder == "metric":
-        m = spec.metric
-        unit = " %" if spec.scale == 100 else ""
-        digits = spec.printed_digits
-        fmt = lambda v: _fmt(v, digits)
-        # The value beside its cell's mark (failed or timed-out fits), where the number is read.
-        value = RowFormat(lambda r: fmt(r[m]) + fits_mark(r))
-        columns = [("dataset", "data set", None), ("method", "method", None), ("status", "status", None),
-                   (m, get_metric(m).title + unit, value), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
-                   ("published_std", f"paper {spec.spread}", fmt), ("delta", "delta", lambda v: _signed(v, digits)),
-                   ("point", "selected point", None), ("repeats", "repeats", None)]
-        return columns, ("dataset", "method", metric_cell(m, limit, digits))
-    if spec.builder == "time":
-        seconds = RowFormat(lambda r: _fmt(r["seconds"], 2, limit) + fits_mark(r))
-        columns = [("dataset", "data set", None), ("method", "method", None),
-                   ("seconds", "seconds", seconds),
-                   ("published", "paper", lambda v: _fmt(v, 1, limit)),
-                   ("timing", "timing", None), ("point", "selected point", None)]
-        return columns, ("dataset", "method", seconds)
-    columns = [("dataset", "data set", None), ("h", "h", None), ("spearman", "rho", lambda v: _fmt(v, 3)),
-               ("published", "paper", lambda v: _fmt(v, 3)), ("delta", "delta", lambda v: _signed(v, 3)),
-               ("var_share", "var. share", lambda v: _fmt(v, 3)), ("layers", "layers", None),
-               ("pairs", "pairs", None)]
-    return columns, ("dataset", "h", lambda r: f"{_fmt(r['spearman'], 3)} ({_signed(r['delta'], 3)})")
+    """(long-view columns, wide view) of a table: [(column, header, formatter)], (index, columns, cell): its
+    shape's (``TableShape.columns``)."""
+    return Table(spec).columns(limit)
 
 
 #: Which results folders wrote each table file of an output folder.
@@ -117,24 +96,7 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
         df = built[spec.id] = made[(spec.id, selection)].frame(layout)
         checked[spec.id] = df if layout == "full" and selection == "best-of-grid" else \
             made[(spec.id, "best-of-grid")].frame("full")
-        if df.empty:
-            continue
-        if spec.builder == "time" and not df["seconds"].notna().any():
-            continue
-        columns, wide = table_columns(spec, limit)
-        notes = list(spec.notes) + (list(spec.note_fn(df)) if spec.note_fn else [])
-        if spec.builder in ("metric", "time") and marked(df):
-            notes.append(FITS_LEGEND)  # what the mark of its cells means, in the table that shows one
-        title = table_title(spec, df, selection)
-        for fmt in formats:
-            written.append(write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes))
-        compared = _write_comparison(df, spec, out, formats, prov, spec.selection or selection)
-        if spec.summary:
-            # The summary ranks the paper's columns; it names the file that ranks the others, where there is one.
-            ranked = next((p.name for p in sorted(compared, key=lambda p: p.suffix != ".md")), None)
-            written.append(_write_summary(df, spec, out / f"{spec.summary}.md", spec.selection or selection,
-                                          ranked))
-        written += compared
+        written += _write_paper_table(Table(spec, selection), df, out, formats, prov, limit)
     for bench, df, bench_prov in benchmark_tables(benches, made, prov, selection):
         written += _write_benchmark(bench, df, out, formats, bench_prov, selection, limit)
     if prov["records"]:
@@ -148,6 +110,22 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
         if claims is not None:
             written.append(claims)
     return written
+
+
+def _write_paper_table(table, df, out, formats, prov, limit):
+    """A paper's table in each format, with its comparison with new models and its summary, where it shows."""
+    spec = table.spec
+    if not table.shape.shows(df):
+        return []
+    columns, wide = table.columns(limit)
+    written = [write_table(df, out / spec.stem, fmt, table.title(df), prov, columns, wide, table.notes(df))
+               for fmt in formats]
+    compared = _write_comparison(df, spec, out, formats, prov, table.selection)
+    if spec.summary:
+        # The summary ranks the paper's columns; it names the file that ranks the others, where there is one.
+        ranked = next((p.name for p in sorted(compared, key=lambda p: p.suffix != ".md")), None)
+        written.append(_write_summary(df, spec, out / f"{spec.summary}.md", table.selection, ranked))
+    return written + compared
 
 
 def _write_claims(parts, out, prov, unfinished, selection, built):
@@ -182,16 +160,17 @@ def _write_benchmark(bench, df, out, formats, prov, selection, limit):
     from ._benchmark import comparison_title as bench_title
 
     spec = bench.spec
-    columns, (index, across, _) = table_columns(spec, limit)
+    table = Table(spec, selection)
+    columns, (index, across, _) = table.columns(limit)
     # No published cell to show beside: neither its columns nor a delta in the cells.
     columns = [c for c in columns if c[0] not in PUBLISHED_COLUMNS]
-    wide = (index, across, metric_cell(spec.metric, limit, spec.printed_digits, delta=False))
-    notes = list(spec.notes) + ([FITS_LEGEND] if marked(df) else [])
+    wide = (index, across, metric_cell(spec.metric, limit, table.digits, delta=False))
+    notes = table.notes(df)
     ranked = _write_comparison(df, spec, out, formats, prov, selection, new=compared(bench, df), sides=SIDES,
                                title=bench_title(spec, selection))
     notes += [f"average ranks, Friedman/Nemenyi, wins/draws/losses and Wilcoxon-Holm: {p.name}"
               for p in ranked if p.suffix == ".md"]
-    title = table_title(spec, df, selection)
+    title = table.title(df)
     return [write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes, fill="–")
             for fmt in formats] + ranked
 
@@ -208,9 +187,10 @@ def _write_summary(df, spec, path, selection, compared=None):
     pub = spec.published_frame()
     extra = sorted(set(df["method"]) - set(pub["method"])) if pub is not None else []
     df = df[~df["method"].isin(extra)]
-    rule = DrawRule.of(spec)
-    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric, rule=rule)
-    tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=rule.greater_is_better)
+    table = Table(spec, selection)
+    rule = table.draw_rule
+    wdl = wins_draws_losses(df, spec.pairs, value=table.value, rule=rule)
+    tests = ranks_and_tests(df, spec.pairs, value=table.value, greater_is_better=rule.greater_is_better)
     lines = [f"# Method comparisons on reproduced {metric.title} ({selection})", "",
              f"Data sets with every method: {tests['datasets']}", ""]
     if extra:

@@ -34,7 +34,8 @@ import pandas as pd
 from .._yaml import YAMLDocumentError, load_yaml_file
 from ..papers import registered_papers
 from ._spec import registered_tables
-from ._tables import applying_records, build_table, rows_by_datasets, split_by_kind
+from ._shapes import Table
+from ._tables import applying_records, rows_by_datasets, split_by_kind
 
 
 def _checked_specs():
@@ -122,7 +123,7 @@ def load_tolerance(spec=None):
                 raise ToleranceError(f"--tolerance {spec!r}: {part!r} is not key=number") from None
             by_metric = {}
             for t in _checked_specs().values():
-                by_metric.setdefault("spearman" if t.builder == "correlation" else t.metric, []).append(t.id)
+                by_metric.setdefault(Table(t).value, []).append(t.id)
             names = by_metric.get(key.strip())
             if names is None:
                 raise ToleranceError(f"--tolerance {spec!r}: unknown key {key!r}; use one of {sorted(by_metric)}")
@@ -164,6 +165,7 @@ class CellResult:
     tolerance: float
     outcome: str  # pass | fail | missing | skipped
     reason: str = None
+    key: dict = None  # its fields in a tolerance file besides table and data set (``TableShape.cell_key``)
 
     def line(self):
         what = f"{self.table} {self.dataset} {self.method}"
@@ -173,18 +175,18 @@ class CellResult:
                 f"delta {self.reproduced - self.published:+.3g} exceeds tolerance {self.tolerance:.3g}")
 
 
-def _compare(table, dataset, method, value, pub, pub_std, tol, h=None, run_here=True):
-    rule, reason = tol.for_cell(table, dataset, method if h is None else None, h)
-    limit = max(rule["abs"], pub_std if rule.get("use_std") and pub_std == pub_std else 0.0)
+def _compare(table, dataset, key, method, value, pub, pub_std, tol, run_here=True):
+    """``key``: the cell's fields in a tolerance file ({"method": ...} or {"h": ...}); ``method``: its name."""
+    rule, reason = tol.for_cell(table, dataset, **key)
+    limit = max(rule["abs"], pub_std if rule.get("use_std") and pub_std is not None and pub_std == pub_std else 0.0)
+    cell = lambda outcome, why=reason: CellResult(table, dataset, method, value, pub, limit, outcome, why, key)
     if pub is None or pub != pub or rule.get("skip"):
-        return CellResult(table, dataset, method, value, pub, limit, "skipped", reason)
+        return cell("skipped")
     if not run_here:
-        return CellResult(table, dataset, method, value, pub, limit, "skipped", reason or "not run here")
+        return cell("skipped", reason or "not run here")
     if value is None or value != value or math.isinf(value):
-        outcome = "skipped" if tol.missing == "skip" else "missing"
-        return CellResult(table, dataset, method, value, pub, limit, outcome, reason)
-    return CellResult(table, dataset, method, value, pub, limit,
-                      "pass" if abs(value - pub) <= limit + 1e-9 else "fail", reason)
+        return cell("skipped" if tol.missing == "skip" else "missing")
+    return cell("pass" if abs(value - pub) <= limit + 1e-9 else "fail")
 
 
 def build_checked(dirs, budget=None):
@@ -233,25 +235,20 @@ def check(records, tolerance=None, reference=None, unfinished=(), tables=None, b
         applies, mine = applying_records(spec, parts, built)
         if not applies:
             continue
-        if reference is not None and (spec.builder != "metric" or spec.selection is not None):
+        table = Table(spec)
+        if reference is not None and (not table.shape.takes_reference or spec.selection is not None):
             continue
         ref = None if refs is None else refs.get(spec.kind, pd.DataFrame())
         t = (built or {}).get(spec.id) if reference is None else None
         if t is None:
-            t = build_table(spec, mine, reference=ref, unfinished=unfinished,
+            t = table.build(mine, reference=ref, unfinished=unfinished,
                             layout="run" if reference is not None else "full")
         # A published cell with no record at all was not run here (a user's own store, a partial
         # config): skipped, not a failure. A cell that was run and has no value (an interrupted
         # grid, failed or timed-out fits) is missing.
-        for _, r in t.iterrows():
-            here = r["layers"] > 0 if spec.builder == "correlation" else r["status"] != "missing"
-            if spec.builder == "correlation":
-                results.append(_compare(spec.id, r["dataset"], f"h={r['h']}", r["spearman"], r.get("published"),
-                                        None, tol, h=int(r["h"]), run_here=here))
-                continue
-            value = r[spec.metric] if r["status"] == "ok" else float("nan")
-            results.append(_compare(spec.id, r["dataset"], r["method"], value, r.get("published"),
-                                    r.get("published_std"), tol, run_here=here))
+        label, cells = table.shape.cell_label, table.shape.checked_cells(table, t)
+        results += [_compare(spec.id, dataset, key, label(key), value, pub, pub_std, tol, run_here=here)
+                    for dataset, (key, value, pub, pub_std, here) in zip(t["dataset"], cells, strict=True)]
     return results
 
 
@@ -265,9 +262,11 @@ def summary_line(results):
 def _cell_key(cell):
     """The tolerance-file fields that identify ``cell`` (a CellResult or a YAML entry)."""
     if isinstance(cell, CellResult):
-        if cell.method.startswith("h="):
-            return {"table": cell.table, "dataset": cell.dataset, "h": int(cell.method.partition("=")[2])}
-        return {"table": cell.table, "dataset": cell.dataset, "method": cell.method}
+        key = cell.key
+        if key is None:  # a cell made elsewhere: its table's shape reads its name back
+            spec = next((s for s in registered_tables() if s.id == cell.table), None)
+            key = Table(spec).shape.cell_fields(cell.method) if spec is not None else {"method": cell.method}
+        return {"table": cell.table, "dataset": cell.dataset, **key}
     return {k: cell[k] for k in ("table", "dataset", "method", "h") if k in cell}
 
 

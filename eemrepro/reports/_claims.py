@@ -26,13 +26,14 @@ writes; ``check --claims FILE`` fails when a verdict differs from the one FILE
 pins, so a changed store cannot change a conclusion silently.
 """
 
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._stats import MIN_WILCOXON, DrawRule, average_ranks, wilcoxon_p
+from .._stats import MIN_WILCOXON, average_ranks, wilcoxon_p
 from ..papers import Claim, registered_papers
+from ._shapes import Table
+from ._tables import applying_records, split_by_kind
 
 
 @dataclass
@@ -46,45 +47,28 @@ class ClaimResult:
         return f"{self.verdict.upper()} {self.claim.id}: {self.claim.wording} -- {self.numbers}"
 
 
-def _wide(table, metric, datasets):
-    wide = _pivot(table, metric)
-    if datasets:
-        wide = wide[wide.index.isin(datasets)]
-    return wide
+#: The tests that read a table's cells one by one (its shape's ``claim_view``: the cells the claim names); the
+#: others read its (data set x method) values.
+CELL_TESTS = ("rho-at-least",)
 
 
-# A built table's (data set x method) pivot, kept while the table lives: every claim on a table (and every reading
-# of it) judges the same pivot, which pandas took 5 ms to make each time (a third of the claims' cost).
-_PIVOTS = {}
-
-
-def _pivot(table, metric):
-    key = (id(table), metric)
-    held = _PIVOTS.get(key)
-    if held is not None and held[0]() is table:
-        return held[1]
-    ok = table[table["status"] == "ok"] if "status" in table else table
-    wide = ok.pivot_table(index="dataset", columns="method", values=metric)
-    for k in [k for k, (ref, _) in _PIVOTS.items() if ref() is None]:
-        del _PIVOTS[k]
-    _PIVOTS[key] = (weakref.ref(table), wide)
-    return wide
+def _at_least(claim, cells, value):
+    """``rho-at-least``: every cell the claim names at least ``claim.value``."""
+    if cells.empty:
+        return "not measured", "no rho for these data sets"
+    lo, hi = cells[value].min(), cells[value].max()
+    return ("confirmed" if lo >= claim.value else "not confirmed"), (f"rho {lo:.2f} to {hi:.2f} over {len(cells)} "
+                                                                     f"cells (h >= {claim.min_h}; claim: >= "
+                                                                     f"{claim.value:g})")
 
 
 def _evaluate(claim, table, spec):
-    if spec.builder == "correlation":
-        t = table[(table["h"] >= claim.min_h) & table["spearman"].notna()]
-        if claim.datasets:
-            t = t[t["dataset"].isin(claim.datasets)]
-        if t.empty:
-            return "not measured", "no rho for these data sets"
-        lo, hi = t["spearman"].min(), t["spearman"].max()
-        ok = lo >= claim.value
-        return ("confirmed" if ok else "not confirmed"), (f"rho {lo:.2f} to {hi:.2f} over {len(t)} cells "
-                                                          f"(h >= {claim.min_h}; claim: >= {claim.value:g})")
-    wide = _wide(table, spec.metric, claim.datasets)
+    read = Table(spec)
+    wide = read.shape.claim_view(table, read, claim)
+    if claim.test in CELL_TESTS:
+        return _at_least(claim, wide, read.value)
     # Ties are equal values as the table prints them, wins in the metric's direction (the summaries' rule).
-    rule = DrawRule.of(spec)
+    rule = read.draw_rule
     sign = 1.0 if rule.greater_is_better else -1.0
     if claim.method not in wide or (claim.other is not None and claim.other not in wide):
         return "not measured", f"{claim.method}" + (f" or {claim.other}" if claim.other else "") + " not in the table"
@@ -149,9 +133,10 @@ MIN_DATASETS_DEFAULT = 3
 
 def _judged_on(claim, table, spec):
     """How many data sets the claim is judged on (every method it names has a value there), or None."""
-    if spec.builder == "correlation":
-        return None  # judged on cells of h, per data set; the claim names its data sets
-    wide = _wide(table, spec.metric, claim.datasets)
+    if claim.test in CELL_TESTS:
+        return None  # judged cell by cell; the claim names its data sets
+    read = Table(spec)
+    wide = read.shape.claim_view(table, read, claim)
     methods = [m for m in (claim.method, claim.other) if m is not None]
     if not all(m in wide for m in methods):
         return None
@@ -178,8 +163,6 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
     (either layout: only the cells with a value count). ``records`` None: ``built``
     holds every table that applies.
     """
-    from ._tables import applying_records, build_table, split_by_kind
-
     parts = split_by_kind(records) if records is not None else None  # None: ``built`` holds every table
     results = []
     for paper in papers or registered_papers():
@@ -193,7 +176,7 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
             if not applies:
                 continue
             if spec.id not in tables:
-                tables[spec.id] = build_table(spec, mine, selection, unfinished=unfinished, layout="run")
+                tables[spec.id] = Table(spec, selection).build(mine, unfinished=unfinished, layout="run")
             verdict, numbers = judge(claim, tables[spec.id], spec)
             results.append(ClaimResult(claim, verdict, numbers, paper.id))
     return results

@@ -26,7 +26,8 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from .._stats import MIN_WILCOXON, DrawRule, average_ranks, friedman, nemenyi_cd, pair_tests
+from .._stats import MIN_WILCOXON, average_ranks, friedman, nemenyi_cd, pair_tests
+from ._shapes import Table
 
 
 #: Why two models can rank apart and still draw: said wherever both are shown.
@@ -48,10 +49,10 @@ def _with_values(df, metric):
 
 def new_methods(spec, df):
     """The methods of a metric table ``df`` that the paper's table does not have, in their order."""
-    pub = spec.published_frame()
-    if pub is None or spec.builder != "metric" or df.empty:
+    pub, table = spec.published_frame(), Table(spec)
+    if pub is None or not table.shape.compares_methods or df.empty:
         return []
-    return [m for m in _with_values(df, spec.metric) if m not in set(pub["method"])]
+    return [m for m in _with_values(df, table.value) if m not in set(pub["method"])]
 
 
 def compare_methods(spec, df, alpha=0.05, new=None):
@@ -61,7 +62,7 @@ def compare_methods(spec, df, alpha=0.05, new=None):
     table does not have, ``new_methods``); where no other method has a value,
     every pair of them is compared instead (a benchmark of a user's models
     alone). Ranks and wins read the table's metric in its direction and a draw
-    is equal as printed (``_stats.DrawRule.of(spec)``).
+    is equal as printed (``Table.draw_rule``).
 
     Returns a dict: ``new`` and ``baselines`` (method names), ``datasets``
     (those where every compared method has a value), ``of`` (the table's data
@@ -73,7 +74,8 @@ def compare_methods(spec, df, alpha=0.05, new=None):
     (the values, data sets x methods, for the diagram), ``digits`` and ``rule``
     (the draw rule).
     """
-    metric = spec.metric
+    table = Table(spec)
+    metric = table.value
     if new is None:
         new = new_methods(spec, df)
     else:
@@ -81,7 +83,7 @@ def compare_methods(spec, df, alpha=0.05, new=None):
         new = [m for m in dict.fromkeys(new) if m in have]
     if not new:
         return None
-    rule = DrawRule.of(spec)
+    rule = table.draw_rule
     wide_all = df.pivot_table(index="dataset", columns="method", values=metric, sort=False)
     baselines = [m for m in dict.fromkeys(df["method"]) if m not in new and m in wide_all
                  and wide_all[m].notna().any()]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._tables import as_frame
+from ..store._segments import as_frame
 
 
 def _pyplot():

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..papers import registered_papers
+from ._shapes import Table
 
 READINGS_DIR = "readings"
 
@@ -144,13 +145,14 @@ def _moved(cells, primary, top):
     return "; ".join(f"{d} {m} {v:+.3g}" for v, (d, m) in diffs[:top] if v != 0) or "none"
 
 
-def _overlay(base, table, value):
-    """``base`` with every cell that ``table`` has a ``value`` for replaced by ``table``'s row.
+def _overlay(base, table, value, keys):
+    """``base`` with every cell that ``table`` has a ``value`` for replaced by ``table``'s row (a cell: its
+    ``keys``' values).
 
     What the paper's table reads under a reading that ran only some cells (a reading store
     holds only what it changes): the rest stay those of the reading it is compared with.
     """
-    keys = ["dataset", "method"] if "method" in table else ["dataset", "h"]
+    keys = list(keys)
     mine = table[table[value].notna()]
     rest = base.merge(mine[keys], on=keys, how="left", indicator=True)["_merge"].eq("left_only").to_numpy()
     return pd.concat([base[rest], mine[[c for c in base if c in mine]]], ignore_index=True)
@@ -163,7 +165,8 @@ def _verdicts(spec, table, base):
     claims = [c for paper in registered_papers() for c in paper.claims if c.table == spec.id]
     if not claims or base is None or not len(base):
         return ""
-    merged = _overlay(base, table, "spearman" if spec.builder == "correlation" else spec.metric)
+    read = Table(spec)
+    merged = _overlay(base, table, read.value, read.shape.keys)
     changed = []
     for claim in claims:
         before, after = judge(claim, base, spec)[0], judge(claim, merged, spec)[0]
@@ -175,15 +178,7 @@ def _verdicts(spec, table, base):
 def _size(spec, table):
     if table is None or not len(table):
         return ""
-    if spec.builder == "correlation":
-        return f"{int(table['layers'].max())} layers per cell"
-    repeats = pd.to_numeric(table["repeats"], errors="coerce") if "repeats" in table else pd.Series(dtype=float)
-    repeats = repeats[repeats > 0].astype(int)  # 0: a published cell with no records
-    if len(repeats):
-        # A reading screened on some data sets at fewer repeats than on others says so.
-        low, high = repeats.min(), repeats.max()
-        return f"{high} repeats" if low == high else f"{low} to {high} repeats"
-    return ""
+    return Table(spec).shape.size(table)
 
 
 def start_readings(dirs, specs, selection="best-of-grid"):
@@ -264,7 +259,7 @@ def _judge_source(source, group, spec_ids, selection):
     from ._check import check
     from ._render import load_results
     from ._spec import registered_tables
-    from ._tables import build_table, split_by_kind, table_applies
+    from ._tables import split_by_kind, table_applies
 
     checked = [s for s in registered_tables() if s.id in set(spec_ids)]
     records, prov = load_results([source], require=False)
@@ -279,7 +274,7 @@ def _judge_source(source, group, spec_ids, selection):
             read_spec, read_selection = _read_as(spec, reading.table_set if reading else {}, selection)
             if mine is None or not table_applies(read_spec, mine):
                 continue
-            table = build_table(read_spec, mine, read_selection, unfinished=unfinished, layout="full")
+            table = Table(read_spec, read_selection).build(mine, unfinished=unfinished, layout="full")
             if read_spec.metric != spec.metric:  # judged as the table's own column
                 table = table.rename(columns={read_spec.metric: spec.metric,
                                               read_spec.metric + "_std": spec.metric + "_std"})

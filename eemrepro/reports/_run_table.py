@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from ._benchmark import metric_scale
-from ._build import protocol_warnings, table_columns
-from ._render import FITS_LEGEND, RUN_LEGEND, load_results, marked, run_cell
+from ._build import protocol_warnings
+from ._render import FITS_LEGEND, load_results, marked
+from ._shapes import Table
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
 
@@ -30,8 +31,9 @@ def run_table(config, out):
         body = [[i] + [grid.get((i, c), "") for c in cols] for i in rows]
         parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
                                                disable_numparse=True))
-    legend = RUN_LEGEND if any(s.builder == "metric" for s, *_ in tables) else ""
-    if legend and any(s.builder == "metric" and marked(df) for s, df, *_ in tables):
+    legends = [Table(s).shape.run_legend for s, *_ in tables]
+    legend = next((text for text in legends if text), "")
+    if legend and any(text and marked(df) for text, (_, df, *_) in zip(legends, tables, strict=True)):
         legend += "; " + FITS_LEGEND  # said where a cell shows the mark
     # Stores of different protocols combined (a baseline that ran fewer repeats than its config says): said
     # under the table as `eemrepro tables` says it.
@@ -75,8 +77,8 @@ def run_tables(config, records, prov, out="DIR"):
     unfinished = {tuple(c) for c in prov["unfinished"]}
     proto = config.protocol
     specs = [s for s in registered_tables(config.kind)
-             if s.selection is None and s.requires_criterion is None and s.builder != "time"
-             and (s.builder == "correlation" or s.metric == proto.select_metric)]
+             if s.selection is None and s.requires_criterion is None
+             and Table(s).shape.in_run_table(s, proto.select_metric)]
     tables = [(s, build_table(s, records, proto.selection, unfinished=unfinished, layout="run")) for s in specs]
     with_paper = [(s, t) for s, t in tables if not t.empty and t["published"].notna().any()]
     # A paper's table holds only its data sets; the others get a table of the metric alone.
@@ -84,16 +86,16 @@ def run_tables(config, records, prov, out="DIR"):
     rest = records[~records["dataset"].isin(covered)]
     if len(rest):
         scale = metric_scale(proto.select_metric)
-        spec = specs[0] if specs and specs[0].builder == "correlation" and not with_paper else TableSpec(
+        # A table of every data set of its kind (not only the paper's) shows them; else the metric alone.
+        spec = specs[0] if specs and not Table(specs[0]).shape.own_datasets and not with_paper else TableSpec(
             id="run", stem="run", title=f"{config.name}", kind=config.kind, metric=proto.select_metric, scale=scale)
         with_paper.append((spec, build_table(spec, rest, proto.selection, unfinished=unfinished, layout="run")))
     limit = timeout_limit(records)
     out = []
     for spec, df in with_paper:
-        _, (index, columns, cell) = table_columns(spec, limit)
-        if spec.builder == "metric":
-            cell = run_cell(spec.metric, limit, spec.printed_digits)
-        title = spec.title.format(selection=spec.selection or proto.selection) if spec.id != "run" else \
+        table = Table(spec, proto.selection)
+        index, columns, cell = table.shape.run_view(table, limit)
+        title = spec.title.format(selection=table.selection) if spec.id != "run" else \
             f"{config.name}: {spec.metric} ({proto.selection}), mean±std over the test folds " \
             f"({'the data sets no paper table has' if len(with_paper) > 1 else 'no published table'})"
         out.append((spec, df, title, (index, columns, cell)))

@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..papers import registered_papers
-from ._render import FITS_LEGEND, _fmt, _signed, fits_mark, fits_note, marked
+from ._render import FITS_LEGEND, marked
+from ._shapes import VERDICTS, Table
 
-VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
-            "not compared": "v-notrun"}
 
 
 def _template_text(name):
@@ -51,60 +49,6 @@ def _verdicts(default_cells, pinned_cells):
     return out
 
 
-def _cell_frames(spec, mine):
-    """{(data set, method): its outer-fold rows} of a metric table (facets split as the table splits them)."""
-    from ._tables import _facet, _of_kind
-
-    grid = _of_kind(mine, spec.kind)
-    if spec.facet:
-        grid, _ = _facet(grid, spec.facet, ())
-    outer = grid[grid["inner"].isna()] if len(grid) else grid
-    if not len(outer):
-        return {}
-    # What a click shows reads the finished folds alone, in (repeat, fold) order: filtered and sorted once here,
-    # and only the columns it shows.
-    wanted = [c for c in ("dataset", "model", "point", "repeat", "fold", "status", spec.metric, "fit_seconds",
-                          "predict_seconds") if c in outer]
-    ok = outer.loc[outer["status"] == "ok", wanted]
-    keyed = ok.assign(dataset=ok["dataset"].astype(str), model=ok["model"].astype(str),
-                      point=ok["point"].astype(str)).sort_values(["repeat", "fold"], kind="stable")
-    return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
-
-
-def _details(spec, row, frames, verdict, reason, per_fold=None):
-    """What a click on a metric cell shows: its test folds (at the point each fold selected) and its grid curve.
-
-    ``per_fold``: {(repeat, fold): point} where the selection rule chooses per fold
-    (nested CV, a criterion); else every fold is shown at the cell's selected point.
-    """
-    scale, digits = spec.scale, spec.printed_digits
-    cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
-            "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
-    g = frames.get((row["dataset"], row["method"]))
-    if g is None or spec.metric not in g:
-        return cell
-    ok = g  # (``_cell_frames``: the finished folds, in (repeat, fold) order)
-    if per_fold:
-        chosen = pd.Series([per_fold.get((int(r), int(f))) for r, f in zip(ok["repeat"], ok["fold"], strict=True)],
-                           index=ok.index)
-        at = ok[ok["point"] == chosen]
-    else:
-        at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
-    cell["fold_headers"] = ["repeat", "fold", "selected", spec.metric, "fit s", "predict s"]
-    cell["folds"] = [[int(r), int(f), p, _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
-                     for r, f, p, v, fs, ps in zip(at["repeat"], at["fold"], at["point"], at[spec.metric],
-                                                   at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
-                                                   at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
-                                                   strict=True)][:200]
-    from ..experiments._selection import _point_sort_key
-
-    curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
-    means, counts = curve["mean"].to_dict(), curve["count"].to_dict()
-    points = sorted(curve.index, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
-    cell["grid"] = [[p, _fmt(scale * means[p], digits), int(counts[p])] for p in points][:300]
-    return cell
-
-
 def _styled(display, classes, tooltips, uuid):
     """A display frame as an HTML table through pandas' Styler: verdict classes per cell, reasons as tooltips."""
     styler = display.style.hide(axis="index").set_td_classes(classes).set_uuid(uuid)
@@ -113,130 +57,24 @@ def _styled(display, classes, tooltips, uuid):
     return styler.to_html(doctype_html=False)
 
 
-def _per_fold_points(spec, mine, selection, unfinished):
-    """{(data set, method): {(repeat, fold): point}} where the table's rule selects per fold."""
-    from ..experiments import select
-    from ._tables import _facet, _of_kind
-
-    rule = spec.selection or selection
-    if rule == "best-of-grid":
-        return {}
-    grid = _of_kind(mine, spec.kind)
-    if spec.facet:
-        grid, unfinished = _facet(grid, spec.facet, unfinished)
-    sel = select(grid, rule, metric=spec.metric, unfinished=unfinished) if len(grid) else pd.DataFrame()
-    if "folds" not in sel:
-        return {}
-    return {(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"], strict=True))
-            for r in sel.to_dict("records") if isinstance(r.get("folds"), list)}
-
-
-#: What a benchmark's cell (``_benchmark``) is, where a paper's cell has its verdict.
-UNJUDGED = ("not compared", "a benchmark cell: no published value to compare with")
-
-
-def _metric_section(spec, df, verdicts, mine, per_fold, judged=True):
-    """A metric table as a sortable list (and each cell's details); ``judged``: False for a benchmark, whose
-    cells have no published value and no verdict."""
-    digits = spec.printed_digits
-    m = spec.metric
-    frames = _cell_frames(spec, mine)
-    rows, details, classes, tips = [], [], [], []
-    for _, r in df.iterrows():
-        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
-                                       ("not compared", "not checked") if judged else UNJUDGED)
-        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits) + fits_mark(r),
-                     spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
-                     "paper " + spec.spread: _fmt(r.get("published_std"), digits),
-                     "delta": _signed(r.get("delta"), digits), "status": r["status"], "repeats": r.get("repeats"),
-                     "verdict": verdict})
-        cls = VERDICTS[verdict] if judged else ""
-        classes.append(["", "", cls, "", "", "", cls, "", "", cls])
-        tips.append(["", "", fits_note(r), "", "", "", reason or "", "", "", reason or ""])
-        details.append(_details(spec, r, frames, verdict, reason, per_fold.get((r["dataset"], r["method"]))))
-    display = pd.DataFrame(rows)
-    classes, tips = pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns)
-    if not judged:  # nothing published to show beside, no verdict
-        unjudged = [c for c in display.columns if c in ("paper", "paper " + spec.spread, "delta", "verdict")]
-        display, classes, tips = (f.drop(columns=unjudged) for f in (display, classes, tips))
-    return display, classes, tips, details
-
-
-def _wide_section(spec, df, verdicts, judged=True):
-    """The table in the paper's shape: data sets as rows, methods as columns (the paper's, then any other), each
-    cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
-    the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds). A benchmark (not
-    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set."""
-    digits = spec.printed_digits
-    m = spec.metric
-    datasets = list(dict.fromkeys(df["dataset"]))
-    methods = list(dict.fromkeys(df["method"]))
-    text = pd.DataFrame("" if judged else "–", index=datasets, columns=methods)
-    classes, tips = pd.DataFrame("", index=datasets, columns=methods), pd.DataFrame("", index=datasets,
-                                                                                     columns=methods)
-    for k, (_, r) in enumerate(df.iterrows()):
-        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
-                                       ("not compared", "not checked") if judged else UNJUDGED)
-        value = _fmt(r[m], digits) + fits_mark(r)
-        delta = r.get("delta")
-        has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
-        text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
-        cls = VERDICTS[verdict] + " " if judged else ""
-        classes.at[r["dataset"], r["method"]] = f"{cls}cell-{k}"
-        paper = r.get("published")
-        said = (verdict, reason or "") if judged else ()
-        tips.at[r["dataset"], r["method"]] = "; ".join(
-            t for t in (f"paper {_fmt(paper, digits)}" if paper is not None and paper == paper else "",
-                        *said, fits_note(r)) if t)
-    text, classes, tips = (f.reset_index(drop=True) for f in (text, classes, tips))
-    text.insert(0, "data set", datasets)
-    classes.insert(0, "data set", "")
-    tips.insert(0, "data set", "")
-    styler = text.style.hide(axis="index").set_td_classes(classes).set_tooltips(tips).set_uuid(f"{spec.id}_wide")
-    return styler.to_html(doctype_html=False)
-
-
-def _other_section(spec, df, verdicts, limit):
-    rows, details, classes = [], [], []
-    for _, r in df.iterrows():
-        if spec.builder == "correlation":
-            key = (spec.id, r["dataset"], f"h={r['h']}")
-            verdict, reason = verdicts.get(key, ("not compared", "not checked"))
-            rows.append({"data set": r["dataset"], "h": int(r["h"]), "rho": _fmt(r["spearman"], 3),
-                         "paper": _fmt(r.get("published"), 3),
-                         "delta": _signed(r.get("delta"), 3),
-                         "layers": int(r["layers"]), "pairs": int(r["pairs"]), "verdict": verdict})
-            classes.append(["", "", VERDICTS[verdict], "", VERDICTS[verdict], "", "", VERDICTS[verdict]])
-        else:
-            verdict, reason = "not compared", "training times depend on the machine"
-            rows.append({"data set": r["dataset"], "method": r["method"],
-                         "seconds": _fmt(r["seconds"], 2, limit) + fits_mark(r),
-                         "paper": _fmt(r.get("published"), 1, limit), "timing": r.get("timing") or "",
-                         "selected point": r.get("point") or ""})
-            classes.append([""] * 6)
-        details.append({"cell": f"{r['dataset']} / {rows[-1].get('method', rows[-1].get('h'))}",
-                        "verdict": verdict, "reason": reason, "fits": fits_note(r)})
-    display = pd.DataFrame(rows)
-    return display, pd.DataFrame(classes, columns=display.columns), None, details
-
-
 def _summaries(spec, df):
     """The paper's method comparisons on a metric table, as small Styler tables, and a CD diagram (SVG)."""
-    from .._stats import DrawRule, ranks_and_tests, wins_draws_losses
+    from .._stats import ranks_and_tests, wins_draws_losses
 
     if not spec.summary:
         return [], None
     pub = spec.published_frame()
     if pub is not None:
         df = df[df["method"].isin(set(pub["method"]))]
-    rule = DrawRule.of(spec)
+    table = Table(spec)
+    rule = table.draw_rule
     better = rule.greater_is_better
     out = []
-    wdl = wins_draws_losses(df, spec.pairs, value=spec.metric, rule=rule)
+    wdl = wins_draws_losses(df, spec.pairs, value=table.value, rule=rule)
     if len(wdl):
         out.append({"title": f"Wins / draws / losses (draw: {rule.describe()})",
                     "html": wdl.style.hide(axis="index").set_uuid(f"{spec.id}_wdl").to_html(doctype_html=False)})
-    tests = ranks_and_tests(df, spec.pairs, value=spec.metric, greater_is_better=better)
+    tests = ranks_and_tests(df, spec.pairs, value=table.value, greater_is_better=better)
     if "average_rank" in tests:
         average = tests["average_rank"]
         ranks = pd.DataFrame({"method": list(average), "average rank": list(average.values())})
@@ -250,7 +88,7 @@ def _summaries(spec, df):
         out.append({"title": "Wilcoxon signed-rank tests of the paper's pairs",
                     "html": pd.DataFrame(tests["wilcoxon"]).style.hide(axis="index").format(precision=3)
                    .set_uuid(f"{spec.id}_wilcoxon").to_html(doctype_html=False)})
-    return out, _cd_diagram(df, spec.metric, better)
+    return out, _cd_diagram(df, table.value, better)
 
 
 def _cd_diagram(df, metric, better):
@@ -320,7 +158,7 @@ def _readings_html(df, columns):
 def _asked_for(spec, df, unfinished):
     """(the rows of a paper's table on data sets the results hold or their configs name, the other data sets):
     a published cell with no record anywhere in its data set is of a data set nobody asked for here."""
-    run = df["layers"] > 0 if spec.builder == "correlation" else df["status"] != "missing"
+    run = Table(spec).ran_here(df)
     asked = set(df.loc[run, "dataset"]) | {d for d, _ in unfinished}
     keep = df["dataset"].isin(asked).to_numpy()
     return df[keep].reset_index(drop=True), list(dict.fromkeys(df.loc[~keep, "dataset"]))
@@ -401,6 +239,7 @@ class _Judged:
     verdicts: dict  # {(table, data set, method): (verdict, reason)}
     readings: dict  # {table id: its readings' frame}
     claims: list
+    limit: float  # the fit budget the timed-out records ran into (``timeout_limit``)
 
 
 def _judge(dirs, tolerance, selection, warn):
@@ -412,7 +251,7 @@ def _judge(dirs, tolerance, selection, warn):
     from ._claims import evaluate_claims
     from ._readings import readings_frames, start_readings
     from ._render import SITE_COLUMNS, load_results
-    from ._tables import build_table, split_by_kind, table_applies
+    from ._tables import split_by_kind, timeout_limit
 
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
@@ -426,9 +265,10 @@ def _judge(dirs, tolerance, selection, warn):
     # Every table once (the full layout); the checks and the claims judge these same tables. Where a
     # table's rule chooses per fold, its choices are kept for the drill-down.
     chosen = {}
-    built = {spec.id: build_table(spec, parts[spec.kind], selection, unfinished=unfinished, layout="full",
-                                  per_fold=chosen.setdefault(spec.id, {}) if spec.builder == "metric" else None)
-             for spec in specs if spec.kind in parts and table_applies(spec, parts[spec.kind])}
+    tables = [Table(spec, selection) for spec in specs]
+    built = {t.id: t.build(parts[t.spec.kind], unfinished=unfinished, layout="full",
+                           per_fold=chosen.setdefault(t.id, {}))
+             for t in tables if t.spec.kind in parts and t.applies(parts[t.spec.kind])[1]}
     chosen = {k: v for k, v in chosen.items() if v}
     reuse = built if selection == "best-of-grid" else None  # what check compares
     key = lambda c: (c.table, c.dataset, c.method)
@@ -440,7 +280,8 @@ def _judge(dirs, tolerance, selection, warn):
     readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built,
                                started=started)
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
-    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, readings, claims)
+    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, readings, claims,
+                   timeout_limit(records))
 
 
 _CLAIM_CLASS = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
@@ -474,7 +315,6 @@ def _paper_page(paper, judged, selection, page, drawn, out, common):
 def _table_section(spec, judged, selection):
     """A paper's table as its page shows it (for ``page.html``), or None where the results show none of it."""
     from ._readings import COLUMNS
-    from ._tables import table_title, timeout_limit
 
     if spec.id not in judged.built:
         return None
@@ -485,25 +325,20 @@ def _table_section(spec, judged, selection):
     shown, collapsed = _asked_for(spec, df, judged.unfinished)
     if shown.empty:
         return None
-    if spec.builder == "metric":
-        per_fold = judged.chosen[spec.id] if spec.id in judged.chosen else _per_fold_points(spec, mine, selection,
-                                                                                            judged.unfinished)
-        display, classes, tips, details = _metric_section(spec, shown, verdicts, mine, per_fold)
-        summaries, cd = _summaries(spec, df)
-        wide = _wide_section(spec, shown, verdicts)
-    else:
-        wide = None
-        display, classes, tips, details = _other_section(spec, shown, verdicts, timeout_limit(judged.records))
-        summaries, cd = [], None
+    table = Table(spec, selection)
+    per_fold = judged.chosen[spec.id] if spec.id in judged.chosen else table.chosen_points(mine, judged.unfinished)
+    section = table.shape.site_section(table, shown, verdicts, mine, per_fold, judged.limit)
+    display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
+    summaries, cd = _summaries(spec, df) if table.shape.compares_methods else ([], None)
     counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
     counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
     notes = list(spec.notes)
     if collapsed:
         notes.insert(0, f"Not shown: {len(collapsed)} data set(s) of the paper's table that these results "
                         f"neither hold nor name ({', '.join(collapsed)}).")
-    return {"id": spec.id, "title": table_title(spec, df, selection),
+    return {"id": spec.id, "title": table.title(df),
             "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
-            "wide": wide, "rows": len(display),
+            "wide": section["wide"], "rows": len(display),
             "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
             "notes": notes, "readings": _readings_html(judged.readings.get(spec.id), COLUMNS)}
 
@@ -526,7 +361,7 @@ def _benchmark_sections(dirs, parts, unfinished, selection):
     from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
     from ._benchmark import comparison_title as bench_title
     from ._render import SITE_COLUMNS, load_results
-    from ._tables import build_table, split_by_kind, table_title
+    from ._tables import split_by_kind
 
     sections = []
     for bench in benchmarks(dirs):
@@ -538,16 +373,16 @@ def _benchmark_sections(dirs, parts, unfinished, selection):
         mine = own_parts.get(spec.kind)
         if mine is None:
             continue
-        per_fold = {}
-        df = benchmark_frame(bench, build_table(spec, mine, selection, unfinished=own_unfinished, layout="run",
-                                                per_fold=per_fold))
+        per_fold, table = {}, Table(spec, selection)
+        df = benchmark_frame(bench, table.build(mine, unfinished=own_unfinished, layout="run", per_fold=per_fold))
         if df is None:
             continue
-        display, classes, tips, details = _metric_section(spec, df, {}, mine, per_fold, judged=False)
+        section = table.shape.site_section(table, df, {}, mine, per_fold, None, judged=False)
+        display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
         counts = f"{df['dataset'].nunique()} data set(s), {df['method'].nunique()} model(s)"
-        sections.append({"id": spec.id, "title": table_title(spec, df, selection),
+        sections.append({"id": spec.id, "title": table.title(df),
                          "html": _styled(display, classes, tips, spec.id), "counts": counts,
-                         "wide": _wide_section(spec, df, {}, judged=False),
+                         "wide": section["wide"],
                          "rows": len(display), "details": json.dumps(details).replace("</", "<\\/"),
                          "summaries": [], "cd": None, "notes": list(spec.notes), "readings": None,
                          "marked": marked(df)})
@@ -611,7 +446,7 @@ def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_
     sections = []
     for spec in (s for paper in registered_papers() for s in paper.tables):
         df = built.get(spec.id)
-        if df is None or spec.builder != "metric":
+        if df is None or not Table(spec).shape.compares_methods:
             continue
         section = _comparison_section(spec, df, selection)
         if section is not None:

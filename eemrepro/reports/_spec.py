@@ -6,13 +6,18 @@ import no report builder, and the reports import the papers.
 """
 
 from ..papers import FigureSpec, Paper, TableSpec, published, registered_papers
+from ._shapes import shape_of
 
 __all__ = ["FigureSpec", "Paper", "TableSpec", "published", "registered_tables", "registered_figures"]
 
 
 def registered_tables(kind=None):
-    """Every table of every registered paper (optionally of one experiment kind)."""
-    return [t for p in registered_papers() for t in p.tables if kind is None or t.kind == kind]
+    """Every table of every registered paper (optionally of one experiment kind); a table whose ``builder`` names
+    no registered shape is a ValueError of one line (``shape_of``)."""
+    tables = [t for p in registered_papers() for t in p.tables if kind is None or t.kind == kind]
+    for t in tables:
+        shape_of(t)
+    return tables
 
 
 def registered_figures():

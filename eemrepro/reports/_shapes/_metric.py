@@ -1,0 +1,334 @@
+"""The metric table: a metric at the selected grid point per (data set, method), mean +- std, beside the
+published cell (every paper's accuracy/G-mean tables, and the benchmark of any store: ``_benchmark``)."""
+
+import weakref
+
+import numpy as np
+import pandas as pd
+
+from ...experiments import get_metric, select
+from ...experiments._selection import FIT_COUNTS, _point_sort_key
+from ...store._segments import as_frame
+from ...store._store import repeats_per_cell
+from .._cells import _combine, _facet, _fit_counts, _of_kind, _order
+from .._render import RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, run_cell
+from ._base import UNJUDGED, VERDICTS, Table, TableShape, register_shape
+
+
+def metric_table(records, spec, selection="best-of-grid", reference=None, unfinished=(), layout="full",
+                 all_datasets=False, per_fold=None):
+    """A metric at the selected grid point per (data set, method), mean +- std, next to the published cell.
+
+    ``reference``: records of another reproduction to compare with instead of
+    the published table (its cells become the "published" columns); every data
+    set of the two is compared then, not only the paper's (``all_datasets``).
+
+    Returns
+    -------
+    DataFrame with columns dataset, method, status, <metric>, <metric>_std,
+    published, published_std, delta, point, n_folds, repeats, and the cell's
+    fits that did not finish: failed_fits, timed_out_fits, skipped_fits
+    (``select``).
+    """
+    rows = metric_rows(records, spec, selection, unfinished, all_datasets=all_datasets or reference is not None,
+                       per_fold=per_fold)
+    if reference is None:
+        return metric_frame(rows, spec, layout)
+    m = spec.metric
+    ref = metric_table(reference, spec, Table(spec, selection).selection, layout="run", all_datasets=True)
+    ref = ref[ref["status"] == "ok"]
+    pub = pd.DataFrame({"dataset": ref["dataset"], "method": ref["method"],
+                        spec.value_column: ref[m] / spec.scale, spec.std_column: ref[m + "_std"] / spec.scale})
+    return metric_frame(rows, spec, layout, pub=pub, pub_scale=spec.scale)
+
+
+def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_datasets=False, per_fold=None):
+    """{(data set, method): row} of a metric table from ``records``, each cell from its own records alone
+    (``metric_frame`` makes the table of them; the rows of two frames of different data sets are the union).
+
+    The published table's data sets only, unless ``all_datasets``. ``per_fold``: filled as ``metric_table``
+    says.
+    """
+    m = spec.metric
+    selection = Table(spec, selection).selection
+    pub = spec.published_frame()
+    # A paper's table holds its own data sets: records of other data sets (another paper's, loaded from the same
+    # results folders) are not its rows, and are left out before selecting (each cell is selected on its own
+    # records alone: the same cells, a fraction of the work).
+    datasets = None if all_datasets or pub is None else set(pub["dataset"])
+    grid = _of_kind(as_frame(records), spec.kind)
+    if spec.facet:
+        grid, unfinished = _facet(grid, spec.facet, unfinished)
+    if spec.requires_criterion:
+        c = spec.requires_criterion
+        with_values = set(grid.loc[grid[c].notna(), "dataset"]) if c in grid else set()
+        grid = grid[grid["dataset"].isin(with_values)]
+    sel = select(grid, selection, metric=m, unfinished=unfinished, datasets=datasets) if len(grid) else \
+        pd.DataFrame()
+    # The repeats of the table's own cells (the rows below are those alone).
+    mine = grid if datasets is None or not len(grid) else \
+        grid.loc[grid["dataset"].isin(datasets).to_numpy(), ["dataset", "model", "repeat"]]
+    repeats = repeats_per_cell(mine) if len(mine) else {}
+    rows = {}
+    for _, s in sel.iterrows():
+        if datasets is not None and s["dataset"] not in datasets:
+            continue
+        ok = s.get("status") == "ok"
+        # A frame of records none of which has the metric has no column of its means: NaN, as its cells read
+        # in a frame where other records have it.
+        std = s.get(m + "_std", np.nan)
+        spread = std / np.sqrt(s["n_folds"]) if spec.spread == "se" and ok else std
+        rows[(s["dataset"], s["model"])] = {
+            "dataset": s["dataset"], "method": s["model"], "status": s["status"],
+            m: spec.scale * s.get(m + "_mean", np.nan) if ok else np.nan,
+            m + "_std": spec.scale * spread if ok else np.nan,
+            "point": s["point"], "n_folds": s.get("n_folds"), "repeats": repeats.get((s["dataset"], s["model"]), 0),
+            **_fit_counts(s),
+        }
+    if spec.combine:
+        rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
+    # Where the rule chooses per fold (nested CV, a criterion): each cell's {(repeat, fold): point}, for the
+    # report's drill-down (which would otherwise run the selection again). Not in ``attrs``: pandas deep-copies
+    # those into every row the report iterates.
+    if per_fold is not None and "folds" in sel:
+        per_fold.update({(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"],
+                                                                        strict=True))
+                         for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
+    return rows
+
+
+def _fit_counts(s):
+    """A selected cell's counts of fits that did not finish (``FIT_COUNTS``), as integers (0 where none)."""
+    return {c: int(s.get(c, 0) or 0) for c in FIT_COUNTS.values()}
+
+
+def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
+    """A metric table (``metric_table``'s frame) of its cells' rows (``metric_rows``), beside the published
+    cells (``pub``, default the spec's published table, its values times ``pub_scale``)."""
+    m = spec.metric
+    if pub is None:
+        pub, pub_scale = spec.published_frame(), 1.0
+    rows = dict(rows)
+    if pub is not None:
+        for _, p in pub.iterrows():
+            key = (p["dataset"], p["method"])
+            if layout == "run" and key not in rows:
+                continue
+            row = rows.setdefault(key, {"dataset": key[0], "method": key[1], "status": "missing", m: np.nan,
+                                        m + "_std": np.nan, "point": None, "n_folds": 0, "repeats": 0,
+                                        **dict.fromkeys(FIT_COUNTS.values(), 0)})
+            row = rows[key] = dict(row)  # the caller's rows stay as they were
+            row["published"] = p[spec.value_column] * pub_scale
+            row["published_std"] = p[spec.std_column] * pub_scale if spec.std_column in p else np.nan
+    counts = list(FIT_COUNTS.values())
+    df = pd.DataFrame(list(rows.values()),
+                      columns=None if rows else ["dataset", "method", "status", m, m + "_std", "point", "n_folds",
+                                                 "repeats", *counts])
+    for col in ("published", "published_std"):
+        if col not in df:
+            df[col] = np.nan
+    df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
+             "published_std", *counts]]
+    df["delta"] = df[m] - df["published"]
+    # After the delta: the columns a reader of the table's csv had keep their places.
+    df = df[[c for c in df.columns if c not in counts] + counts]
+    df[counts] = df[counts].astype(np.int64)
+    return _order(df, pub)
+
+
+def _cell_frames(spec, mine):
+    """{(data set, method): its outer-fold rows} of a metric table (facets split as the table splits them)."""
+    grid = _of_kind(mine, spec.kind)
+    if spec.facet:
+        grid, _ = _facet(grid, spec.facet, ())
+    outer = grid[grid["inner"].isna()] if len(grid) else grid
+    if not len(outer):
+        return {}
+    # What a click shows reads the finished folds alone, in (repeat, fold) order: filtered and sorted once here,
+    # and only the columns it shows.
+    wanted = [c for c in ("dataset", "model", "point", "repeat", "fold", "status", spec.metric, "fit_seconds",
+                          "predict_seconds") if c in outer]
+    ok = outer.loc[outer["status"] == "ok", wanted]
+    keyed = ok.assign(dataset=ok["dataset"].astype(str), model=ok["model"].astype(str),
+                      point=ok["point"].astype(str)).sort_values(["repeat", "fold"], kind="stable")
+    return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
+
+
+def _details(spec, row, frames, verdict, reason, per_fold=None):
+    """What a click on a metric cell shows: its test folds (at the point each fold selected) and its grid curve.
+
+    ``per_fold``: {(repeat, fold): point} where the selection rule chooses per fold
+    (nested CV, a criterion); else every fold is shown at the cell's selected point.
+    """
+    scale, digits = spec.scale, spec.printed_digits
+    cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
+            "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
+    g = frames.get((row["dataset"], row["method"]))
+    if g is None or spec.metric not in g:
+        return cell
+    ok = g  # (``_cell_frames``: the finished folds, in (repeat, fold) order)
+    if per_fold:
+        chosen = pd.Series([per_fold.get((int(r), int(f))) for r, f in zip(ok["repeat"], ok["fold"], strict=True)],
+                           index=ok.index)
+        at = ok[ok["point"] == chosen]
+    else:
+        at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
+    cell["fold_headers"] = ["repeat", "fold", "selected", spec.metric, "fit s", "predict s"]
+    cell["folds"] = [[int(r), int(f), p, _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
+                     for r, f, p, v, fs, ps in zip(at["repeat"], at["fold"], at["point"], at[spec.metric],
+                                                   at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
+                                                   at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
+                                                   strict=True)][:200]
+    curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
+    means, counts = curve["mean"].to_dict(), curve["count"].to_dict()
+    points = sorted(curve.index, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
+    cell["grid"] = [[p, _fmt(scale * means[p], digits), int(counts[p])] for p in points][:300]
+    return cell
+
+
+def _per_fold_points(table, mine, unfinished):
+    """{(data set, method): {(repeat, fold): point}} where the table's rule selects per fold."""
+    spec, rule = table.spec, table.selection
+    if rule == "best-of-grid":
+        return {}
+    grid = _of_kind(mine, spec.kind)
+    if spec.facet:
+        grid, unfinished = _facet(grid, spec.facet, unfinished)
+    sel = select(grid, rule, metric=spec.metric, unfinished=unfinished) if len(grid) else pd.DataFrame()
+    if "folds" not in sel:
+        return {}
+    return {(str(r["dataset"]), str(r["model"])): dict(zip(map(tuple, r["folds"]), r["points"], strict=True))
+            for r in sel.to_dict("records") if isinstance(r.get("folds"), list)}
+
+
+def _metric_section(spec, df, verdicts, mine, per_fold, judged=True):
+    """A metric table as a sortable list (and each cell's details); ``judged``: False for a benchmark, whose
+    cells have no published value and no verdict."""
+    digits = spec.printed_digits
+    m = spec.metric
+    frames = _cell_frames(spec, mine)
+    rows, details, classes, tips = [], [], [], []
+    for _, r in df.iterrows():
+        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
+                                       ("not compared", "not checked") if judged else UNJUDGED)
+        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits) + fits_mark(r),
+                     spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
+                     "paper " + spec.spread: _fmt(r.get("published_std"), digits),
+                     "delta": _signed(r.get("delta"), digits), "status": r["status"], "repeats": r.get("repeats"),
+                     "verdict": verdict})
+        cls = VERDICTS[verdict] if judged else ""
+        classes.append(["", "", cls, "", "", "", cls, "", "", cls])
+        tips.append(["", "", fits_note(r), "", "", "", reason or "", "", "", reason or ""])
+        details.append(_details(spec, r, frames, verdict, reason, per_fold.get((r["dataset"], r["method"]))))
+    display = pd.DataFrame(rows)
+    classes, tips = pd.DataFrame(classes, columns=display.columns), pd.DataFrame(tips, columns=display.columns)
+    if not judged:  # nothing published to show beside, no verdict
+        unjudged = [c for c in display.columns if c in ("paper", "paper " + spec.spread, "delta", "verdict")]
+        display, classes, tips = (f.drop(columns=unjudged) for f in (display, classes, tips))
+    return display, classes, tips, details
+
+
+def _wide_section(spec, df, verdicts, judged=True):
+    """The table in the paper's shape: data sets as rows, methods as columns (the paper's, then any other), each
+    cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
+    the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds). A benchmark (not
+    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set."""
+    digits = spec.printed_digits
+    m = spec.metric
+    datasets = list(dict.fromkeys(df["dataset"]))
+    methods = list(dict.fromkeys(df["method"]))
+    text = pd.DataFrame("" if judged else "–", index=datasets, columns=methods)
+    classes, tips = pd.DataFrame("", index=datasets, columns=methods), pd.DataFrame("", index=datasets,
+                                                                                     columns=methods)
+    for k, (_, r) in enumerate(df.iterrows()):
+        verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
+                                       ("not compared", "not checked") if judged else UNJUDGED)
+        value = _fmt(r[m], digits) + fits_mark(r)
+        delta = r.get("delta")
+        has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
+        text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
+        cls = VERDICTS[verdict] + " " if judged else ""
+        classes.at[r["dataset"], r["method"]] = f"{cls}cell-{k}"
+        paper = r.get("published")
+        said = (verdict, reason or "") if judged else ()
+        tips.at[r["dataset"], r["method"]] = "; ".join(
+            t for t in (f"paper {_fmt(paper, digits)}" if paper is not None and paper == paper else "",
+                        *said, fits_note(r)) if t)
+    text, classes, tips = (f.reset_index(drop=True) for f in (text, classes, tips))
+    text.insert(0, "data set", datasets)
+    classes.insert(0, "data set", "")
+    tips.insert(0, "data set", "")
+    styler = text.style.hide(axis="index").set_td_classes(classes).set_tooltips(tips).set_uuid(f"{spec.id}_wide")
+    return styler.to_html(doctype_html=False)
+
+
+
+# A built table's (data set x method) pivot, kept while the table lives: every claim on a table (and every reading
+# of it) judges the same pivot, which pandas took 5 ms to make each time (a third of the claims' cost).
+_PIVOTS = {}
+
+
+def _pivot(table, metric):
+    key = (id(table), metric)
+    held = _PIVOTS.get(key)
+    if held is not None and held[0]() is table:
+        return held[1]
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    wide = ok.pivot_table(index="dataset", columns="method", values=metric)
+    for k in [k for k, (ref, _) in _PIVOTS.items() if ref() is None]:
+        del _PIVOTS[k]
+    _PIVOTS[key] = (weakref.ref(table), wide)
+    return wide
+
+
+class MetricShape(TableShape):
+    """A metric per (data set, method) at the selected grid point (``metric_table``)."""
+
+    name = "metric"
+    compares_methods = True
+    takes_reference = True
+    marks_fits = True
+    run_legend = RUN_LEGEND
+
+    def rows(self, records, table, unfinished=(), per_fold=None):
+        return metric_rows(records, table.spec, table.selection, unfinished, per_fold=per_fold), {}
+
+    def frame(self, rows, extra, table, layout="full"):
+        return metric_frame(rows, table.spec, layout)
+
+    def build(self, records, table, reference=None, unfinished=(), layout="full", per_fold=None):
+        return metric_table(records, table.spec, table.selection, reference=reference, unfinished=unfinished,
+                            layout=layout, per_fold=per_fold)
+
+    def columns(self, table, limit):
+        spec, m, digits = table.spec, table.spec.metric, table.digits
+        unit = " %" if spec.scale == 100 else ""
+        fmt = lambda v: _fmt(v, digits)
+        # The value beside its cell's mark (failed or timed-out fits), where the number is read.
+        value = RowFormat(lambda r: fmt(r[m]) + fits_mark(r))
+        columns = [("dataset", "data set", None), ("method", "method", None), ("status", "status", None),
+                   (m, get_metric(m).title + unit, value), (m + "_std", spec.spread, fmt), ("published", "paper", fmt),
+                   ("published_std", f"paper {spec.spread}", fmt), ("delta", "delta", lambda v: _signed(v, digits)),
+                   ("point", "selected point", None), ("repeats", "repeats", None)]
+        return columns, ("dataset", "method", metric_cell(m, limit, digits))
+
+    def run_view(self, table, limit):
+        return "dataset", "method", run_cell(table.spec.metric, limit, table.digits)
+
+    def in_run_table(self, spec, select_metric):
+        return spec.metric == select_metric
+
+    def claim_view(self, df, table, claim):
+        wide = _pivot(df, table.value)
+        return wide[wide.index.isin(claim.datasets)] if claim.datasets else wide
+
+    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
+        display, classes, tips, details = _metric_section(table.spec, df, verdicts, records, per_fold, judged)
+        return {"display": display, "classes": classes, "tips": tips, "details": details,
+                "wide": _wide_section(table.spec, df, verdicts, judged)}
+
+    def per_fold_points(self, table, records, unfinished=()):
+        return _per_fold_points(table, records, unfinished)
+
+
+register_shape(MetricShape())
