@@ -22,6 +22,7 @@ from ._correlation import correlation_frame, correlation_rows, correlation_table
 from ._metric import metric_frame, metric_rows, metric_table
 from ._time import time_frame, time_rows, time_table
 
-__all__ = ["Table", "TableShape", "register_shape", "unregister_shape", "shape_names", "shape_of", "VERDICTS", "UNJUDGED",
+__all__ = ["Table", "TableShape", "register_shape", "unregister_shape", "shape_names", "shape_of", "VERDICTS",
+           "UNJUDGED",
            "metric_table", "metric_rows", "metric_frame", "time_table", "time_rows", "time_frame",
            "correlation_table", "correlation_rows", "correlation_frame"]
