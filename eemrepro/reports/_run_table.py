@@ -95,7 +95,7 @@ def run_tables(config, records, prov, out="DIR"):
     for spec, df in with_paper:
         table = Table(spec, proto.selection)
         index, columns, cell = table.shape.run_view(table, limit)
-        title = spec.title.format(selection=table.selection) if spec.id != "run" else \
+        title = table.title(df) if spec.id != "run" else \
             f"{config.name}: {spec.metric} ({proto.selection}), mean±std over the test folds " \
             f"({'the data sets no paper table has' if len(with_paper) > 1 else 'no published table'})"
         out.append((spec, df, title, (index, columns, cell)))

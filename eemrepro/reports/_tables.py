@@ -56,7 +56,7 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
 
     Returns (results, {(table id, rule): TableRows}, the ids of the tables that apply, the fit budget the
     timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are ``load_results``'.
-    A group's cells are made wherever its records hold cells of the table (``_applies``, whatever its values):
+    A group's cells are made wherever its records hold cells of the table (``Table.applies``, whatever its values):
     a group whose cells all timed out still shows them where the table applies in another.
     """
     results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
