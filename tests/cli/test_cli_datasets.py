@@ -4,7 +4,7 @@ from typer.testing import CliRunner
 
 from eemrepro.cli import app
 
-from tests.conftest import require_mirror
+from tests.helpers import require_mirror
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ from eemrepro.datasets import ChecksumError, DownloadError, load_dataset
 from eemrepro.datasets._fetch import fetch_file
 from eemrepro.datasets._registry import FileSpec, _registry, get_entry
 
-from tests.conftest import DATA, sha256_bytes
+from tests.helpers import DATA, sha256_bytes
 
 PAYLOAD = b"0.1,0.2,g\n0.3,0.4,b\n" * 50
 

@@ -11,7 +11,7 @@ import pytest
 
 from eemrepro.datasets import get_entry, list_datasets, load_dataset
 
-from tests.conftest import find_mirror, require_mirror
+from tests.helpers import find_mirror, require_mirror
 
 MIRROR = find_mirror()
 NOT_MIRRORED = {"forest-cover", "isolet"}  # no copy exists here (MANIFEST "Not found")

@@ -7,7 +7,7 @@ from eemrepro.datasets import DatasetParseError, load_dataset, minmax_scale
 from eemrepro.datasets._parsers import PARSERS
 from eemrepro.datasets._registry import get_entry
 
-from tests.conftest import DATA
+from tests.helpers import DATA
 
 
 def test_keel_drops_null_rows_in_the_loader_and_reads_labels():

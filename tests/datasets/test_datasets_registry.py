@@ -10,7 +10,7 @@ import eemrepro.papers
 from eemrepro.datasets import UnknownDatasetError, get_entry, list_datasets
 from eemrepro.datasets._registry import _parse_entry
 
-from tests.conftest import require_mirror
+from tests.helpers import require_mirror
 
 EEM_TABLE3 = [
     "australian", "breast-cancer", "diabetes", "german.numer", "heart", "liver-disorders", "sonar", "splice",

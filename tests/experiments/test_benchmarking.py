@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import uuid
 from pathlib import Path
 
@@ -22,33 +21,11 @@ from typer.testing import CliRunner
 from eemrepro.cli import app
 from eemrepro.experiments import ConfigError, load_config
 from eemrepro.models import estimator_class
+from tests.helpers import CENTROID, blobs_frame, user_folder
+from tests.helpers import run_config as _run
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
-
-#: A user's classifier module (a nearest class mean); its name is made unique per test so that each test
-#: imports its own copy.
-MODULE = textwrap.dedent('''
-    import numpy as np
-    from sklearn.base import BaseEstimator, ClassifierMixin
-
-
-    class Centroid(ClassifierMixin, BaseEstimator):
-        def __init__(self, shrink=0.0):
-            self.shrink = shrink
-
-        def fit(self, X, y):
-            self.classes_ = np.unique(y)
-            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
-            return self
-
-        def decision_function(self, X):
-            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
-            return d[:, 0] - d[:, 1]
-
-        def predict(self, X):
-            return self.classes_[(self.decision_function(X) > 0).astype(int)]
-''')
 
 CONFIG = """name: {name}
 datasets: [{datasets}]
@@ -59,30 +36,15 @@ protocol: {{folds: 3, repeats: {repeats}, seed: 5}}
 """
 
 
-def _user_folder(tmp_path, name="mine"):
-    """A folder of the user's own: a classifier module (uniquely named) and nothing on the import path."""
-    folder = tmp_path / name
-    folder.mkdir()
-    module = f"user_clf_{uuid.uuid4().hex[:8]}"
-    (folder / f"{module}.py").write_text(MODULE)
-    return folder, module
-
-
 def _config(folder, name, models, datasets="heart", repeats=1, extra=""):
     path = folder / f"{name}.yaml"
     path.write_text(CONFIG.format(name=name, datasets=datasets, models=models, extra=extra, repeats=repeats))
     return path
 
 
-def _run(cfg, out, *extra, code=0):
-    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
-    assert result.exit_code == code, result.output
-    return result
-
-
 # -- plug-ins found as users expect ---------------------------------------------------------------------------
 def test_a_module_beside_the_config_is_found_without_pythonpath(tmp_path):
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     cfg = _config(folder, "mine", f'  C: {{estimator: "{module}:Centroid", grid: {{shrink: [0.0, 0.1]}}}}')
     assert str(folder) not in sys.path
     config = load_config(cfg)
@@ -98,7 +60,7 @@ def test_a_module_beside_the_config_is_found_without_pythonpath(tmp_path):
 def test_an_installed_package_registers_an_estimator_by_its_short_name(tmp_path, monkeypatch):
     # An installed distribution as importlib.metadata sees one: a dist-info folder with entry_points.txt.
     module = f"plug_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{module}.py").write_text(MODULE)
+    (tmp_path / f"{module}.py").write_text(CENTROID)
     info = tmp_path / f"{module}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
@@ -114,7 +76,7 @@ def test_an_installed_package_registers_an_estimator_by_its_short_name(tmp_path,
 
 
 def test_reports_over_a_store_whose_user_module_is_gone_build_without_importing_it(tmp_path):
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     cfg = _config(folder, "mine", f'  C: {{estimator: "{module}:Centroid", grid: {{shrink: [0.0, 0.2]}}}}')
     out = tmp_path / "results"
     _run(cfg, out)
@@ -154,7 +116,7 @@ def baseline(tmp_path_factory):
 
 
 def test_a_baseline_of_another_protocol_is_refused_naming_the_first_difference(tmp_path, baseline):
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     rel = os.path.relpath(baseline, folder)
     cfg = _config(folder, "mine", f'  C: {{estimator: "{module}:Centroid"}}', repeats=2,
                   extra=f"baselines: [{rel}]")
@@ -172,7 +134,7 @@ def test_a_baseline_of_another_protocol_is_refused_naming_the_first_difference(t
 def test_a_baseline_made_on_other_data_is_refused(tmp_path, baseline):
     from eemrepro.experiments._baselines import BaselineError, check_baselines
 
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     cfg = _config(folder, "mine", f'  C: {{estimator: "{module}:Centroid"}}',
                   extra=f"baselines: [{os.path.relpath(baseline, folder)}]")
     config = load_config(cfg)
@@ -181,7 +143,7 @@ def test_a_baseline_made_on_other_data_is_refused(tmp_path, baseline):
 
 
 def test_user_models_are_ranked_beside_the_baselines_in_run_tables_and_report(tmp_path, baseline):
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     cfg = _config(folder, "mine", f'  Mine: {{estimator: "{module}:Centroid", grid: {{shrink: [0.0]}}}}',
                   datasets="heart, sonar", extra=f"baselines: [{os.path.relpath(baseline, folder)}]")
     out = tmp_path / "results" / "mine"
@@ -220,7 +182,7 @@ def test_stores_of_different_repeats_combined_are_flagged_in_the_output(tmp_path
 
     if one_data_set_at_a_time:
         monkeypatch.setattr(tables_module, "TABLE_CHUNK_RECORDS", 1)
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     cfg = _config(folder, "mine", f'  Mine: {{estimator: "{module}:Centroid"}}', datasets="heart", repeats=2)
     out = tmp_path / "two-repeats"
     _run(cfg, out)
@@ -240,7 +202,7 @@ def test_stores_of_different_repeats_combined_are_flagged_in_the_output(tmp_path
 def test_a_run_against_a_baseline_that_ran_fewer_repeats_warns_under_its_own_table_as_tables_does(tmp_path):
     # The baseline's config says 2 repeats, but it ran 1 (--repeats 1: its config.yaml keeps 2), so the
     # protocol check passes; the run's cells at 2 repeats and the baseline's at 1 meet in one table.
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     paper = _config(tmp_path, "paper", BASELINE_MODELS, repeats=2)
     base = tmp_path / "results" / "paper"
     _run(paper, base, "--repeats", "1")
@@ -381,22 +343,12 @@ protocol: {{folds: 3, repeats: 1, seed: 5}}
 """
 
 
-def _blobs(n=60, seed=0):
-    """Two Gaussian blobs (a minority of a third), as a frame with a text label column."""
-    rng = np.random.default_rng(seed)
-    y = np.where(np.arange(n) < n // 3, "sick", "well")
-    X = rng.normal(size=(n, 3)) + (y == "sick")[:, None] * 1.5
-    frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    frame.insert(1, "status", y)  # the target need not be last
-    return frame
-
-
 def test_a_local_csv_runs_like_a_registry_set_and_its_checksum_is_in_every_record(tmp_path):
     import hashlib
 
     from eemrepro import read_results
 
-    frame = _blobs()
+    frame = blobs_frame()
     frame.to_csv(tmp_path / "mine.csv", index=False)
     cfg = tmp_path / "local.yaml"
     cfg.write_text(LOCAL_CONFIG.format(spec="{file: mine.csv, target: status}"))
@@ -423,7 +375,7 @@ def test_local_arff_and_libsvm_files_read_as_their_csv(tmp_path):
 
     from eemrepro.datasets import load_dataset, local_entry, register_local
 
-    frame = _blobs(seed=1)
+    frame = blobs_frame(seed=1)
     frame.to_csv(tmp_path / "d.csv", index=False)
     arff = ["@relation blobs", "@attribute a numeric", "@attribute status {sick,well}", "@attribute b numeric",
             "@attribute c numeric", "@data"] + [f"{r.a},{r.status},{r.b},{r.c}" for r in frame.itertuples()]

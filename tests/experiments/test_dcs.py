@@ -71,7 +71,7 @@ def test_correlation_pairs_equal_an_independent_computation(beta):
 
     from eemrepro.experiments._correlation_kind import correlation_pairs
 
-    from tests.conftest import make_imbalanced
+    from tests.helpers import make_imbalanced
 
     X, y = make_imbalanced(n=200, d=4, seed=30)
     dcs_v, ratio = correlation_pairs(X, y, 12, "rbf", "ledoit-wolf", 7, np.random.RandomState(5), beta)

@@ -228,7 +228,7 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_its_traceback(tmp_path)
 
 
 def test_a_data_cache_that_is_a_file_and_a_vanished_mirror_are_one_line_each(tmp_path):
-    from tests.conftest import require_mirror
+    from tests.helpers import require_mirror
 
     mirror = require_mirror()
     text = """name: cache

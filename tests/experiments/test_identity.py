@@ -34,38 +34,10 @@ from eemrepro.experiments._baselines import (
 from eemrepro.experiments._config import Protocol
 from eemrepro.models._lookup import estimator_class, estimator_code
 
-from tests.experiments.test_benchmarking import _run
+from tests.helpers import NEAREST_MEAN, SPLIT_NEAREST_MEAN
+from tests.helpers import run_config as _run
 
 runner = CliRunner()
-
-#: A nearest-mean classifier; ``SIGN`` flips its decision (the edit a researcher makes), ``scale`` is a
-#: parameter whose default comes from a helper module beside it (not the module's own text).
-MODULE = textwrap.dedent('''
-    import numpy as np
-    from sklearn.base import BaseEstimator, ClassifierMixin
-
-    from {helper} import DEFAULT_SCALE
-
-    SIGN = {sign}
-
-
-    class NearestMean(ClassifierMixin, BaseEstimator):
-        def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):
-            self.shrink = shrink
-            self.scale = scale
-
-        def fit(self, X, y):
-            self.classes_ = np.unique(y)
-            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
-            return self
-
-        def decision_function(self, X):
-            d = ((X[:, None, :] * self.scale - self.means_[None] * self.scale) ** 2).sum(-1)
-            return SIGN * (d[:, 0] - d[:, 1])
-
-        def predict(self, X):
-            return self.classes_[(self.decision_function(X) > 0).astype(int)]
-''')
 
 
 def _write(path, text):
@@ -81,7 +53,7 @@ def _folder(tmp_path, sign=1, scale=1.0):
     folder.mkdir()
     module, helper = f"clf_{uuid.uuid4().hex[:8]}", f"defaults_{uuid.uuid4().hex[:8]}"
     _write(folder / f"{helper}.py", f"DEFAULT_SCALE = {scale}\n")
-    _write(folder / f"{module}.py", MODULE.format(sign=sign, helper=helper))
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=sign, helper=helper))
     return folder, module, helper
 
 
@@ -110,7 +82,7 @@ def test_an_edited_plugin_is_never_resumed_from_its_old_records(tmp_path):
     cfg, out = _config(folder, module), tmp_path / "out"
     _run(cfg, out)
     before = _gmeans(out)
-    _write(folder / f"{module}.py", MODULE.format(sign=-1, helper=helper))
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
     result = _run(cfg, out, code=1)
     assert f"code.{module}:NearestMean: '{module}.py + {helper}.py sha256:" in result.output
     assert "stored" in result.output and "now" in result.output and "Nothing was run" in result.output
@@ -131,7 +103,7 @@ def test_the_module_is_imported_again_when_its_file_changes_within_one_process(t
     name = f"{module}:NearestMean"
     X, y = np.array([[0.0], [1.0], [0.1], [0.9]]), np.array([-1, 1, -1, 1])
     first = estimator_class(name, str(folder))().fit(X, y).decision_function(X)
-    _write(folder / f"{module}.py", MODULE.format(sign=-1, helper=helper))
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
     second = estimator_class(name, str(folder))().fit(X, y).decision_function(X)
     np.testing.assert_array_equal(second, -first)
 
@@ -141,7 +113,7 @@ def test_a_worker_refuses_a_module_changed_after_the_run_was_planned(tmp_path):
     folder, module, helper = _folder(tmp_path)
     name = f"{module}:NearestMean"
     planned = estimator_code(name, str(folder))
-    _write(folder / f"{module}.py", MODULE.format(sign=-1, helper=helper))
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
     with pytest.raises(ValueError, match="its code changed since the run started"):
         estimator_class(name, str(folder), planned)
     assert estimator_class(name, str(folder), estimator_code(name, str(folder))).__name__ == "NearestMean"
@@ -217,7 +189,7 @@ def test_status_counts_an_edited_plugins_cells_as_not_done(tmp_path):
     cfg, out = _config(folder, module), tmp_path / "out"
     _run(cfg, out)
     assert "heart      NM       3/3" in runner.invoke(app, ["status", str(out)]).output
-    _write(folder / f"{module}.py", MODULE.format(sign=-1, helper=helper))
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
     assert "heart      NM       0/3" in runner.invoke(app, ["status", str(out)]).output
 
 
@@ -322,30 +294,6 @@ def test_built_in_and_registry_identities_are_unchanged(tmp_path):
 
 # -- the code is what the import loaded (issue 65) ----------------------------------------------------------
 
-#: A nearest-mean classifier whose distance comes from a helper module (``{helper}``, imported by name from
-#: ``{source}``): editing the helper alone changes what the classifier does.
-SPLIT_MODULE = textwrap.dedent('''
-    import numpy as np
-    from sklearn.base import BaseEstimator, ClassifierMixin
-
-    from {source} import distance
-
-
-    class NearestMean(ClassifierMixin, BaseEstimator):
-        def __init__(self, shrink=0.0):
-            self.shrink = shrink
-
-        def fit(self, X, y):
-            self.classes_ = np.unique(y)
-            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
-            return self
-
-        def decision_function(self, X):
-            return distance(X, self.means_[0]) - distance(X, self.means_[1])
-
-        def predict(self, X):
-            return self.classes_[(self.decision_function(X) > 0).astype(int)]
-''')
 HELPER = "import numpy as np\n\n\ndef distance(X, m):\n    return {sign}np.abs(X - m).sum(axis=1)\n"
 
 
@@ -355,7 +303,7 @@ def _split_plugin(tmp_path):
     folder.mkdir()
     module, helper = f"clf_{uuid.uuid4().hex[:8]}", f"helper_{uuid.uuid4().hex[:8]}"
     _write(folder / f"{helper}.py", HELPER.format(sign=""))
-    _write(folder / f"{module}.py", SPLIT_MODULE.format(source=helper))
+    _write(folder / f"{module}.py", SPLIT_NEAREST_MEAN.format(source=helper))
     return folder, module, helper
 
 
@@ -382,7 +330,7 @@ def test_a_helper_imported_earlier_by_another_plugin_is_still_covered(tmp_path):
     what the plug-in's module refers to, not only through what its own import loaded."""
     folder, module, helper = _split_plugin(tmp_path)
     other = f"other_{uuid.uuid4().hex[:8]}"
-    _write(folder / f"{other}.py", SPLIT_MODULE.format(source=helper).replace("NearestMean", "Other"))
+    _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=helper).replace("NearestMean", "Other"))
     estimator_class(f"{other}:Other", str(folder))
     code = estimator_code(f"{module}:NearestMean", str(folder))
     assert code.startswith(f"{module}.py + {helper}.py sha256:")
@@ -396,7 +344,7 @@ def test_a_package_beside_a_module_of_the_same_name_is_what_is_hashed(tmp_path):
     (folder / "plugpkg").mkdir(parents=True)
     name = f"plug_{uuid.uuid4().hex[:8]}"
     (folder / name).mkdir()
-    _write(folder / name / "__init__.py", MODULE.format(sign=1, helper=f"{name}.defaults"))
+    _write(folder / name / "__init__.py", NEAREST_MEAN.format(sign=1, helper=f"{name}.defaults"))
     _write(folder / name / "defaults.py", "DEFAULT_SCALE = 1.0\n")
     _write(folder / f"{name}.py", "raise ImportError('the module file is not what Python imports')\n")
     est = f"{name}:NearestMean"
@@ -415,7 +363,7 @@ def test_a_namespace_package_is_covered_module_by_module(tmp_path):
     ns = f"ns_{uuid.uuid4().hex[:8]}"
     (folder / ns).mkdir(parents=True)
     _write(folder / ns / "defaults.py", "DEFAULT_SCALE = 1.0\n")
-    _write(folder / ns / "clf.py", MODULE.format(sign=1, helper=f"{ns}.defaults"))
+    _write(folder / ns / "clf.py", NEAREST_MEAN.format(sign=1, helper=f"{ns}.defaults"))
     est = f"{ns}.clf:NearestMean"
     first = estimator_code(est, str(folder))
     assert first.startswith("clf.py + defaults.py sha256:")
@@ -432,7 +380,7 @@ def test_a_symlinked_subpackage_inside_a_plugin_package_is_followed(tmp_path):
     elsewhere.mkdir()
     _write(elsewhere / "__init__.py", "DEFAULT_SCALE = 1.0\n")
     (folder / name / "sub").symlink_to(elsewhere, target_is_directory=True)
-    _write(folder / name / "__init__.py", MODULE.format(sign=1, helper=f"{name}.sub"))
+    _write(folder / name / "__init__.py", NEAREST_MEAN.format(sign=1, helper=f"{name}.sub"))
     est = f"{name}:NearestMean"
     first = estimator_code(est, str(folder))
     assert first.startswith(f"package {name} (2 files) sha256:")
@@ -451,7 +399,7 @@ def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(
     first_pkg, second_pkg, module, gone = f"edit_a_{tag}", f"edit_b_{tag}", f"edit_c_{tag}", f"edit_0_{tag}"
     for pkg in (first_pkg, second_pkg):
         (source / pkg).mkdir(parents=True)
-    _write(source / first_pkg / "__init__.py", MODULE.format(sign=1, helper="math").replace(
+    _write(source / first_pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
         "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
     _write(source / second_pkg / "__init__.py", "VALUE = 1\n")
     _write(source / f"{module}.py", "VALUE = 1\n")
@@ -483,7 +431,7 @@ def test_a_distribution_installed_outside_site_packages_is_hashed_as_files(tmp_p
     tag = uuid.uuid4().hex[:8]
     pkg = f"target_{tag}"
     (target / pkg).mkdir(parents=True)
-    _write(target / pkg / "__init__.py", MODULE.format(sign=1, helper="math").replace(
+    _write(target / pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
         "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
     info = target / f"targetdist_{tag}-1.0.dist-info"
     info.mkdir()
@@ -527,7 +475,7 @@ def test_a_packages_code_does_not_depend_on_which_of_its_modules_this_process_im
     (folder / pkg).mkdir(parents=True)
     _write(folder / pkg / "__init__.py", "")
     _write(folder / pkg / "defaults.py", "DEFAULT_SCALE = 1.0\n")
-    _write(folder / pkg / "clf.py", MODULE.format(sign=1, helper=f"{pkg}.defaults"))
+    _write(folder / pkg / "clf.py", NEAREST_MEAN.format(sign=1, helper=f"{pkg}.defaults"))
     _write(folder / pkg / "extra.py", "import hypothesis\n")
     name = f"{pkg}.clf:NearestMean"
     estimator_class(name, str(folder))
@@ -665,7 +613,7 @@ def test_a_speed_only_parameter_changed_in_the_config_resumes(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()
     module = f"cached_{uuid.uuid4().hex[:8]}"
-    _write(folder / f"{module}.py", MODULE.format(sign=1, helper="math").replace(
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
         "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0").replace(
         "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):",
         "_speed_only_params = ('cache_size',)\n\n    def __init__(self, shrink=0.0, scale=DEFAULT_SCALE, "

@@ -22,7 +22,7 @@ from eemrepro.cli import app
 from eemrepro.experiments import load_config, metric_names, run_experiment
 from eemrepro.store import ResultStore
 
-from tests.conftest import require_mirror
+from tests.helpers import require_mirror
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "unbalanced.yaml"

@@ -18,7 +18,8 @@ import pytest
 from sklearn.metrics import recall_score, roc_auc_score
 
 from eemrepro import read_results
-from tests.experiments.test_benchmarking import _blobs, _run
+from tests.helpers import blobs_frame
+from tests.helpers import run_config as _run
 
 #: The user's module: a nearest class mean after centring, whose habits the parameters switch on.
 MODULE = textwrap.dedent('''
@@ -235,7 +236,7 @@ def user(tmp_path):
     folder.mkdir()
     module = f"user_guards_{uuid.uuid4().hex[:8]}"
     (folder / f"{module}.py").write_text(MODULE)
-    frame = _blobs(n=60, seed=3)
+    frame = blobs_frame(n=60, seed=3)
     frame.to_csv(folder / "blobs.csv", index=False)
     yield folder, module
     sys.modules.pop(module, None)

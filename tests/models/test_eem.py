@@ -12,7 +12,7 @@ from eemrepro.models import EEKM, EEM, WELM, DegenerateProjectionWarning
 from eemrepro.models._entropy import _density_thresholds, _entropy_projection
 from eemrepro.models._welm import _augmented_r, _min_norm_solution
 
-from tests.conftest import make_imbalanced
+from tests.helpers import make_imbalanced
 
 
 def _reference_features(X, est):

@@ -15,7 +15,7 @@ from sklearn.svm import SVC
 from eemrepro.models import BFSVM, FSVM, SVM, EntropyFuzzySVM, MatMHKS, entropy_fuzzy_membership
 from eemrepro.models._fuzzy_svm import _lin_wang_membership
 
-from tests.conftest import make_imbalanced
+from tests.helpers import make_imbalanced
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from sklearn.svm import SVC
 from eemrepro.models import LSSVM, SVM, WELM
 from eemrepro.models._lssvm import _lssvm_direct
 
-from tests.conftest import make_imbalanced
+from tests.helpers import make_imbalanced
 
 
 def _weights(t):

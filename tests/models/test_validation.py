@@ -5,7 +5,7 @@ import pytest
 
 from eemrepro.models import EEKM, EEM, LSSVM, SVM, WELM
 
-from tests.conftest import make_imbalanced
+from tests.helpers import make_imbalanced
 
 ESTIMATORS = [WELM(n_hidden=5), EEM(n_hidden=5), EEKM(n_hidden=5), LSSVM(), SVM()]
 

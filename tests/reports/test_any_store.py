@@ -20,22 +20,13 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
-from tests.experiments.test_benchmarking import _run, _user_folder
-from tests.reports.test_report import _rows
+from tests.helpers import blobs_frame, html_table_rows, user_folder
+from tests.helpers import run_config as _run
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 #: Demšar (2006), Table 5(a): the Nemenyi critical values q_0.05 for k = 3, 4 classifiers.
 Q05 = {3: 2.343, 4: 2.569}
-
-
-def _blobs(seed, shift, n=60):
-    """Two Gaussian blobs in three features (a minority of a third), labels as text: a user's CSV."""
-    rng = np.random.default_rng(seed)
-    y = np.where(np.arange(n) < n // 3, "sick", "well")
-    frame = pd.DataFrame(rng.normal(size=(n, 3)) + (y == "sick")[:, None] * shift, columns=["a", "b", "c"])
-    frame["status"] = y
-    return frame
 
 
 def _uci_line(model):
@@ -50,9 +41,9 @@ LOCAL = ("one", "two", "three", "four")
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     """A store of four local CSVs x three models: the user's (Centroid), LR, and EEMrbf copied from uci.yaml."""
-    folder, module = _user_folder(tmp_path_factory.mktemp("local"))
+    folder, module = user_folder(tmp_path_factory.mktemp("local"))
     for k, name in enumerate(LOCAL):
-        _blobs(seed=k, shift=0.6 + 0.3 * k).to_csv(folder / f"{name}.csv", index=False)
+        blobs_frame(seed=k, status_at=3, shift=0.6 + 0.3 * k).to_csv(folder / f"{name}.csv", index=False)
     cfg = folder / "local.yaml"
     cfg.write_text("name: local\n"
                    f"datasets: [{', '.join(LOCAL)}]\n"
@@ -137,7 +128,7 @@ def test_the_report_of_local_data_has_a_benchmark_page_with_its_cd_diagram(local
     page = (tmp_path / "site" / "benchmark.html").read_text()
     # The table in the paper's shape: data sets as rows, models as columns, each cell its mean at one decimal.
     expected = _cells(out)
-    wide = _rows(page, "benchmark_gmean", "benchmark_gmean_wide")
+    wide = html_table_rows(page, "benchmark_gmean", "benchmark_gmean_wide")
     assert [r[0] for r in wide] == list(LOCAL)
     assert [[f"{expected[(r[0], m)][0]:.1f}" for m in ("Mine", "LR", "EEMrbf")] for r in wide] == [r[1:] for r in wide]
     # The critical-difference diagram, with its CD scale bar and label (``cd_figure``'s artists).
@@ -168,7 +159,7 @@ def test_the_cd_scale_bar_is_nemenyis_critical_difference():
 
 def test_a_run_whose_every_fit_failed_shows_its_cells_not_a_figures_hint(tmp_path):
     """Main ended such a run with "draw them with: eemrepro figures", as if it were an embedding run."""
-    folder, module = _user_folder(tmp_path)
+    folder, module = user_folder(tmp_path)
     (folder / "broken.py").write_text(textwrap.dedent("""\
         from sklearn.base import BaseEstimator, ClassifierMixin
 
@@ -182,7 +173,7 @@ def test_a_run_whose_every_fit_failed_shows_its_cells_not_a_figures_hint(tmp_pat
             def predict(self, X):
                 return X[:, 0]
         """))
-    _blobs(seed=0, shift=1.0).to_csv(folder / "one.csv", index=False)
+    blobs_frame(seed=0, status_at=3, shift=1.0).to_csv(folder / "one.csv", index=False)
     cfg = folder / "broken.yaml"
     cfg.write_text("name: broken\ndatasets: [one]\nlocal_datasets:\n  one: {file: one.csv, target: status}\n"
                    "models:\n  Broken: {estimator: \"broken:Broken\", grid: {c: [0.1, 1.0]}}\n"
@@ -200,8 +191,8 @@ def test_a_run_whose_every_fit_failed_shows_its_cells_not_a_figures_hint(tmp_pat
 
 def test_stores_of_different_protocols_combined_are_flagged_on_the_terminal(tmp_path):
     """Main said it inside the written files only: tables, report and check printed nothing of it."""
-    folder, module = _user_folder(tmp_path)
-    _blobs(seed=1, shift=1.0).to_csv(folder / "one.csv", index=False)
+    folder, module = user_folder(tmp_path)
+    blobs_frame(seed=1, status_at=3, shift=1.0).to_csv(folder / "one.csv", index=False)
     for name, model, repeats in (("a", "Mine", 1), ("b", "Other", 2)):
         (folder / f"{name}.yaml").write_text(
             f"name: {name}\ndatasets: [one]\nlocal_datasets:\n  one: {{file: one.csv, target: status}}\n"
@@ -246,7 +237,7 @@ def beside_paper(tmp_path_factory):
     pins = checkout / ".ci" / "published-pins.yaml"
     result = runner.invoke(app, ["check", str(paper), "--pin", str(pins)])
     assert result.exit_code == 0, result.output
-    folder, module = _user_folder(tmp)
+    folder, module = user_folder(tmp)
     cfg = folder / "mine.yaml"
     # The user's protocol records no D_CS (``train_dcs`` is not a key a baseline must share: it changes no cell).
     cfg.write_text(f"name: mine\ndatasets: [heart]\nmodels:\n  Mine: {{estimator: \"{module}:Centroid\"}}\n"
@@ -316,7 +307,7 @@ def test_the_paper_page_shows_only_the_data_sets_the_results_hold(beside_paper, 
     assert result.exit_code == 0, result.output
     html = (tmp_path / "site" / "eem.html").read_text()
     section = html.split('<section class="table" id="eem_table4">', 1)[1].split("</section>", 1)[0]
-    rows = [r[0] for r in _rows(html, "eem_table4", "eem_table4_wide")]
+    rows = [r[0] for r in html_table_rows(html, "eem_table4", "eem_table4_wide")]
     assert rows == ["heart", "sonar"]
     note = section.split("Not shown: ", 1)[1].split("</p>", 1)[0]
     assert "australian" in note and "abalone7" in note and "heart" not in note

@@ -13,8 +13,6 @@ closed forms (points x folds x repeats).
 import csv
 import io
 import re
-import textwrap
-import uuid
 
 import numpy as np
 import pandas as pd
@@ -24,33 +22,9 @@ from typer.testing import CliRunner
 from eemrepro import read_results
 from eemrepro.cli import app
 from eemrepro.experiments import ResultStore, select
+from tests.helpers import FLAKY, user_folder
 
 runner = CliRunner()
-
-#: A user's classifier (nearest class mean) whose fit raises for every shrink but 0: 2 of the 3 grid values fail.
-MODULE = textwrap.dedent('''
-    import numpy as np
-    from sklearn.base import BaseEstimator, ClassifierMixin
-
-
-    class Flaky(ClassifierMixin, BaseEstimator):
-        def __init__(self, shrink=0.0):
-            self.shrink = shrink
-
-        def fit(self, X, y):
-            if self.shrink > 0:
-                raise ArithmeticError("this shrink does not converge")
-            self.classes_ = np.unique(y)
-            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
-            return self
-
-        def decision_function(self, X):
-            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
-            return d[:, 0] - d[:, 1]
-
-        def predict(self, X):
-            return self.classes_[(self.decision_function(X) > 0).astype(int)]
-''')
 
 FOLDS, REPEATS = 3, 2
 #: 2 failing grid values, each on every fold of every repeat.
@@ -59,10 +33,7 @@ FAILED = 2 * FOLDS * REPEATS
 
 def _flaky_run(tmp_path):
     """Run the user's config through the CLI; (the run's output, the results folder)."""
-    folder = tmp_path / "mine"
-    folder.mkdir()
-    module = f"user_flaky_{uuid.uuid4().hex[:8]}"
-    (folder / f"{module}.py").write_text(MODULE)
+    folder, module = user_folder(tmp_path, FLAKY, "user_flaky")
     cfg = folder / "flaky.yaml"
     cfg.write_text(f"name: flaky\ndatasets: [heart]\nmodels:\n"
                    f"  F: {{estimator: \"{module}:Flaky\", grid: {{shrink: [0.0, 0.1, 0.2]}}}}\n"

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from eemrepro.reports import build_report, build_tables
+from tests.helpers import hand_made_with_a_failed_cell, html_table_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / ".ci" / "quick-baseline"  # EEM records (heart, balance) written by the EEM-only engine
@@ -32,18 +33,6 @@ def _browser():
     return exe
 
 
-def _rows(html, table_id, uuid=None):
-    """The body rows of a section's table, each as its cells' texts (a light HTML reading, enough for Styler's).
-
-    ``uuid``: which of its tables (Styler's ``T_<uuid>``); default the long list of every cell.
-    """
-    section = html.split(f'<section class="table" id="{table_id}">', 1)[1].split("</section>", 1)[0]
-    table = section.split(f'id="T_{uuid or table_id}"', 1)[1]
-    body = table.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
-    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
-
-
 def test_every_table_has_its_csv_rows_and_the_known_cell(site):
     out, pages, tables = site
     # The baseline holds EEM records only: the EEM page, and the benchmark of its data sets and models.
@@ -53,7 +42,7 @@ def test_every_table_has_its_csv_rows_and_the_known_cell(site):
     csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
     # The page shows the paper's data sets the store holds (the full layout's rows of them).
     csv = csv[csv["dataset"].isin(set(csv.loc[csv["status"] != "missing", "dataset"]))]
-    rows = _rows(html, "eem_table4")
+    rows = html_table_rows(html, "eem_table4")
     assert len(rows) == len(csv) and all(len(r) == 10 for r in rows)
     # heart EEMrbf, as the CSV has it (reproduced mean at one decimal, published 81.9 in EEM Table 4).
     cell = csv[(csv["dataset"] == "heart") & (csv["method"] == "EEMrbf")].iloc[0]
@@ -62,7 +51,7 @@ def test_every_table_has_its_csv_rows_and_the_known_cell(site):
     assert row[9] in ("within", "outside")
     # The table opens in the paper's shape: data sets as rows, the paper's methods as columns, each cell ours
     # with its delta; the long list is one click behind it.
-    wide = _rows(html, "eem_table4", "eem_table4_wide")
+    wide = html_table_rows(html, "eem_table4", "eem_table4_wide")
     methods = list(dict.fromkeys(csv["method"]))
     assert [r[0] for r in wide] == list(dict.fromkeys(csv["dataset"])) and all(len(r) == 1 + len(methods)
                                                                              for r in wide)
@@ -78,7 +67,6 @@ def test_every_table_has_its_csv_rows_and_the_known_cell(site):
 
 def test_verdicts_and_pinned_reasons(tmp_path):
     from eemrepro.store import ResultStore
-    from tests.reports.test_reports import hand_made_with_a_failed_cell
 
     store = ResultStore(tmp_path / "res")
     store.append(hand_made_with_a_failed_cell())
@@ -87,7 +75,7 @@ def test_verdicts_and_pinned_reasons(tmp_path):
     pins.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\ncells:\n"
                     "  - {table: eem_table4, dataset: sonar, method: EEMrbf, skip: true, reason: a known one}\n")
     build_report([tmp_path / "res"], tmp_path / "r", tolerance=pins, figures=False)
-    rows = {tuple(r[:2]): r for r in _rows((tmp_path / "r" / "eem.html").read_text(), "eem_table4")}
+    rows = {tuple(r[:2]): r for r in html_table_rows((tmp_path / "r" / "eem.html").read_text(), "eem_table4")}
     # australian EEMrbf 85.0 vs 86.9 +- 3.8: within the table's rule max(2, std); sonar EEMrbf ran and every fit
     # failed: missing under the table's rule, pinned (skipped, with its reason) under the file; never-run cells
     # are not compared. The paper's data sets the store neither holds nor names (ionosphere) are not rows at
@@ -129,7 +117,7 @@ def test_the_report_in_a_real_browser(site):
         if name == "eem.html":
             csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
             csv = csv[csv["dataset"].isin(set(csv.loc[csv["status"] != "missing", "dataset"]))]
-            assert len(_rows(dom, "eem_table4")) == len(csv)
+            assert len(html_table_rows(dom, "eem_table4")) == len(csv)
 
 
 def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):

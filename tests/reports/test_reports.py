@@ -25,6 +25,8 @@ from eemrepro.reports import (
 from eemrepro.reports import correlation_table as _correlation_table
 from eemrepro.reports import time_table as _time_table
 from eemrepro.reports._tables import table_title
+from tests.helpers import hand_made, hand_made_with_a_failed_cell
+from tests.helpers import report_record as rec
 
 runner = CliRunner()
 # The EEM paper's tables as its plug-in declares them (eemrepro/papers/eem.py).
@@ -43,41 +45,9 @@ def correlation_table(records, **kw):
     return _correlation_table(records, SPECS["eem_table1"], **kw)
 
 
-def rec(dataset, model, point, fold, gmean=None, status="ok", fit=1.0, standalone=None, path_size=1, **kw):
-    kind = "dcs-correlation" if model == "dcs-correlation" else "grid-search"
-    return dict({"kind": kind, "dataset": dataset, "model": model, "params": point, "repeat": 0, "fold": fold,
-                 "inner": None, "status": status, "metrics": {"gmean": gmean, "bac": gmean, "auc": None},
-                 "criteria": {}, "fit_seconds": fit,
-                 "standalone_fit_seconds": standalone, "path_size": path_size, "versions": {"eemrepro": "t"},
-                 "host": "h", "finished_at": 1.8e9, "identity": {"kind": kind}, "identity_sha": "i",
-                 "data_sha256": "d", "seed": 1, "estimator": "EEM", "fixed_params": {}}, **kw)
-
-
 def shifted(r, delta):
     """The record with its GMean moved by ``delta``."""
     return dict(r, metrics=dict(r["metrics"], gmean=r["metrics"]["gmean"] + delta))
-
-
-def hand_made():
-    r = []
-    # australian EEMrbf: h=50 folds (0.80, 0.90) mean 85.0 %; h=100 folds (0.70, 0.80) mean 75 %.
-    r += [rec("australian", "EEMrbf", {"n_hidden": 50}, 0, 0.80, fit=3.0, standalone=1.0, path_size=2),
-          rec("australian", "EEMrbf", {"n_hidden": 50}, 1, 0.90, fit=5.0, path_size=2),
-          rec("australian", "EEMrbf", {"n_hidden": 100}, 0, 0.70, fit=3.0, standalone=2.0, path_size=2),
-          rec("australian", "EEMrbf", {"n_hidden": 100}, 1, 0.80, fit=5.0, path_size=2)]
-    # australian WELMrbf: one point, folds (0.86, 0.86).
-    r += [rec("australian", "WELMrbf", {"n_hidden": 50}, f, 0.86, fit=2.0 + f) for f in (0, 1)]
-    # abalone7 SVMrbf: every fit timed out or skipped -> "> 600".
-    r += [rec("abalone7", "SVMrbf", {"C": 1.0, "gamma": 1.0}, 0, status="timed-out", fit=600.0),
-          rec("abalone7", "SVMrbf", {"C": 1.0, "gamma": 1.0}, 1, status="skipped-after-timeout", fit=None)]
-    r += [rec("abalone7", "EEMrbf", {"n_hidden": 50}, f, 0.80, fit=1.0, standalone=0.5 if f == 0 else None)
-          for f in (0, 1)]
-    return r
-
-
-def hand_made_with_a_failed_cell():
-    """hand_made, plus sonar EEMrbf run with every fit failed: run here, no value (a "missing" cell)."""
-    return hand_made() + [rec("sonar", "EEMrbf", {"n_hidden": 50}, f, status="failed", fit=None) for f in (0, 1)]
 
 
 def test_gmean_table_values_by_hand():

@@ -8,8 +8,6 @@ Wilcoxon and statsmodels' Holm, a hand count of the fit budgets) or from the sam
 
 import os
 import re
-import textwrap
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -20,62 +18,23 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
+from tests.helpers import NAPPER, user_folder
+from tests.helpers import run_config as _run
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
-
-#: A user's classifier (a nearest class mean) whose fit first sleeps ``delay`` seconds on data of
-#: ``on_features`` columns only: a grid point slow on one data set and quick on the others.
-MODULE = textwrap.dedent('''
-    import time
-
-    import numpy as np
-    from sklearn.base import BaseEstimator, ClassifierMixin
-
-
-    class Napper(ClassifierMixin, BaseEstimator):
-        def __init__(self, delay=0.0, on_features=60, shrink=0.0):
-            self.delay = delay
-            self.on_features = on_features
-            self.shrink = shrink
-
-        def fit(self, X, y):
-            if X.shape[1] == self.on_features:
-                time.sleep(self.delay)
-            self.classes_ = np.unique(y)
-            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
-            return self
-
-        def decision_function(self, X):
-            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
-            return d[:, 0] - d[:, 1]
-
-        def predict(self, X):
-            return self.classes_[(self.decision_function(X) > 0).astype(int)]
-''')
 
 HEART_FEATURES, SONAR_FEATURES = 13, 60  # the registry's shapes (eemrepro/datasets/registry.yaml)
 
 
 def _user_folder(tmp_path, name="mine"):
-    """A folder of the user's own holding the classifier module (uniquely named: each test imports its own)."""
-    folder = tmp_path / name
-    folder.mkdir()
-    module = f"napper_{uuid.uuid4().hex[:8]}"
-    (folder / f"{module}.py").write_text(MODULE)
-    return folder, module
+    return user_folder(tmp_path, NAPPER, "napper", name)
 
 
 def _write_config(folder, name, body):
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(body, sort_keys=False))
     return path
-
-
-def _run(cfg, out, *extra, code=0):
-    result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
-    assert result.exit_code == code, result.output
-    return result
 
 
 def _one_line(text):
