@@ -648,6 +648,7 @@ protocol: {{folds: 3, repeats: 1, seed: 0, scaling: none}}
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [40_000, 100_000])
 def test_a_csv_of_tens_of_thousands_of_columns_runs_and_its_folder_stays_readable(tmp_path, d):
     """The user's report: 40,000 feature columns wrote a config.yaml over the 1 MB a YAML document may be, and
@@ -683,6 +684,7 @@ def test_a_csv_of_tens_of_thousands_of_columns_runs_and_its_folder_stays_readabl
     assert f"data.columns: '{d} columns sha256:" in " ".join(changed.output.split()), changed.output
 
 
+@pytest.mark.slow
 def test_a_long_columns_list_the_user_wrote_is_kept_once_and_each_identity_holds_its_digest(tmp_path):
     """``columns:`` listing 30,000 of a file's 45,000 columns (a 0.8 MB config): the folder's config keeps the list
     (it is how the file is read) once, in flow style as the user wrote it, under the 1 MB a config may be; each
@@ -857,6 +859,7 @@ def _guide_section():
     return config, commands
 
 
+@pytest.mark.slow
 def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
     """A new user with CSVs of their own, following only the guide: the paper's models and theirs, a table of
     data sets x models and a critical-difference diagram, in three commands, from a folder of their own.

@@ -69,6 +69,7 @@ def snapshot(folder):
 # -- the command as a user runs it --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_store_audited_with_todays_code_is_equal_unit_by_unit_and_untouched(made):
     before = snapshot(made)
     result = audit(made, "--sample", "6", "--seed", "5", "--jobs", "2")  # every unit, on loky's two workers

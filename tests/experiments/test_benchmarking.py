@@ -175,6 +175,7 @@ def test_user_models_are_ranked_beside_the_baselines_in_run_tables_and_report(tm
     assert "<svg" in page and "Mine" in page and "comparison.html" in (site / "index.html").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("one_data_set_at_a_time", [False, True])  # the folders read a data set at a time
 def test_stores_of_different_repeats_combined_are_flagged_in_the_output(tmp_path, baseline, monkeypatch,
                                                                        one_data_set_at_a_time):
@@ -285,6 +286,7 @@ def test_a_table_of_the_papers_models_only_has_no_comparison():
 
 
 # -- the worked example, as a new user runs it ------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_worked_example_ranks_a_users_classifier_among_the_eem_papers_nine_in_three_commands(tmp_path):
     """From a folder of the user's own, no PYTHONPATH: run, tables, report (README, docs/benchmarking.md)."""
     example = ROOT / "examples" / "benchmark-a-classifier"

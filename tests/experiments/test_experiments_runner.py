@@ -107,6 +107,7 @@ def test_resume_skips_finished_units_and_fresh_keeps_old_records(reference, tmp_
     assert _facts(tmp_path / "f") == _facts(out)
 
 
+@pytest.mark.slow
 def test_kill_midway_and_resume_equals_an_uninterrupted_run(tmp_path):
     text = SMALL.replace("models:", "models:\n  Slow: {estimator: 'tests.helpers:Sleepy', delay: 0.15, grid: {fail: [false]}}")
     cfg = _config(tmp_path, text)
@@ -437,6 +438,7 @@ protocol: {folds: 3, repeats: 1, standalone_timing: first-fold}
     assert reused >= 3  # heart at gamma = 1: LIBSVM stops clipping by C = 1e4 on every fold
 
 
+@pytest.mark.slow
 def test_svm_grid_records_are_those_of_separate_libsvm_fits(tmp_path):
     from eemrepro.datasets import load_dataset
     from eemrepro.experiments._splitters import make_splitter
@@ -642,6 +644,7 @@ def test_a_unit_s_data_and_records_cross_the_fit_process_pipe_whole():
             np.testing.assert_array_equal(fields["back"], sent)
 
 
+@pytest.mark.slow
 def test_a_dask_run_survives_a_killed_worker_with_nothing_lost_or_duplicated(reference, tmp_path):
     """A local cluster of worker processes (nannies restart them); one worker is killed (SIGKILL) mid-run.
     Dask reruns the tasks it held on another worker; the client alone writes records, once per key."""
@@ -825,6 +828,7 @@ def test_a_lost_scheduler_is_reported_like_an_interrupt_and_the_same_command_res
     assert resumed.pending_units == 10 - stored and len(_raw_keys(out)) == len(set(_raw_keys(out))) == 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["loky", "dask"])
 def test_the_fits_warnings_are_kept_per_record_and_summarised_once_on_every_backend(tmp_path, backend):
     if backend == "dask":

@@ -29,6 +29,7 @@ def _facts(out):
     return {(r["repeat"], r["fold"]): (r["status"], r["metrics"].get("gmean"), r.get("error")) for r in ResultStore(out).read()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_run_stops_its_workers_keeps_what_finished_and_says_how_to_resume(tmp_path, sig):
     (tmp_path / "c.yaml").write_text(SLOW)
@@ -177,6 +178,7 @@ def test_fresh_with_a_data_file_failing_its_checksum_moves_nothing_aside(tmp_pat
     assert not list(out.glob("superseded-*"))
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_no_worker_or_fit_process_behind(tmp_path):
     (tmp_path / "c.yaml").write_text(SLOW)
     proc = subprocess.Popen([sys.executable, "-m", "eemrepro", "run", str(tmp_path / "c.yaml"), "--out",
@@ -208,6 +210,7 @@ def test_a_killed_run_leaves_no_worker_or_fit_process_behind(tmp_path):
     assert not [p for p in orphans if alive(p)]
 
 
+@pytest.mark.slow
 def test_an_unexpected_error_is_one_line_and_debug_shows_its_traceback(tmp_path):
     store = ResultStore(tmp_path / "s")
     store.append([{"kind": "grid-search", "dataset": "heart", "model": "M", "params": {}, "repeat": 0, "fold": 0,
@@ -261,6 +264,7 @@ def _command_name(pid):
         return ""
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_on_one_job_kills_its_fit_at_once(tmp_path):
     # With --jobs 1 the runner's own process holds the fit child: interrupted mid-fit, it kills
     # the child (whose state is then unknown) instead of waiting for a long fit to end.
@@ -363,6 +367,7 @@ class EditsItself(ClassifierMixin, BaseEstimator):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_plugin_edited_during_the_run_fails_its_later_fits_saying_why(tmp_path, jobs):
     """Issue 65: a plug-in edited mid-run failed its later fits as "the fit's process exited with status 1";

@@ -446,6 +446,7 @@ def test_a_distribution_installed_outside_site_packages_is_hashed_as_files(tmp_p
     assert estimator_code(f"{pkg}:NearestMean") != first
 
 
+@pytest.mark.slow
 def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_path):
     """The code a fresh process finds (a worker imports the plug-in anew) is the code the planning process
     found, whatever that process had imported before: the text is compared for equality."""
@@ -462,6 +463,7 @@ def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_p
     assert there.stdout.strip() == here
 
 
+@pytest.mark.slow
 def test_a_packages_code_does_not_depend_on_which_of_its_modules_this_process_imported(tmp_path):
     """The import system binds every imported submodule on its package: a submodule this process imported
     for another reason (one that imports an installed distribution) must not enter the plug-in's code, or
@@ -560,6 +562,7 @@ def _cli(*args, seed):
                           env=env)
 
 
+@pytest.mark.slow
 def test_defaults_a_repr_describes_badly_resume_in_a_new_process_and_change_by_value(tmp_path):
     """The issue's finding 3 both ways. A function, a random state and a frozenset default: the same command
     in a new process (another string-hashing seed) resumes, ``status`` says done. A 2,000-element array

@@ -60,6 +60,7 @@ def one_worker(tmp_path_factory, data_home):
     return out
 
 
+@pytest.mark.slow
 def test_jobs_1_and_jobs_2_give_the_same_records(one_worker, tmp_path, data_home):
     _run(CONFIG, tmp_path / "o", data_home, "--repeats", "1", "--jobs", "2")
     one, two = _metrics(one_worker), _metrics(tmp_path / "o")
@@ -67,6 +68,7 @@ def test_jobs_1_and_jobs_2_give_the_same_records(one_worker, tmp_path, data_home
     pd.testing.assert_frame_equal(one, two, check_exact=True)
 
 
+@pytest.mark.slow
 def test_two_blas_threads_per_fit_give_the_same_records_and_the_same_identity(one_worker, tmp_path, data_home):
     # protocol.fit_threads changes rounding only: the fits that hang on rounding (the class means coincide to
     # within it) are degenerate by a documented rule, whatever the thread count; the identity leaves it out.
@@ -82,6 +84,7 @@ def test_two_blas_threads_per_fit_give_the_same_records_and_the_same_identity(on
     assert set(facts[one_worker]["identity_sha"]) == set(facts[tmp_path / "o"]["identity_sha"])
 
 
+@pytest.mark.slow
 def test_a_committed_store_resumes_with_nothing_run_again(tmp_path, data_home):
     # results/unbalanced was made before fit_threads: its records' identity is today's (nothing of them is
     # run again) and its segments, without the column, read beside the new one that has it.

@@ -54,6 +54,7 @@ def test_gradient_matches_finite_differences(d, k, gamma, covariance, n_classes)
     assert value == pytest.approx(_melm_objective(V, classes, widths, chunk=1000)[0], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_dcs_matches_numerical_integration_of_the_two_kdes():
     rng = np.random.RandomState(3)
     X_pos, X_neg = _two_classes(rng, n_pos=6, n_neg=5, d=3, shift=1.0)

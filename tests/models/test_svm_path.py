@@ -50,6 +50,7 @@ def test_the_path_is_the_separate_fits_bit_for_bit_and_skips_fits(estimator, wei
     assert all(m.solution_C_ == m.C for m in models[:2])
 
 
+@pytest.mark.slow
 def test_a_decreasing_path_refits_every_c():
     X, y = _moons()
     grid = C_GRID[::-1]
@@ -109,6 +110,7 @@ def test_iter_path_yields_one_model_at_a_time_and_checks_its_grid():
         SVM().fit_path(X, y, [1.0, -1.0])
 
 
+@pytest.mark.slow
 def test_n_iter_and_converged_come_from_libsvm_and_leave_the_model_unchanged():
     from libsvm.svmutil import svm_train
 

@@ -35,6 +35,7 @@ def _per_key_reference(units, df):
     return keep, unfinished
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", [".ci/quick-baseline", "results/melm_table2", "results/melm_table3",
                                    "results/dcs_correlation",
                                    "results/lssvm_ensemble"])
@@ -407,6 +408,7 @@ def test_a_store_frame_of_some_data_sets_is_the_whole_frame_restricted_to_them(t
     assert store.dataset_counts() == {"heart": 3, "sonar": 2, "wine": 2}  # as written: the retry counted
 
 
+@pytest.mark.slow
 def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_provenance():
     # Groups: consecutive in sorted data set order, each within the budget unless one data set alone is
     # larger; their frames are load_results' frame cut to each group's data sets, their provenance its own.
@@ -440,6 +442,7 @@ def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_
         next(iter(results))
 
 
+@pytest.mark.slow
 def test_tables_built_a_group_of_data_sets_at_a_time_are_the_committed_tables_byte_for_byte(tmp_path, monkeypatch):
     # The committed tables were built from the whole frame (CI rebuilds them so and compares); here every
     # table, check, claim and reading is made from groups of at most 300 thousand stored records.
@@ -456,6 +459,7 @@ def test_tables_built_a_group_of_data_sets_at_a_time_are_the_committed_tables_by
         assert (out / name).read_bytes() == (committed / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_the_check_and_the_claims_of_groups_of_data_sets_are_those_of_the_whole_frame():
     # Reference: check and evaluate_claims over load_results' whole frame (building their tables themselves).
     from eemrepro.reports import check, evaluate_claims, load_results, load_tolerance

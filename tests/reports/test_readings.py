@@ -92,6 +92,7 @@ def _spearman_cells(folder):
     return rho, df
 
 
+@pytest.mark.slow
 def test_readings_run_into_their_own_stores_and_are_counted_beside_the_primary_one(tmp_path):
     cfg = _write(tmp_path, CONFIG)
     out = tmp_path / "res"
@@ -316,6 +317,7 @@ def test_a_bad_records_key_names_the_reading(tmp_path, bad, message):
         load_config(_write(tmp_path, text))
 
 
+@pytest.mark.slow
 def test_a_reading_is_compared_with_the_reading_it_names_under_against(tmp_path):
     # Expected: the 'moved most' value is the pandas difference of the two readings' own
     # best-of-grid GMeans (seed1-folds2 against seed1, not against the primary reading).
@@ -382,6 +384,7 @@ def test_a_reading_screened_at_fewer_repeats_on_some_sets_gives_its_range_of_rep
     assert table.loc["primary", "size"] == "2 repeats" and table.loc["seed1", "size"] == "1 to 2 repeats"
 
 
+@pytest.mark.slow
 def test_a_readings_row_names_the_claims_whose_verdict_its_cells_change(tmp_path):
     # The claim eem_rbf_beats_welm (EEM Table 4: EEMrbf wins over WELMrbf on more of its
     # data sets than it loses; here three of them, the fewest a claim is judged on). The primary
@@ -427,6 +430,7 @@ readings:
     assert table.loc["same-seed", "verdicts"] == "none" and pd.isna(table.loc["primary", "verdicts"])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="the readings are judged in workers on 2+ cores")
 def test_judging_readings_in_workers_leaves_a_later_run_in_the_same_process_working():
     # The readings were judged on loky's process-wide reusable executor; joblib, asked next for a run's workers

@@ -138,6 +138,7 @@ def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):
     assert [row[-1] for row in cell["folds"]] == [f"{v:.4f}" for v in stored["predict_seconds"]]
 
 
+@pytest.mark.slow
 def test_the_site_shows_the_figures_of_stores_that_hold_no_table(tmp_path):
     # Issue 52: `make report` left out MELM Figures 3-5 (their stores hold no table). With --figures-from each
     # such store is read alone and its figures join the paper's page (matplotlib draws them, as `figures` does).

@@ -90,6 +90,7 @@ def mutated_configs(draw):
     return source.name, doc
 
 
+@pytest.mark.slow
 @given(mutated_configs())
 def test_mutated_configs_load_or_fail_in_one_line(tmp_path_factory, case):
     name, doc = case
@@ -205,6 +206,7 @@ def sealed(tmp_path_factory):
     return folder, segment, segment.read_bytes(), frame
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_a_bit_flipped_anywhere_in_a_sealed_segment_is_refused_by_name_or_harmless(sealed, data):
     # Expected: the frame read before the flip (an independent read of the intact file), or a StoreError naming
@@ -227,6 +229,7 @@ def test_a_bit_flipped_anywhere_in_a_sealed_segment_is_refused_by_name_or_harmle
         segment.write_bytes(original)
 
 
+@pytest.mark.slow
 @given(st.lists(st.integers(-48 * 3600, 48 * 3600), min_size=2, max_size=5))
 def test_the_last_run_wins_whatever_the_clock_said(tmp_path_factory, monkeypatch_clock, shifts):
     # Each run writes the same key with its own number under a clock moved by ``shifts`` seconds (time zones,

@@ -248,6 +248,7 @@ protocol: {folds: 2, repeats: 1, seed: 0}
     assert summary.done_units == 2 and len(ResultStore(out).read()) == 2
 
 
+@pytest.mark.slow
 def test_two_runs_at_once_on_one_folder_lose_and_duplicate_nothing(tmp_path):
     # The first run's fits wait for a file the test writes once the second run is done: the two overlap
     # whatever the machine's load (a fixed sleep let the first finish before a slow second start).

@@ -75,6 +75,7 @@ def _quiet(fn, *args):
         return fn(*args)
 
 
+@pytest.mark.slow
 def test_a_number_edited_in_a_killed_runs_segment_is_not_read_and_is_named_by_file_and_line(killed_run, tmp_path):
     out, wal = _copy(killed_run, tmp_path)
     before = _quiet(read_results, out)

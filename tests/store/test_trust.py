@@ -116,6 +116,7 @@ def _cli(args, tz):
                           env={**os.environ, "TZ": tz, "PYTHONPATH": str(root)}, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_retry_under_a_clock_that_went_back_wins(tmp_path):
     flag = tmp_path / "broken"
     flag.touch()
@@ -233,6 +234,7 @@ def test_a_damaged_run_file_is_a_one_line_warning_in_the_terminal(tmp_path):
 
 
 # -- 9. readers see one consistent state while a writer seals -------------------------------------------------
+@pytest.mark.slow
 def test_readers_racing_seals_and_compaction_see_every_record_once(tmp_path):
     # A reader reads in a loop while the writer appends, seals and compacts (the race). The two are synchronised
     # by counting reads, never by sleeping: after each write the writer waits for a read that started after the
