@@ -31,7 +31,7 @@ docs: install
 
 # The readers of user input (configs, record lines) fuzzed at length; `make test` runs a fixed, short sample.
 fuzz: install
-	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/test_fuzz.py -q
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/store/test_fuzz.py -q
 
 # Mutation testing ([tool.mutmut] in pyproject.toml: selection, check's rules, the store's keys, the scheduler, the
 # readers of a group of data sets at a time, the baseline check, local data sets, the comparison statistics); the

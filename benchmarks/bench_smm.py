@@ -4,7 +4,7 @@ Problem (issue 22): n = 500 points read as 3 x 3 matrices, 30 % positives shifte
 by 0.4, weights uniform in [0.5, 1] (ESMM's membership range), tau = 0.1, and SPEC
 section 6's C grid 0.1 .. 1000.
 
-  (c) cvxpy + Clarabel, the problem written as in tests/test_smm.py, one cold
+  (c) cvxpy + Clarabel, the problem written as in tests/models/test_smm.py, one cold
       solve per C (problem construction included: what a user of cvxpy pays);
   (s) ``eemrepro.models._smm._smm_solve`` per C, cold: no start given (liblinear's
       linear SVM is the start when it converges within 50 epochs, else every point is a

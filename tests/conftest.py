@@ -1,10 +1,6 @@
-import hashlib
 import http.server
-import os
 import threading
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 
@@ -15,33 +11,6 @@ def small_chunks(monkeypatch):
 
     monkeypatch.setattr(base, "_CHUNK_VALUES", 64 * 7)
     return base
-
-
-def make_imbalanced(n=300, d=5, ratio=0.2, seed=0, shift=0.8):
-    """Two Gaussian blobs in [0, 1]-ish, the positive (minority) class shifted."""
-    rng = np.random.RandomState(seed)
-    n_pos = int(n * ratio)
-    X = rng.normal(0.5, 0.15, size=(n, d))
-    y = np.full(n, -1)
-    y[:n_pos] = 1
-    X[:n_pos] += shift * 0.15
-    return X, y
-
-
-DATA = Path(__file__).parent / "data"
-
-
-def sha256_bytes(data):
-    return hashlib.sha256(data).hexdigest()
-
-
-def find_mirror():
-    """The offline mirror: $EEMREPRO_MIRROR, else ../shared/datasets beside the checkout."""
-    env = os.environ.get("EEMREPRO_MIRROR")
-    if env:
-        return Path(env)
-    candidate = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-    return candidate if candidate.is_dir() else None
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -73,17 +42,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
-
-
-def require_mirror():
-    """The mirror, or skip -- a failure instead where EEMREPRO_REQUIRE_MIRROR is set (CI)."""
-    mirror = find_mirror()
-    if mirror is None:
-        message = "no mirror: ../shared/datasets beside the checkout or EEMREPRO_MIRROR"
-        if os.environ.get("EEMREPRO_REQUIRE_MIRROR"):
-            pytest.fail(message + " (required: EEMREPRO_REQUIRE_MIRROR is set)")
-        pytest.skip(message)
-    return mirror
 
 
 @pytest.fixture

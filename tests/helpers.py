@@ -1,6 +1,14 @@
-"""A controllable classifier for runner tests (importable as tests.helpers:Sleepy)."""
+"""What the tests share (one support module; no test file imports another): classifiers a config names as
+``tests.helpers:Sleepy`` and the like, a user's own classifier modules written into a folder of their own, the run
+of a config through the CLI, hand-made records and stores, and the data mirror."""
 
+import hashlib
+import os
+import re
+import textwrap
 import time
+import uuid
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -303,3 +311,270 @@ def alive(pid):
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+# -- data: a toy problem, the committed fixtures, the offline mirror ------------------------------------------
+def make_imbalanced(n=300, d=5, ratio=0.2, seed=0, shift=0.8):
+    """Two Gaussian blobs in [0, 1]-ish, the positive (minority) class shifted."""
+    rng = np.random.RandomState(seed)
+    n_pos = int(n * ratio)
+    X = rng.normal(0.5, 0.15, size=(n, d))
+    y = np.full(n, -1)
+    y[:n_pos] = 1
+    X[:n_pos] += shift * 0.15
+    return X, y
+
+
+#: The committed fixtures (tiny data files in each format the parsers read).
+DATA = Path(__file__).parent / "data"
+
+
+def sha256_bytes(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def find_mirror():
+    """The offline mirror: $EEMREPRO_MIRROR, else ../shared/datasets beside the checkout."""
+    env = os.environ.get("EEMREPRO_MIRROR")
+    if env:
+        return Path(env)
+    candidate = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    return candidate if candidate.is_dir() else None
+
+
+def require_mirror():
+    """The mirror, or skip -- a failure instead where EEMREPRO_REQUIRE_MIRROR is set (CI)."""
+    import pytest
+
+    mirror = find_mirror()
+    if mirror is None:
+        message = "no mirror: ../shared/datasets beside the checkout or EEMREPRO_MIRROR"
+        if os.environ.get("EEMREPRO_REQUIRE_MIRROR"):
+            pytest.fail(message + " (required: EEMREPRO_REQUIRE_MIRROR is set)")
+        pytest.skip(message)
+    return mirror
+
+
+# -- a user's own classifier modules, folders and runs -------------------------------------------------------
+#: A user's classifier module (a nearest class mean), written into a folder of the user's own by ``user_folder``.
+CENTROID = textwrap.dedent('''
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+    class Centroid(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0):
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+            return d[:, 0] - d[:, 1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+#: A user's classifier (a nearest class mean) whose fit first sleeps ``delay`` seconds on data of
+#: ``on_features`` columns only: a grid point slow on one data set and quick on the others.
+NAPPER = textwrap.dedent('''
+    import time
+
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+    class Napper(ClassifierMixin, BaseEstimator):
+        def __init__(self, delay=0.0, on_features=60, shrink=0.0):
+            self.delay = delay
+            self.on_features = on_features
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            if X.shape[1] == self.on_features:
+                time.sleep(self.delay)
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+            return d[:, 0] - d[:, 1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+#: A user's classifier (nearest class mean) whose fit raises for every shrink but 0: 2 of the 3 grid values fail.
+FLAKY = textwrap.dedent('''
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+    class Flaky(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0):
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            if self.shrink > 0:
+                raise ArithmeticError("this shrink does not converge")
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
+            return self
+
+        def decision_function(self, X):
+            d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+            return d[:, 0] - d[:, 1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+#: A nearest-mean classifier; ``SIGN`` flips its decision (the edit a researcher makes), ``scale`` is a
+#: parameter whose default comes from a helper module beside it (not the module's own text).
+NEAREST_MEAN = textwrap.dedent('''
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from {helper} import DEFAULT_SCALE
+
+    SIGN = {sign}
+
+
+    class NearestMean(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):
+            self.shrink = shrink
+            self.scale = scale
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            d = ((X[:, None, :] * self.scale - self.means_[None] * self.scale) ** 2).sum(-1)
+            return SIGN * (d[:, 0] - d[:, 1])
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+#: A nearest-mean classifier whose distance comes from a helper module (imported by name from ``{source}``;
+#: test_identity's ``HELPER``): editing the helper alone changes what the classifier does.
+SPLIT_NEAREST_MEAN = textwrap.dedent('''
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from {source} import distance
+
+
+    class NearestMean(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0):
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            return distance(X, self.means_[0]) - distance(X, self.means_[1])
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+def user_folder(tmp_path, text=CENTROID, prefix="user_clf", name="mine"):
+    """A folder of the user's own holding a classifier module (``text``) and nothing on the import path:
+    (folder, module name). The module's name is made unique (``prefix`` and a random suffix) so that each test
+    imports its own copy."""
+    folder = tmp_path / name
+    folder.mkdir()
+    module = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    (folder / f"{module}.py").write_text(text)
+    return folder, module
+
+
+def run_config(cfg, out, *extra, code=0):
+    """``eemrepro run CFG --out OUT --jobs 1 --quiet EXTRA...`` through typer's CliRunner, its exit status
+    asserted to be ``code``; the result."""
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    result = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet", *extra])
+    assert result.exit_code == code, result.output
+    return result
+
+
+def blobs_frame(n=60, seed=0, shift=1.5, status_at=1):
+    """Two Gaussian blobs in three features (a minority of a third, ``sick``, moved by ``shift``), as a user's
+    CSV would hold them: a frame with a text label column ``status`` at column ``status_at`` (the target need
+    not be last)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) < n // 3, "sick", "well")
+    X = rng.normal(size=(n, 3)) + (y == "sick")[:, None] * shift
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame.insert(status_at, "status", y)
+    return frame
+
+
+# -- the reports: hand-made records, the site's tables ---------------------------------------------------------
+def report_record(dataset, model, point, fold, gmean=None, status="ok", fit=1.0, standalone=None, path_size=1, **kw):
+    """A record as the runner stores it, of ``model`` at ``point`` on ``dataset``'s ``fold`` (the hand-made
+    record sets of the report tests)."""
+    kind = "dcs-correlation" if model == "dcs-correlation" else "grid-search"
+    return dict({"kind": kind, "dataset": dataset, "model": model, "params": point, "repeat": 0, "fold": fold,
+                 "inner": None, "status": status, "metrics": {"gmean": gmean, "bac": gmean, "auc": None},
+                 "criteria": {}, "fit_seconds": fit,
+                 "standalone_fit_seconds": standalone, "path_size": path_size, "versions": {"eemrepro": "t"},
+                 "host": "h", "finished_at": 1.8e9, "identity": {"kind": kind}, "identity_sha": "i",
+                 "data_sha256": "d", "seed": 1, "estimator": "EEM", "fixed_params": {}}, **kw)
+
+
+def hand_made():
+    """A hand-made record set of the EEM paper's data sets, each cell's numbers written out beside it."""
+    rec = report_record
+    r = []
+    # australian EEMrbf: h=50 folds (0.80, 0.90) mean 85.0 %; h=100 folds (0.70, 0.80) mean 75 %.
+    r += [rec("australian", "EEMrbf", {"n_hidden": 50}, 0, 0.80, fit=3.0, standalone=1.0, path_size=2),
+          rec("australian", "EEMrbf", {"n_hidden": 50}, 1, 0.90, fit=5.0, path_size=2),
+          rec("australian", "EEMrbf", {"n_hidden": 100}, 0, 0.70, fit=3.0, standalone=2.0, path_size=2),
+          rec("australian", "EEMrbf", {"n_hidden": 100}, 1, 0.80, fit=5.0, path_size=2)]
+    # australian WELMrbf: one point, folds (0.86, 0.86).
+    r += [rec("australian", "WELMrbf", {"n_hidden": 50}, f, 0.86, fit=2.0 + f) for f in (0, 1)]
+    # abalone7 SVMrbf: every fit timed out or skipped -> "> 600".
+    r += [rec("abalone7", "SVMrbf", {"C": 1.0, "gamma": 1.0}, 0, status="timed-out", fit=600.0),
+          rec("abalone7", "SVMrbf", {"C": 1.0, "gamma": 1.0}, 1, status="skipped-after-timeout", fit=None)]
+    r += [rec("abalone7", "EEMrbf", {"n_hidden": 50}, f, 0.80, fit=1.0, standalone=0.5 if f == 0 else None)
+          for f in (0, 1)]
+    return r
+
+
+def hand_made_with_a_failed_cell():
+    """hand_made, plus sonar EEMrbf run with every fit failed: run here, no value (a "missing" cell)."""
+    return hand_made() + [report_record("sonar", "EEMrbf", {"n_hidden": 50}, f, status="failed", fit=None)
+                          for f in (0, 1)]
+
+
+def html_table_rows(html, table_id, uuid=None):
+    """The body rows of a section's table, each as its cells' texts (a light HTML reading, enough for Styler's).
+
+    ``uuid``: which of its tables (Styler's ``T_<uuid>``); default the long list of every cell.
+    """
+    section = html.split(f'<section class="table" id="{table_id}">', 1)[1].split("</section>", 1)[0]
+    table = section.split(f'id="T_{uuid or table_id}"', 1)[1]
+    body = table.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]

@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "eemrepro"
+TESTS = Path(__file__).resolve().parent
+#: The tests of the whole product, beside those of the package's root modules (``tests/test_stats.py`` for
+#: ``eemrepro/_stats.py``) at the top of tests/; every other test lies in the folder of the package part it tests.
+WHOLE_PRODUCT = {"test_docs.py", "test_layout.py", "test_golden_run.py"}
 LIMIT = 80
 
 #: Function-level imports of the package's own modules that close a cycle between two modules of one part, kept on
@@ -256,3 +260,38 @@ def test_the_shape_check_sees_a_branch_and_a_guess(tmp_path):
     })
     assert shape_branches(tmp_path) == [("reports/_a.py", 2, "builder"), ("reports/_a.py", 4, "'spearman' in"),
                                         ("reports/_b.py", 2, "builder")]
+
+
+def test_the_tests_are_laid_out_like_the_package():
+    """tests/<part>/ for each part of the package (issue 66: the tests were laid out by the issue that prompted
+    them), each folder a package (two test files of one name in two folders must not collide)."""
+    parts = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    misplaced = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        where = path.relative_to(TESTS)
+        if len(where.parts) == 1:
+            root_module = PACKAGE / ("_" + path.name.removeprefix("test_"))
+            ok = path.name in WHOLE_PRODUCT or root_module.is_file()
+        else:
+            ok = where.parts[0] in parts and all((TESTS / d).joinpath("__init__.py").is_file()
+                                                   for d in [*where.parents][:-1])
+        if not ok and "data" not in where.parts:
+            misplaced.append(where.as_posix())
+    assert misplaced == []
+
+
+def test_no_test_file_imports_another():
+    """What tests share lies in tests/helpers.py: a test file imported by another ties the two together (and a
+    helper moved with one file breaks the other); conftest.py holds fixtures only, which pytest hands out."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names if not node.module]
+            else:
+                continue
+            if any(part.startswith("test_") or part == "conftest" for n in names for part in n.split(".")):
+                found.append(f"{path.relative_to(TESTS).as_posix()}:{node.lineno}")
+    assert found == []

@@ -8,7 +8,7 @@ on a lower-dimensional subspace (a constant feature of the raw data, a
 collinear projection) has a singular covariance, which ``gaussian_kde``
 refuses; here its kernel covariance gets a ridge of 1e-6 of its mean variance
 (``regularized_``), so the classifier still predicts. Otherwise the two agree
-(tests/test_melm.py).
+(tests/models/test_melm.py).
 """
 
 import numbers

@@ -1,0 +1,665 @@
+"""A cell's identity is everything that makes its number (issue 58): a user's code, every parameter of the
+estimator it builds, and how a user's own data file is read.
+
+Each test is what a researcher does between two runs into the same folder: edit the model, change a default,
+change the positive label or the label column. The stale record must never be printed as the new cell's.
+Expected numbers come from a fresh folder run of the changed setting (the independent reference: nothing
+stored to resume from) and from scikit-learn's own metric over the same predictions.
+"""
+
+import functools
+import json
+import os
+import textwrap
+import uuid
+from dataclasses import fields, replace
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from eemrepro import read_results
+from eemrepro.cli import app
+from eemrepro.experiments import load_config
+from eemrepro.experiments._baselines import (
+    NOT_COMPARED,
+    PROTOCOL_KEYS,
+    BaselineError,
+    check_baselines,
+    first_difference,
+)
+from eemrepro.experiments._config import Protocol
+from eemrepro.models._lookup import estimator_class, estimator_code
+
+from tests.helpers import NEAREST_MEAN, SPLIT_NEAREST_MEAN
+from tests.helpers import run_config as _run
+
+runner = CliRunner()
+
+
+def _write(path, text):
+    """Write ``text`` and move the file's modification time on (two writes within one clock tick must still
+    read as a change to anything that looks at times)."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+def _folder(tmp_path, sign=1, scale=1.0):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module, helper = f"clf_{uuid.uuid4().hex[:8]}", f"defaults_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{helper}.py", f"DEFAULT_SCALE = {scale}\n")
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=sign, helper=helper))
+    return folder, module, helper
+
+
+def _config(folder, module, extra="", datasets="heart"):
+    path = folder / "bench.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: bench
+        datasets: [{datasets}]
+        models:
+          NM: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """) + extra)
+    return path
+
+
+def _gmeans(out):
+    df = read_results(out, columns=["gmean", "status"])
+    assert (df["status"] == "ok").all()
+    return df.sort_values(["dataset", "point", "repeat", "fold"])["gmean"].to_numpy()
+
+
+def test_an_edited_plugin_is_never_resumed_from_its_old_records(tmp_path):
+    """The issue's first finding: predict's sign flipped, same command, same folder: refused naming the code;
+    --rerun-changed gives what a fresh folder gives."""
+    folder, module, helper = _folder(tmp_path)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    before = _gmeans(out)
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
+    result = _run(cfg, out, code=1)
+    assert f"code.{module}:NearestMean: '{module}.py + {helper}.py sha256:" in result.output
+    assert "stored" in result.output and "now" in result.output and "Nothing was run" in result.output
+    assert np.array_equal(_gmeans(out), before)  # nothing moved
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    after, fresh = _gmeans(out), _gmeans(tmp_path / "fresh")
+    assert np.array_equal(after, fresh)
+    # The flipped classifier is another classifier: heart's folds score otherwise (the test would pass
+    # vacuously if the edit changed nothing).
+    assert np.abs(after - before).max() > 0.2
+
+
+def test_the_module_is_imported_again_when_its_file_changes_within_one_process(tmp_path):
+    """A notebook (or a test) runs, edits, runs again in one process: the second run's records are the new
+    code's, not a copy imported before the edit (what the record's identity names)."""
+    folder, module, helper = _folder(tmp_path)
+    name = f"{module}:NearestMean"
+    X, y = np.array([[0.0], [1.0], [0.1], [0.9]]), np.array([-1, 1, -1, 1])
+    first = estimator_class(name, str(folder))().fit(X, y).decision_function(X)
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
+    second = estimator_class(name, str(folder))().fit(X, y).decision_function(X)
+    np.testing.assert_array_equal(second, -first)
+
+
+def test_a_worker_refuses_a_module_changed_after_the_run_was_planned(tmp_path):
+    """The code a record names is the code that made it: a module edited mid-run fails its fits, naming why."""
+    folder, module, helper = _folder(tmp_path)
+    name = f"{module}:NearestMean"
+    planned = estimator_code(name, str(folder))
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
+    with pytest.raises(ValueError, match="its code changed since the run started"):
+        estimator_class(name, str(folder), planned)
+    assert estimator_class(name, str(folder), estimator_code(name, str(folder))).__name__ == "NearestMean"
+
+
+def test_a_changed_default_parameter_is_a_changed_identity(tmp_path):
+    """The default comes from a helper module the plug-in's file imports: its own text is unchanged, but the
+    estimator it builds is not. Refused naming the parameter; rerun gives the fresh folder's numbers."""
+    folder, module, helper = _folder(tmp_path, scale=1.0)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    identity = json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])
+    assert identity["params.scale"] == 1.0 and "params.shrink" not in identity  # a grid parameter is in the key
+    _write(folder / f"{helper}.py", "DEFAULT_SCALE = 2.0\n")
+    result = _run(cfg, out, code=1)
+    assert "params.scale: 1.0 stored, 2.0 in the config" in result.output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
+
+
+def _blobs(path, n=90, seed=0):
+    """A CSV of three classes' blobs with two label columns (numbers, so either is a feature when the other is
+    the target): ``kind`` (1, 2, 3) and ``big`` (0, 1)."""
+    rng = np.random.default_rng(seed)
+    kind = rng.choice([1, 2, 3], size=n, p=[0.3, 0.3, 0.4])
+    X = rng.normal(size=(n, 2)) + np.where(kind == 1, 2.0, 0.0)[:, None]
+    big = (X[:, 1] > 0.3).astype(int)
+    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "big": big, "kind": kind}).to_csv(path, index=False)
+    return X, kind, big
+
+
+@pytest.mark.parametrize("change, key", [
+    (("positive: 1", "positive: 2"), "data.positive: ['1'] stored, ['2'] in the config"),
+    (("target: kind, positive: 1", "target: big, positive: 1"), "data.target: 'kind' stored, 'big'"),
+])
+def test_a_local_data_sets_changed_definition_is_refused_then_rerun(tmp_path, change, key):
+    """The issue's second finding: the same file read as another problem (another positive label, another
+    label column) never resumes from the old problem's records."""
+    folder, module, _ = _folder(tmp_path)
+    _blobs(folder / "blobs.csv")
+    extra = "local_datasets:\n  blobs: {file: blobs.csv, target: kind, positive: 1}\n"
+    cfg, out = _config(folder, module, extra, datasets="blobs"), tmp_path / "out"
+    _run(cfg, out)
+    before = _gmeans(out)
+    cfg.write_text(cfg.read_text().replace(*change))
+    result = _run(cfg, out, code=1)
+    assert key in result.output and "Nothing was run" in result.output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    after = _gmeans(out)
+    assert np.array_equal(after, _gmeans(tmp_path / "fresh")) and not np.array_equal(after, before)
+
+
+def test_a_local_data_sets_identity_names_its_columns_and_labels(tmp_path):
+    """What the identity holds of a local file: its label column, positive label, feature columns, format."""
+    folder, module, _ = _folder(tmp_path)
+    _blobs(folder / "blobs.csv")
+    extra = "local_datasets:\n  blobs: {file: blobs.csv, positive: 1, target: big}\n"
+    out = tmp_path / "out"
+    _run(_config(folder, module, extra, datasets="blobs"), out)
+    identity = json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])
+    assert {k: v for k, v in identity.items() if k.startswith("data.")} == {
+        "data.format": "csv", "data.target": "big", "data.positive": ["1"], "data.columns": ["x1", "x2", "kind"]}
+    # The stored config names them too, so that a store read without its file still knows its problem.
+    stored = load_config(out / "config.yaml", import_estimators=False)
+    assert stored.local_datasets["blobs"].local["feature_columns"] == ["x1", "x2", "kind"]
+
+
+def test_status_counts_an_edited_plugins_cells_as_not_done(tmp_path):
+    """`status` judges a cell by the identity `run` would give it: after an edit, nothing of it is done."""
+    folder, module, helper = _folder(tmp_path)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    assert "heart      NM       3/3" in runner.invoke(app, ["status", str(out)]).output
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=-1, helper=helper))
+    assert "heart      NM       0/3" in runner.invoke(app, ["status", str(out)]).output
+
+
+def test_the_code_of_an_installed_distribution_is_its_version_and_files():
+    """A module of an installed distribution that is not one of the tool's own dependencies: its name, version
+    and the digest of its file list (RECORD), so an upgrade is a change; the tool's dependencies are its
+    environment (their versions are in every record) and add nothing."""
+    code = estimator_code("hypothesis:given")
+    assert code.startswith(f"hypothesis {version('hypothesis')} ")
+    assert estimator_code("sklearn.svm:SVC") is None and estimator_code("EEM") is None
+
+
+# -- baselines: compared on the whole identity --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_baseline(tmp_path_factory):
+    root = tmp_path_factory.mktemp("baseline")
+    cfg = root / "base.yaml"
+    cfg.write_text("name: base\ndatasets: [heart]\nmodels:\n  C: {estimator: 'tests.helpers:Sleepy', "
+                   "grid: {delay: [0.0]}}\nprotocol: {folds: 3, repeats: 1, seed: 5}\n")
+    _run(cfg, root / "store")
+    return root / "store"
+
+
+def _another_config(baseline):
+    """The baseline's own config as another config's: its model renamed (a clash is refused first), the
+    baseline named."""
+    config = load_config(baseline / "config.yaml")
+    return replace(config, models=tuple(replace(m, name=f"my-{m.name}") for m in config.models),
+                   baselines=(str(baseline),), home=None)
+
+
+def _changed(proto, key):
+    """A protocol with ``key`` set to another valid value."""
+    other = {"folds": 4, "repeats": 2, "seed": 6, "splitter": "train-test", "train_size": 0.5,
+             "scaling": "per-fold", "selection": "nested", "select_metric": "bac", "inner_folds": 2,
+             "fit_timeout": 60.0, "after_timeout": "skip-model", "fit_memory_gb": 4.0}
+    assert key in other, f"{key}: a protocol field the test does not know: say whether baselines compare it"
+    return replace(proto, **{key: other[key]})
+
+
+@pytest.mark.parametrize("key", [k for k in PROTOCOL_KEYS if k != "inner_folds"])
+def test_a_baseline_differing_in_any_compared_protocol_key_is_refused_naming_it(small_baseline, key):
+    """Every field of the protocol that changes a cell's value, spread or whether it ran is compared."""
+    config = _another_config(small_baseline)
+    config = replace(config, protocol=_changed(config.protocol, key))
+    with pytest.raises(BaselineError, match=rf"made with protocol\.{key} "):
+        check_baselines(config, {})
+
+
+def test_inner_folds_are_compared_under_nested_selection():
+    """Only nested selection has inner folds: two nested protocols differing in them differ there."""
+    nested = Protocol(selection="nested")
+    mine = {"kind": "grid-search", **{k: getattr(nested, k) for k in PROTOCOL_KEYS}}
+    theirs = dict(mine, inner_folds=nested.inner_folds + 1)
+    assert first_difference(mine, theirs) == ("inner_folds", nested.inner_folds, nested.inner_folds + 1)
+
+
+def test_a_baseline_of_another_kind_is_refused(small_baseline):
+    config = replace(_another_config(small_baseline), kind="projection")
+    with pytest.raises(BaselineError, match=r"made with kind 'grid-search', this config has 'projection'"):
+        check_baselines(config, {})
+
+
+def test_every_protocol_field_is_compared_or_said_not_to_change_a_cell():
+    """A field added to Protocol later is compared unless NOT_COMPARED says why not."""
+    assert set(PROTOCOL_KEYS) | set(NOT_COMPARED) == {f.name for f in fields(Protocol)}
+    assert set(NOT_COMPARED) == {"criteria", "standalone_timing", "fit_threads"}
+
+
+def test_a_baseline_made_with_other_blas_threads_per_fit_is_compared(small_baseline):
+    # protocol.fit_threads changes rounding only (tests/experiments/test_jobs_determinism.py: the same records at 1 and 2).
+    config = _another_config(small_baseline)
+    check_baselines(replace(config, protocol=replace(config.protocol, fit_threads=4)), {})
+
+
+def test_a_baseline_whose_local_data_set_is_read_another_way_is_refused(tmp_path):
+    folder, module, _ = _folder(tmp_path)
+    _blobs(folder / "blobs.csv")
+    base = _config(folder, module, "local_datasets:\n  blobs: {file: blobs.csv, target: kind, positive: 1}\n",
+                   datasets="blobs")
+    _run(base, tmp_path / "base")
+    mine = folder / "mine.yaml"
+    mine.write_text(base.read_text().replace("name: bench", "name: mine").replace("positive: 1", "positive: 3")
+                    .replace("NM:", "Mine:")
+                    + f"baselines: [{tmp_path / 'base'}]\n")
+    result = _run(mine, tmp_path / "out", code=1)
+    assert "holds blobs read another way (data.positive ['1'] there, ['3'] here)" in " ".join(result.output.split())
+    assert not (tmp_path / "out" / "records").exists()
+
+
+def test_built_in_and_registry_identities_are_unchanged(tmp_path):
+    """The committed stores' records stay resumable: a built-in model on a registry set gains no key."""
+    from eemrepro.experiments import get_kind
+    from eemrepro.experiments._identity import cell_identity
+
+    config = load_config(Path(__file__).resolve().parents[2] / "results" / "uci" / "config.yaml")
+    kind = get_kind(config.kind)
+    unit = kind.units(replace(config, datasets=config.datasets[:1]))[0]
+    assert cell_identity(kind, config, unit) == kind.identity(config, unit)
+
+
+# -- the code is what the import loaded (issue 65) ----------------------------------------------------------
+
+HELPER = "import numpy as np\n\n\ndef distance(X, m):\n    return {sign}np.abs(X - m).sum(axis=1)\n"
+
+
+def _split_plugin(tmp_path):
+    """A plug-in split into two modules beside its config: ``clf_*.py`` and ``helper_*.py``."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module, helper = f"clf_{uuid.uuid4().hex[:8]}", f"helper_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{helper}.py", HELPER.format(sign=""))
+    _write(folder / f"{module}.py", SPLIT_NEAREST_MEAN.format(source=helper))
+    return folder, module, helper
+
+
+def test_a_helper_module_edited_alone_is_a_changed_identity(tmp_path):
+    """The issue's finding 2, first case: ``from helper import distance`` beside the plug-in, the helper's sign
+    flipped and nothing else: refused naming both files, counted not done by ``status``; --rerun-changed
+    gives a fresh folder's numbers (the independent reference), which differ from the old ones."""
+    folder, module, helper = _split_plugin(tmp_path)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    before = _gmeans(out)
+    _write(folder / f"{helper}.py", HELPER.format(sign="-"))
+    result = _run(cfg, out, code=1)
+    assert f"code.{module}:NearestMean: '{module}.py + {helper}.py sha256:" in result.output
+    assert "heart      NM       0/3" in runner.invoke(app, ["status", str(out)]).output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
+    assert np.abs(_gmeans(out) - before).max() > 0.2
+
+
+def test_a_helper_imported_earlier_by_another_plugin_is_still_covered(tmp_path):
+    """A helper already in ``sys.modules`` (a second plug-in of the folder imported it first) is found through
+    what the plug-in's module refers to, not only through what its own import loaded."""
+    folder, module, helper = _split_plugin(tmp_path)
+    other = f"other_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=helper).replace("NearestMean", "Other"))
+    estimator_class(f"{other}:Other", str(folder))
+    code = estimator_code(f"{module}:NearestMean", str(folder))
+    assert code.startswith(f"{module}.py + {helper}.py sha256:")
+    assert estimator_code(f"{other}:Other", str(folder)).startswith(f"{other}.py + {helper}.py sha256:")
+
+
+def test_a_package_beside_a_module_of_the_same_name_is_what_is_hashed(tmp_path):
+    """``plug.py`` beside ``plug/``: Python imports the package, so the package's files are the code; an edit
+    of the unused ``plug.py`` changes nothing, an edit of the package does."""
+    folder = tmp_path / "mine"
+    (folder / "plugpkg").mkdir(parents=True)
+    name = f"plug_{uuid.uuid4().hex[:8]}"
+    (folder / name).mkdir()
+    _write(folder / name / "__init__.py", NEAREST_MEAN.format(sign=1, helper=f"{name}.defaults"))
+    _write(folder / name / "defaults.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / f"{name}.py", "raise ImportError('the module file is not what Python imports')\n")
+    est = f"{name}:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith(f"package {name} (2 files) sha256:")
+    _write(folder / f"{name}.py", "# edited\n")
+    assert estimator_code(est, str(folder)) == first
+    _write(folder / name / "defaults.py", "DEFAULT_SCALE = 3.0\n")
+    assert estimator_code(est, str(folder)) != first
+
+
+def test_a_namespace_package_is_covered_module_by_module(tmp_path):
+    """A folder without ``__init__.py`` (a namespace package) beside the config: its modules are imported and
+    hashed (before, no code at all was in the identity)."""
+    folder = tmp_path / "mine"
+    ns = f"ns_{uuid.uuid4().hex[:8]}"
+    (folder / ns).mkdir(parents=True)
+    _write(folder / ns / "defaults.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / ns / "clf.py", NEAREST_MEAN.format(sign=1, helper=f"{ns}.defaults"))
+    est = f"{ns}.clf:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith("clf.py + defaults.py sha256:")
+    _write(folder / ns / "defaults.py", "DEFAULT_SCALE = 2.0\n")
+    assert estimator_code(est, str(folder)) not in (None, first)
+
+
+def test_a_symlinked_subpackage_inside_a_plugin_package_is_followed(tmp_path):
+    """A package whose subpackage is a symbolic link to a folder elsewhere: the linked files are the package's
+    files (an edit there is a change)."""
+    folder, elsewhere = tmp_path / "mine", tmp_path / "shared-code"
+    name = f"linked_{uuid.uuid4().hex[:8]}"
+    (folder / name).mkdir(parents=True)
+    elsewhere.mkdir()
+    _write(elsewhere / "__init__.py", "DEFAULT_SCALE = 1.0\n")
+    (folder / name / "sub").symlink_to(elsewhere, target_is_directory=True)
+    _write(folder / name / "__init__.py", NEAREST_MEAN.format(sign=1, helper=f"{name}.sub"))
+    est = f"{name}:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith(f"package {name} (2 files) sha256:")
+    _write(elsewhere / "__init__.py", "DEFAULT_SCALE = 5.0\n")
+    assert estimator_code(est, str(folder)) != first
+
+
+def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(tmp_path, monkeypatch):
+    """An editable distribution declaring two top-level packages and a module (``top_level.txt``; a fourth
+    name it declares is not there): the plug-in lives in the first package, and an edit of the second
+    package alone, or of the module alone, is a change (before, one package only was hashed)."""
+    import importlib
+
+    source, site = tmp_path / "project", tmp_path / "site"
+    tag = uuid.uuid4().hex[:8]
+    first_pkg, second_pkg, module, gone = f"edit_a_{tag}", f"edit_b_{tag}", f"edit_c_{tag}", f"edit_0_{tag}"
+    for pkg in (first_pkg, second_pkg):
+        (source / pkg).mkdir(parents=True)
+    _write(source / first_pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
+    _write(source / second_pkg / "__init__.py", "VALUE = 1\n")
+    _write(source / f"{module}.py", "VALUE = 1\n")
+    info = site / f"editdist_{tag}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: editdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{gone}\n{first_pkg}\n{second_pkg}\n{module}\n")
+    (info / "RECORD").write_text("")
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    monkeypatch.syspath_prepend(str(source))
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    est = f"{first_pkg}:NearestMean"
+    first = estimator_code(est)
+    assert first.startswith(f"editdist-{tag} 1.0 (editable) package {first_pkg} + package {second_pkg} + module "
+                            f"{module} (3 files) sha256:")
+    _write(source / second_pkg / "__init__.py", "VALUE = 2\n")
+    second = estimator_code(est)
+    _write(source / f"{module}.py", "VALUE = 2\n")
+    assert len({first, second, estimator_code(est)}) == 3
+
+
+def test_a_distribution_installed_outside_site_packages_is_hashed_as_files(tmp_path, monkeypatch):
+    """A distribution installed into a folder of its own (``pip install --target DIR``, on the import path): no
+    editable record, not under site-packages; its files are hashed as a user's (an edit there is a change)."""
+    import importlib
+
+    target = tmp_path / "target"
+    tag = uuid.uuid4().hex[:8]
+    pkg = f"target_{tag}"
+    (target / pkg).mkdir(parents=True)
+    _write(target / pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
+    info = target / f"targetdist_{tag}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: targetdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{pkg}\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(target))
+    importlib.invalidate_caches()
+    first = estimator_code(f"{pkg}:NearestMean")
+    assert first.startswith(f"package {pkg} (1 file) sha256:")
+    _write(target / pkg / "__init__.py", (target / pkg / "__init__.py").read_text() + "# edited\n")
+    assert estimator_code(f"{pkg}:NearestMean") != first
+
+
+@pytest.mark.slow
+def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_path):
+    """The code a fresh process finds (a worker imports the plug-in anew) is the code the planning process
+    found, whatever that process had imported before: the text is compared for equality."""
+    import subprocess
+    import sys
+
+    folder, module, helper = _split_plugin(tmp_path)
+    name = f"{module}:NearestMean"
+    here = estimator_code(name, str(folder))
+    probe = (f"from eemrepro.models._lookup import estimator_code; import {helper}; "  # the helper loaded first
+             f"print(estimator_code({name!r}, {str(folder)!r}))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(Path(__file__).resolve().parents[2])]))
+    there = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert there.stdout.strip() == here
+
+
+@pytest.mark.slow
+def test_a_packages_code_does_not_depend_on_which_of_its_modules_this_process_imported(tmp_path):
+    """The import system binds every imported submodule on its package: a submodule this process imported
+    for another reason (one that imports an installed distribution) must not enter the plug-in's code, or
+    the planning process and a fresh worker would disagree (a worker refuses every unit then)."""
+    import importlib
+    import subprocess
+    import sys
+
+    folder = tmp_path / "mine"
+    pkg = f"pk_{uuid.uuid4().hex[:8]}"
+    (folder / pkg).mkdir(parents=True)
+    _write(folder / pkg / "__init__.py", "")
+    _write(folder / pkg / "defaults.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / pkg / "clf.py", NEAREST_MEAN.format(sign=1, helper=f"{pkg}.defaults"))
+    _write(folder / pkg / "extra.py", "import hypothesis\n")
+    name = f"{pkg}.clf:NearestMean"
+    estimator_class(name, str(folder))
+    sys.path.insert(0, str(folder))
+    try:
+        importlib.import_module(f"{pkg}.extra")  # imported here, never by the plug-in
+    finally:
+        sys.path.remove(str(folder))
+    here = estimator_code(name, str(folder))
+    assert here.startswith(f"package {pkg} (4 files) sha256:") and "hypothesis" not in here
+    probe = f"from eemrepro.models._lookup import estimator_code; print(estimator_code({name!r}, {str(folder)!r}))"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    there = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert there.stdout.strip() == here
+
+
+# -- parameters by value ----------------------------------------------------------------------------------
+
+#: A plug-in whose defaults are values a ``repr`` describes badly: a 2,000-element array read from a file
+#: beside it (cut at 1,000 elements and 8 digits by numpy's repr), a function, a random state and a
+#: frozenset (whose reprs change from one process to the next).
+VALUED = textwrap.dedent('''
+    from pathlib import Path
+
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    WEIGHTS = np.loadtxt(Path(__file__).with_name("weights.txt"))
+
+
+    def absolute(x):
+        return np.abs(x)
+
+
+    class Weighted(ClassifierMixin, BaseEstimator):
+        def __init__(self, shrink=0.0, weights=WEIGHTS, link=absolute, random_state=np.random.RandomState(0),
+                     tags=frozenset({"alpha", "beta", "gamma", "delta"})):
+            self.shrink, self.weights, self.link = shrink, weights, link
+            self.random_state, self.tags = random_state, tags
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            w = self.weights[: X.shape[1]]
+            self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * w * (1 - self.shrink)
+            return self
+
+        def decision_function(self, X):
+            w = self.weights[: X.shape[1]]
+            d = [self.link(X * w - m).sum(axis=1) for m in self.means_]
+            return d[0] - d[1]
+
+        def predict(self, X):
+            return self.classes_[(self.decision_function(X) > 0).astype(int)]
+''')
+
+
+def _valued_folder(tmp_path, weights):
+    folder = tmp_path / "mine"
+    folder.mkdir(exist_ok=True)
+    module = "valued_clf"
+    np.savetxt(folder / "weights.txt", weights)
+    _write(folder / f"{module}.py", VALUED)
+    path = folder / "bench.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: bench
+        datasets: [heart]
+        models:
+          W: {{estimator: "{module}:Weighted", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    return path
+
+
+def _cli(*args, seed):
+    """``python -m eemrepro ...`` in a fresh process (string hashing seeded ``seed``), as a user runs it."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONHASHSEED=str(seed),
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "eemrepro", *map(str, args)], capture_output=True, text=True,
+                          env=env)
+
+
+@pytest.mark.slow
+def test_defaults_a_repr_describes_badly_resume_in_a_new_process_and_change_by_value(tmp_path):
+    """The issue's finding 3 both ways. A function, a random state and a frozenset default: the same command
+    in a new process (another string-hashing seed) resumes, ``status`` says done. A 2,000-element array
+    default changed at element 1,000 by 1e-9 (below numpy's printed digits, past its 1,000-element cut):
+    refused naming the parameter."""
+    weights = np.ones(2000)
+    cfg, out = _valued_folder(tmp_path, weights), tmp_path / "out"
+    first = _cli("run", cfg, "--out", out, "--jobs", "1", "--quiet", seed=1)
+    assert first.returncode == 0, first.stderr + first.stdout
+    identity = json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])
+    assert identity["params.weights"].startswith("array(float64, shape (2000,)) joblib:")
+    assert identity["params.link"].startswith("function valued_clf.absolute joblib:")
+    again = _cli("run", cfg, "--out", out, "--jobs", "1", seed=2)
+    assert again.returncode == 0 and "(3 were stored)" in again.stdout and "nothing to do" in again.stdout
+    assert "heart      W        3/3" in _cli("status", out, seed=3).stdout
+    weights[1000] += 1e-9
+    np.savetxt(tmp_path / "mine" / "weights.txt", weights, fmt="%.17g")
+    changed = _cli("run", cfg, "--out", out, "--jobs", "1", seed=4)
+    assert changed.returncode == 1
+    assert "params.weights: 'array(float64, shape (2000,)) joblib:" in changed.stdout + changed.stderr
+
+
+def test_a_parameter_value_is_identified_by_value_the_same_in_every_process():
+    """``value_digest``: equal values give equal digests (a set in any order, a copy of an array), another
+    value another digest (the last bit of one element, another dtype, another function)."""
+    from eemrepro.experiments._identity import _plain, value_digest
+
+    a = np.linspace(0, 1, 2000)
+    b = a.copy()
+    b[1500] = np.nextafter(b[1500], 2)
+    assert value_digest(a) == value_digest(a.copy()) != value_digest(b) != value_digest(a.astype(np.float32))
+    assert value_digest(frozenset("abcdef")) == value_digest(frozenset("fedcba")) != value_digest(frozenset("abc"))
+    assert value_digest(np.abs) != value_digest(np.sum)
+    assert value_digest(lambda x: x) == value_digest(lambda x: x)  # two lambdas of one place: module + name
+    assert value_digest({2: "two", 1: "one"}) == value_digest({1: "one", 2: "two"}) != value_digest({1: "two"})
+    assert value_digest(frozenset({1, "a", None})) == value_digest(frozenset({None, "a", 1}))  # unorderable mixed
+    # An object that cannot be pickled (it holds a lambda): by its type and its attributes' values.
+    holder = type("Holder", (), {})
+    one, other = holder(), holder()
+    one.f, one.k, other.f, other.k = (lambda x: x), 1, (lambda x: x), 2
+    assert value_digest(one) != value_digest(other)
+    other.k = 1
+    assert value_digest(one) == value_digest(other)
+    assert _plain([1, 2.5, "a", None]) == [1, 2.5, "a", None]  # JSON values as they were
+    assert _plain(list(range(40))).startswith("list of 40 joblib:")
+
+
+def test_a_speed_only_parameter_changed_in_the_config_resumes(tmp_path):
+    """A parameter the estimator says changes speed only (``_speed_only_params``: LIBSVM's cache size) is not
+    in the identity: a config that raises it resumes from the stored records instead of refusing them."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module = f"cached_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0").replace(
+        "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):",
+        "_speed_only_params = ('cache_size',)\n\n    def __init__(self, shrink=0.0, scale=DEFAULT_SCALE, "
+        "cache_size=100):\n        self.cache_size = cache_size"))
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    cfg.write_text(cfg.read_text().replace("grid: {shrink: [0.0, 0.5]}", "grid: {shrink: [0.0, 0.5]}, "
+                                           "cache_size: 400"))
+    result = _run(cfg, out)
+    assert "(3 were stored)" in result.output and "nothing to do" in result.output, result.output
+    identity = json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])
+    assert not any("cache_size" in k for k in identity)
+
+
+def test_code_of_reads_every_estimators_code_from_an_identity():
+    """What a worker checks its imported module against: every ``code.<estimator>`` key, by its full name."""
+    from eemrepro.experiments._identity import code_of
+
+    identity = {"code.my_clf:KNM": "my_clf.py sha256:1", "code.x": "x 1.0 sha256:2", "params.code": 1}
+    assert code_of(identity) == {"my_clf:KNM": "my_clf.py sha256:1", "x": "x 1.0 sha256:2"}
+    assert code_of(None) == {}
+
+
+#: What ``_plain`` stored for these values when parameter identities were first taken by value (issue 65). A
+#: store keeps these texts in its records: a change of the canonical form (a tag renamed, an order changed, the
+#: readable part reworded) makes every stored record of a user's estimator with such a parameter a changed
+#: identity, so it must be a deliberate break, not a side effect. Only values whose digest depends on Python's
+#: own pickling and numpy's float64 layout are pinned (a random state's pickle is numpy's to change).
+PINNED = {
+    "array": (np.arange(2000, dtype=np.float64) / 7,
+              "array(float64, shape (2000,)) joblib:82069d60c5b4b92962f296be46a24d1d"),
+    "frozenset": (frozenset({"alpha", "beta", "gamma"}), "frozenset of 3 joblib:31910552265312d8458bf87f64123d35"),
+    "set": ({3, 1, 2}, "set of 3 joblib:67253e4eed610964b8eac35e6371370f"),
+    "dict": ({2: "two", 1: "one"}, "dict of 2 joblib:008b3b5fc399a57c1dc214a04e725f8d"),
+    "long list": (list(range(40)), "list of 40 joblib:b82ebe59de3c3a879f602429a0ae0424"),
+    "class": (np.ndarray, "type numpy.ndarray joblib:3d2b0d0ff47b3b77d1042903cb2ee812"),
+    "partial": (functools.partial(round, ndigits=2), "partial joblib:e0d6e356cf6641b8b3a7116c59aa2955"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PINNED))
+def test_a_parameters_stored_identity_is_the_same_from_one_release_to_the_next(kind):
+    from eemrepro.experiments._identity import _plain
+
+    value, stored = PINNED[kind]
+    assert _plain(value) == stored

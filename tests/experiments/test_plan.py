@@ -1,0 +1,348 @@
+"""`status`, `run --dry-run` and the runner agree, through one plan, after what a user changes between runs.
+
+Each case is a store a run made, then a change: a data file that gains rows, failed fits (with and without
+``--retry-failed``), a user's estimator edited, a grid shrunk. The expected counts come from the case itself
+(units per cell = folds x repeats; the units the change touches), and the three commands must all say them:
+status's "D of N units done, P to run", the dry run's "N units, D already stored, P to run" and the run's
+"ran P of P pending units".
+"""
+
+import re
+import textwrap
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from eemrepro.cli import app
+
+MODEL = '''
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class Mean(ClassifierMixin, BaseEstimator):
+    """Nearest class mean; fails on purpose where ``fail`` is true."""
+
+    def __init__(self, shrink=0.0, fail=False):
+        self.shrink, self.fail = shrink, fail
+
+    def fit(self, X, y):
+        if self.fail:
+            raise ArithmeticError("this point always fails")
+        self.classes_ = np.unique(y)
+        self.means_ = np.array([X[y == c].mean(0) * (1 - self.shrink) for c in self.classes_])
+        return self
+
+    def decision_function(self, X):
+        d = ((X[:, None] - self.means_[None]) ** 2).sum(-1)
+        return d[:, 0] - d[:, 1]
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+'''
+
+
+def _csv(path, n, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 3 == 0, "yes", "no")
+    X = rng.normal(size=(n, 3)) + (y == "yes")[:, None]
+    lines = ["a,b,c,label"] + [f"{a:.6f},{b:.6f},{c:.6f},{t}" for (a, b, c), t in zip(X, y, strict=True)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _setup(tmp_path, grid="{shrink: [0.0, 0.5]}", fail="false"):
+    (tmp_path / "my_model.py").write_text(MODEL)
+    _csv(tmp_path / "mine.csv", 60)
+    config = tmp_path / "c.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        name: agree
+        local_datasets:
+          mine: {{file: mine.csv, target: label, positive: "yes"}}
+        datasets: [mine, heart]
+        models:
+          M: {{estimator: "my_model:Mean", fail: {fail}, grid: {grid}}}
+          N: {{estimator: "my_model:Mean", grid: {{shrink: [0.1]}}}}
+        protocol: {{folds: 3, repeats: 2, seed: 1}}
+        """))
+    return config
+
+
+def _invoke(*args):
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    return result
+
+
+def _three(config, out, *flags, edited=False):
+    """(status's (done, total, to run), the dry run's (total, done, to run), the run's units run). ``edited``:
+    the config changed since the folder's last run, so status is told of it (``--config``)."""
+    status = _invoke("status", out, *[f for f in flags if f == "--retry-failed"],
+                     *(["--config", config] if edited else []))
+    # (status plans a run without --rerun-changed: that run refuses, and status says so, exit 1)
+    assert status.exit_code == (1 if "--rerun-changed" in flags else 0), status.output
+    s = re.search(r"(\d+) of (\d+) units done, (\d+) to run", status.output)
+    dry = _invoke("run", config, "--out", out, "--dry-run", *flags)
+    assert dry.exit_code == 0, dry.output
+    d = re.search(r"(\d+) units, (\d+) already stored, (\d+) to run", dry.output)
+    run = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", *flags)
+    assert run.exit_code == 0, run.output
+    r = re.search(r"ran (\d+) of (\d+) pending units", run.output)
+    return tuple(map(int, s.groups())), tuple(map(int, d.groups())), tuple(map(int, r.groups()))
+
+
+def _first_run(config, out):
+    result = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet")
+    assert result.exit_code == 0, result.output
+
+
+# 2 data sets x 2 models x 3 folds x 2 repeats: 24 units (a unit is one fold of one model, its grid inside).
+UNITS = 24
+
+
+def test_a_data_file_changed(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    _csv(tmp_path / "mine.csv", 62)  # two rows more: every unit on it (2 models x 6 folds) is stale
+    status, dry, run = _three(config, out)
+    assert status == (12, UNITS, 12)
+    assert dry == (UNITS, 12, 12)
+    assert run == (12, 12)
+    assert _three(config, out)[0] == (UNITS, UNITS, 0)  # and then all is done, as all three say
+
+
+@pytest.mark.parametrize("retry", [False, True])
+def test_failed_fits_with_and_without_retry_failed(tmp_path, retry):
+    config, out = _setup(tmp_path, grid="{shrink: [0.0]}", fail="true"), tmp_path / "out"
+    _first_run(config, out)  # every fit of M fails: 12 units of failed records
+    flags = ["--retry-failed"] if retry else []
+    status, dry, run = _three(config, out, *flags)
+    expected = 12 if retry else 0  # a failed fit is done, unless asked to run it again
+    assert status == (UNITS - expected, UNITS, expected)
+    assert dry == (UNITS, UNITS - expected, expected)
+    assert run == (expected, expected)
+
+
+def test_a_changed_identity(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    # The user edits the model's module: every cell of both models (their code) is made under another identity.
+    (tmp_path / "my_model.py").write_text(MODEL + "\n# tuned\n")
+    status = _invoke("status", out)
+    assert re.search(r"0 of 24 units done, 24 to run", status.output), status.output
+    assert "another setting" in status.output
+    refused = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet")
+    assert refused.exit_code != 0 and "--rerun-changed" in refused.output
+    # The dry run and status refuse as the run does, in its words (the changed cells, the ways on), exit 1.
+    reason = refused.output.removeprefix("error: ").strip().replace(str(config), "CONFIG")
+    dry = _invoke("run", config, "--out", out, "--dry-run")
+    assert dry.exit_code == 1 and dry.output.removeprefix("error: ").strip() == reason.replace("CONFIG", str(config))
+    assert status.exit_code == 1 and "a run would refuse: " in status.output
+    assert status.output.split("a run would refuse: ")[1].strip() == \
+        reason.replace("CONFIG", str(out / "config.yaml")), status.output
+    status, dry, run = _three(config, out, "--rerun-changed")
+    assert status == (0, UNITS, UNITS) and dry == (UNITS, 0, UNITS) and run == (UNITS, UNITS)
+
+
+def test_a_shrunk_grid(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    # M's grid loses a point: its stored records of that point are kept but count for nothing; nothing to run.
+    config.write_text(config.read_text().replace("{shrink: [0.0, 0.5]}", "{shrink: [0.0]}"))
+    status, dry, run = _three(config, out, edited=True)
+    assert status == (UNITS, UNITS, 0) and dry == (UNITS, UNITS, 0) and run == (0, 0)
+    assert "not used" in _invoke("status", out).output
+    # ...and a point added back later is to run on every fold of M: 12 units, by all three.
+    config.write_text(config.read_text().replace("{shrink: [0.0]}", "{shrink: [0.0, 0.25]}"))
+    assert re.search(r"24 of 24 units done", _invoke("status", out).output)  # the folder's config: all done
+    status, dry, run = _three(config, out, edited=True)
+    assert status == (12, UNITS, 12) and dry == (UNITS, 12, 12) and run == (12, 12)
+    assert re.search(r"24 of 24 units done, 0 to run", _invoke("status", out).output)  # run: config.yaml grown
+
+
+def test_a_run_records_each_unit_s_start_and_worker_its_stages_and_the_timeline_draws_it(tmp_path):
+    import json
+    import sys
+    from pathlib import Path
+
+    from eemrepro.store import ResultStore
+
+    config, out = _setup(tmp_path), tmp_path / "out"
+    before = __import__("time").time()
+    _first_run(config, out)
+    records = ResultStore(out).read()
+    # Every record carries its unit's start (after the run began, before the record was finished) and worker.
+    assert all(before <= r["started_at"] <= r["finished_at"] for r in records)
+    assert {r["worker"] for r in records} and all(isinstance(r["worker"], int) for r in records)
+    # One unit's records share one start: 2 points of M per unit, so M's records pair up on it.
+    starts = [r["started_at"] for r in records if r["model"] == "M"]
+    assert len(starts) == 2 * len(set(starts))
+    (info,) = [json.loads(p.read_text()) for p in (out / "runs").glob("*.json")]
+    stages = info["stage_seconds"]
+    assert set(stages) == {"planning", "worker_start", "dispatch", "seal", "table"}
+    assert all(v >= 0 for v in stages.values())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import timeline
+
+    units, untimed = timeline.units_of(out)
+    assert untimed == 0 and len(units) == UNITS  # the timeline's units are the run's units
+    timeline.main([str(out), "--out", str(tmp_path / "t.png")])
+    assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("gone", ["module", "data file"])
+def test_status_of_a_folder_a_run_could_not_read_says_so_instead_of_a_wrong_plan(tmp_path, gone):
+    # A store whose model module or local data file is gone: a run stops on it, so status has no plan to
+    # print. It must not call valid records stale (a user's estimator named only has no defaults: every cell
+    # looked "stored under another setting", with --rerun-changed as the advice, which the run then refused).
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    (tmp_path / ("my_model.py" if gone == "module" else "mine.csv")).unlink()
+    status = _invoke("status", out)
+    assert status.exit_code == 0, status.output
+    assert "another setting" not in status.output and "--rerun-changed" not in status.output
+    assert "units done: not known" in status.output and "a run of this folder stops there" in status.output
+    assert "my_model" in status.output if gone == "module" else "mine.csv" in status.output
+    # The table still shows what is stored: heart's M, 6 units of 2 points, all ok; nothing counted as done.
+    row = next(line for line in status.output.splitlines() if line.startswith("heart") and " M " in line)
+    assert row.split()[2:4] == ["?/6", "12"]
+    run = _invoke("run", config, "--out", out, "--dry-run")
+    assert run.exit_code != 0  # the run stops where status said it would
+
+
+def test_status_with_another_config_s_file_is_refused_as_the_run_is(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    other = tmp_path / "other.yaml"
+    other.write_text(config.read_text().replace("name: agree", "name: other"))
+    status = _invoke("status", out, "--config", other)
+    assert status.exit_code != 0 and "holds the results of config 'agree'" in status.output
+
+
+def _edit_stored(out, edit):
+    """Edit ``out/config.yaml`` by hand (a mapping edited in place by ``edit``)."""
+    import yaml
+
+    raw = yaml.safe_load((out / "config.yaml").read_text())
+    edit(raw)
+    (out / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+@pytest.mark.parametrize("key, edit, stored, written", [
+    ("seed", lambda raw: raw["protocol"].update(seed=2), 1, 2),
+    ("params.fail", lambda raw: raw["models"]["M"].update(fail=True), False, True),
+    ("data.positive", lambda raw: raw["local_datasets"]["mine"].update(positive="no"), ["yes"], ["no"]),
+])
+def test_a_folder_config_edited_by_hand_is_refused_by_the_reports_naming_the_key_and_both_values(
+        tmp_path, key, edit, stored, written):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    before = (out / "config.yaml").read_text()
+    tables = _invoke("tables", out, "--out", tmp_path / "t0")
+    assert tables.exit_code == 0, tables.output
+    _edit_stored(out, edit)
+    # status knew the records were not the edited config's; the reports printed them as its numbers.
+    for command in (["tables", out, "--out", tmp_path / "t1"], ["check", out],
+                    ["figures", out, "--out", tmp_path / "f"]):
+        result = _invoke(*command)
+        assert result.exit_code != 0, (command, result.output)
+        (line,) = result.output.strip().splitlines()  # one line: where, which key, both values, the ways out
+        assert f"{out / 'config.yaml'} does not say what" in line, line
+        assert f"{key}: {stored!r} stored, {written!r} in config.yaml" in line, line
+        assert "edited by hand" in line and f"--out {out} --rerun-changed" in line, line
+    assert not any((tmp_path / "t1").iterdir())  # nothing written
+    status = _invoke("status", out)
+    assert status.exit_code == 1 and "a run would refuse" in status.output and key in status.output
+    (out / "config.yaml").write_text(before)  # restored: read as before
+    again = _invoke("tables", out, "--out", tmp_path / "t2")
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "t2" / "summary.md").read_text() == (tmp_path / "t0" / "summary.md").read_text()
+
+
+def _superseded(out):
+    """(records, {(data set, model)}) moved aside under ``out`` (every ``superseded-*`` folder)."""
+    import pyarrow.parquet as pq
+
+    tables = [pq.read_table(p, columns=["dataset", "model"]) for p in out.glob("superseded-*/*.parquet")]
+    return sum(t.num_rows for t in tables), {c for t in tables for c in zip(t.column("dataset").to_pylist(),
+                                                                           t.column("model").to_pylist())}
+
+
+def _rows(out):
+    from eemrepro.store import ResultStore
+
+    frame = ResultStore(out).frame(["status"])
+    return frame.groupby(["dataset", "model"], observed=True).size().to_dict()
+
+
+def test_rerun_changed_with_only_datasets_moves_aside_only_the_cells_it_reruns_and_leaves_the_rest_flagged(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    config.write_text(config.read_text().replace("seed: 1", "seed: 2"))  # every cell is made under another seed
+    # Records: M's 2 grid points and N's 1 on 3 folds x 2 repeats of each data set.
+    assert _rows(out) == {("heart", "M"): 12, ("heart", "N"): 6, ("mine", "M"): 12, ("mine", "N"): 6}
+    dry = _invoke("run", config, "--out", out, "--dry-run", "--rerun-changed", "--only-datasets", "heart")
+    assert dry.exit_code == 0, dry.output
+    assert f"would move 18 record(s) of 2 cell(s) aside to {out}/superseded-<stamp>/" in dry.output
+    assert re.search(r"12 units, 0 already stored, 12 to run", dry.output), dry.output
+    run = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--rerun-changed", "--only-datasets", "heart")
+    assert run.exit_code == 0, run.output
+    assert "ran 12 of 12 pending units" in run.output
+    # What was moved aside is exactly what ran again, and the run says how much and where.
+    moved, cells = _superseded(out)
+    assert (moved, cells) == (18, {("heart", "M"), ("heart", "N")})
+    (where,) = out.glob("superseded-*")
+    assert f"moved 18 record(s) of 2 cell(s) aside to {where}" in run.output
+    assert _rows(out) == {("heart", "M"): 12, ("heart", "N"): 6, ("mine", "M"): 12, ("mine", "N"): 6}
+    # mine's cells, not run now, still hold records of seed 1: said by the run, by status, and the reports refuse
+    # them instead of printing them as seed 2's (the run's own table included).
+    assert "2 cell(s) not run now hold records made under another setting (M on mine, N on mine)" in run.output
+    assert "no table: " in run.output and "seed: 1 stored, 2 in config.yaml (M on mine, N on mine)" in run.output
+    status = _invoke("status", out)
+    assert status.exit_code == 1 and re.search(r"12 of 24 units done, 12 to run", status.output), status.output
+    assert "M on mine (seed), N on mine (seed)" in status.output
+    tables = _invoke("tables", out, "--out", tmp_path / "t")
+    assert tables.exit_code != 0 and "(M on mine, N on mine)" in tables.output
+    # The rest, run now: every cell is the config's, nothing more is moved, and the reports read them all.
+    rest = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--rerun-changed")
+    assert rest.exit_code == 0 and "ran 12 of 12 pending units" in rest.output, rest.output
+    assert _superseded(out)[0] == 18 + 18 and "not run now" not in rest.output and "no table" not in rest.output
+    assert _invoke("tables", out, "--out", tmp_path / "t").exit_code == 0
+
+
+def test_fresh_with_only_models_moves_aside_only_that_model_s_cells(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    run = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--fresh", "--only-models", "N")
+    assert run.exit_code == 0, run.output
+    assert "ran 12 of 12 pending units" in run.output  # N's 6 units on each data set, run again
+    assert _superseded(out) == (12, {("heart", "N"), ("mine", "N")})
+    assert "moved 12 record(s) of 2 cell(s) aside" in run.output
+    assert _rows(out) == {("heart", "M"): 12, ("heart", "N"): 6, ("mine", "M"): 12, ("mine", "N"): 6}
+    status = _invoke("status", out)
+    assert status.exit_code == 0 and "24 of 24 units done, 0 to run" in status.output
+
+
+def test_a_config_of_fewer_repeats_than_its_folder_holds_is_refused_unless_a_flag_says_how(tmp_path):
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)  # 2 repeats
+    fewer = tmp_path / "one.yaml"
+    fewer.write_text(config.read_text().replace("repeats: 2", "repeats: 1"))
+    reason = (f"{out} holds 2 repeats (its config.yaml) and {fewer} says repeats: 1: its tables would read 1 of "
+              "them; nothing was run. Set repeats: 2 in the config, run with --repeats 1 (a part of the folder's 2: "
+              "it keeps them), or start the folder over with --fresh")
+    # The run, its dry run and status of that config all refuse, in one line, the same words.
+    for args, prefix in ((["run", fewer, "--out", out, "--jobs", "1", "--quiet"], "error: "),
+                         (["run", fewer, "--out", out, "--dry-run"], "error: "),
+                         (["status", out, "--config", fewer], "error: a run would refuse: ")):
+        result = _invoke(*args)
+        assert result.exit_code == 1 and result.output.strip() == prefix + reason, result.output
+    assert "repeats: 2" in (out / "config.yaml").read_text()
+    # --repeats 1: a part of the folder's 2 (nothing to run: repeat 0 is stored), which it keeps.
+    part = _invoke("run", fewer, "--out", out, "--jobs", "1", "--quiet", "--repeats", "1")
+    assert part.exit_code == 0 and "ran 0 of 0 pending units" in part.output, part.output
+    assert "repeats: 2" in (out / "config.yaml").read_text()
+    assert re.search(r"24 of 24 units done", _invoke("status", out).output)
+    # --fresh starts the folder over at 1 repeat: every record moved aside, 12 units run.
+    fresh = _invoke("run", fewer, "--out", out, "--jobs", "1", "--quiet", "--fresh")
+    assert fresh.exit_code == 0 and "ran 12 of 12 pending units" in fresh.output, fresh.output
+    assert "moved 36 record(s) of 4 cell(s) aside" in fresh.output and "repeats: 1" in (out / "config.yaml").read_text()
