@@ -180,7 +180,7 @@ def _checked(results, tolerance, reference):
     """(tolerance, records, reference records, unfinished cells, built tables) that ``check`` judges: with a
     ``reference``, the records of both; else every table built once (records None). The tolerance is the one
     given, else the pins committed beside baselines that are a checkout's committed stores."""
-    from ..reports import ToleranceError, load_results, load_tolerance
+    from ..reports import Records, ToleranceError, load_tolerance
     from ..reports._build import protocol_warnings
     from ..reports._check import baseline_pins, build_checked
     from ._common import fail
@@ -188,8 +188,8 @@ def _checked(results, tolerance, reference):
     try:
         tol = load_tolerance(tolerance)
         if reference:
-            records, prov = load_results(results)
-            ref_records = load_results(reference)[0]
+            records, prov = Records(results).read()
+            ref_records = Records(reference).read()[0]
             unfinished, built = {tuple(c) for c in prov["unfinished"]}, None
         else:
             # Every table built once, a group of data sets at a time: the check (with or without pins) and the

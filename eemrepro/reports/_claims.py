@@ -178,7 +178,8 @@ def evaluate_claims(records, selection="best-of-grid", unfinished=(), papers=Non
     (either layout: only the cells with a value count). ``records`` None: ``built``
     holds every table that applies.
     """
-    from ._tables import applying_records, build_table, split_by_kind
+    from ._records import split_by_kind
+    from ._tables import applying_records, build_table
 
     parts = split_by_kind(records) if records is not None else None  # None: ``built`` holds every table
     results = []

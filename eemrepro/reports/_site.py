@@ -411,12 +411,12 @@ def _judge(dirs, tolerance, selection, warn):
     from ._check import Tolerance, baseline_pins, check, load_tolerance
     from ._claims import evaluate_claims
     from ._readings import readings_frames, start_readings
-    from ._render import SITE_COLUMNS, load_results
-    from ._tables import build_table, split_by_kind, table_applies
+    from ._records import SITE_COLUMNS, Records, split_by_kind
+    from ._tables import build_table, table_applies
 
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
-    records, prov = load_results(dirs, columns=SITE_COLUMNS)
+    records, prov = Records(dirs, columns=SITE_COLUMNS).read()
     for line in protocol_warnings(prov) if warn is not None else ():
         warn(line)
     pins = baseline_pins(prov) if tolerance is None else None
@@ -525,16 +525,16 @@ def _benchmark_sections(dirs, parts, unfinished, selection):
     clickable for its folds, then its comparison (``_comparison_section``); [] when there is none."""
     from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
     from ._benchmark import comparison_title as bench_title
-    from ._render import SITE_COLUMNS, load_results
-    from ._tables import build_table, split_by_kind, table_title
+    from ._records import SITE_COLUMNS, Records
+    from ._tables import build_table, table_title
 
     sections = []
     for bench in benchmarks(dirs):
         spec = bench.spec
         own_parts, own_unfinished = parts, unfinished
         if bench.dirs is not None:  # a group of its own among the folders: its records alone
-            records, prov = load_results(list(bench.dirs), columns=SITE_COLUMNS)
-            own_parts, own_unfinished = split_by_kind(records), {tuple(c) for c in prov["unfinished"]}
+            own_parts, prov = Records(list(bench.dirs), columns=SITE_COLUMNS).read_by_kind()
+            own_unfinished = {tuple(c) for c in prov["unfinished"]}
         mine = own_parts.get(spec.kind)
         if mine is None:
             continue

@@ -18,7 +18,7 @@ from ..experiments import get_metric, select
 from ..experiments._selection import FIT_COUNTS
 from ..store._segments import as_frame
 from ..store._store import LARGE_FRAME, release_memory, repeats_per_cell
-from ._render import ResultsByDatasets
+from ._records import Records
 from ._spec import published  # noqa: F401  (re-exported through reports)
 
 
@@ -33,33 +33,11 @@ def _order(df, pub, index="method"):
 
 
 def _of_kind(df, kind):
-    """The rows of a store frame (``load_results``) of one experiment kind."""
+    """The rows of a store frame (``Records``') of one experiment kind."""
     if df is None or len(df) == 0 or "kind" not in df:
         return df.iloc[:0] if isinstance(df, pd.DataFrame) else pd.DataFrame()
     mask = (df["kind"] == kind).to_numpy(dtype=bool, na_value=False)
     return df if mask.all() else df[mask]
-
-
-def split_by_kind(records):
-    """{kind: its rows} of a store frame (or such a mapping, returned as it is).
-
-    ``load_results`` puts each kind's rows in one block, which is sliced
-    (no copy); otherwise the rows are grouped.
-    """
-    if isinstance(records, dict):
-        return records
-    df = as_frame(records)
-    if not len(df) or "kind" not in df:
-        return {}
-    kinds = df["kind"]
-    # A store frame's kinds are categorical: their codes as they are (one byte a row), not factorized afresh.
-    codes = kinds.cat.codes.to_numpy() if isinstance(kinds.dtype, pd.CategoricalDtype) else \
-        pd.factorize(kinds, use_na_sentinel=True)[0]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    if len(starts) == len(np.unique(codes)):
-        ends = np.r_[starts[1:], len(df)]
-        return {df["kind"].iloc[a]: df.iloc[a:b] for a, b in zip(starts, ends, strict=True) if codes[a] >= 0}
-    return {kind: g for kind, g in df.groupby("kind", sort=False, observed=True)}
 
 
 #: Joins a model and a facet value in a cell's method name ("MELM + SVM").
@@ -470,31 +448,30 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
 
 
 #: The stored records ``tables`` and ``check`` read at once: larger folders are read a group of data sets at a
-#: time (``ResultsByDatasets``), every table's cells made group by group.
+#: time (``Records``), every table's cells made group by group.
 TABLE_CHUNK_RECORDS = 3_000_000
 
 
 def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
     """Every table of ``specs`` under each selection of ``rules``, its cells made a group of data sets at a
-    time (``ResultsByDatasets``, groups of at most ``budget`` stored records, default ``TABLE_CHUNK_RECORDS``).
+    time (``Records``, groups of at most ``budget`` stored records, default ``TABLE_CHUNK_RECORDS``).
 
     Returns (results, {(table id, rule): TableRows}, the ids of the tables that apply, the fit budget the
-    timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are ``load_results``'.
+    timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are the ``Records``'.
     A group's cells are made wherever its records hold cells of the table (``_applies``, whatever its values):
     a group whose cells all timed out still shows them where the table applies in another.
     """
-    results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
+    results = Records(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
     made, makers = {}, {}  # a table whose spec names its own selection is made once for every rule
     for spec in specs:
         for rule in rules:
             key = (spec.id, spec.selection or rule)
             made[(spec.id, rule)] = makers.setdefault(key, TableRows(spec, rule, results.unfinished))
     applies, limits = set(), []
-    for records in results:
+    for records, parts in results.by_kind():
         limit = timeout_limit(records, default=None)
         if limit is not None:
             limits.append(limit)
-        parts = split_by_kind(records)
         for spec in specs:
             mine = parts.get(spec.kind)
             cells, values = _applies(spec, mine) if mine is not None else (False, False)
