@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..papers import registered_papers
+from ._outputs import FilesExistError, publish
 from ._render import FITS_LEGEND, _fmt, _signed, fits_mark, fits_note, marked
 
 VERDICTS = {"within": "v-within", "pinned": "v-pinned", "outside": "v-outside", "missing": "v-missing",
@@ -384,7 +385,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
                                                 comparison=comparison is not None, benchmark=bool(benchmark),
                                                 pins=str(pins) if pins is not None else None)))
-    return _write_site(out, pages, force)
+    return _write_site(out, pages, force, [os.path.normpath(str(d)) for d in dirs])
 
 
 @dataclass(frozen=True)
@@ -627,32 +628,27 @@ def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_
                              "paper's pages keep its own comparisons.")
 
 
-#: The files of an output folder that ``eemrepro report`` wrote (the only ones it overwrites without --force).
+#: The files of an output folder that ``eemrepro report`` wrote, and from which results (``_outputs.publish``).
 SITE_MANIFEST = "report-manifest.json"
 
 
-class ReportExistsError(ValueError):
-    """The output folder holds files of the site's names that ``report`` did not write."""
+class ReportExistsError(FilesExistError):
+    """The output folder holds files of the site's names that ``report`` did not write from these results."""
 
 
-def _write_site(out, pages, force):
-    """Write ``pages`` ([(name, html)]) into ``out``, each atomically; a file of the same name that an earlier
-    report did not write (``SITE_MANIFEST``) is not overwritten unless ``force``: nothing is written then."""
-    from ..store._files import atomic_write
-    from ._outputs import refuse_special
-
-    refuse_special(out, [name for name, _ in pages] + [SITE_MANIFEST], "eemrepro report")
-    manifest = out / SITE_MANIFEST
+def _write_site(out, pages, force, sources):
+    """Write ``pages`` ([(name, html)]) into ``out`` from the results folders ``sources``: written into a staging
+    folder and moved into place (``_outputs.publish``), a file of the same name that an earlier report did not
+    write from these results not overwritten unless ``force`` (nothing is written then)."""
+    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
     try:
-        owned = set(json.loads(manifest.read_text()).get("files", [])) if manifest.is_file() else set()
-    except (ValueError, AttributeError):
-        owned = set()
-    clash = [name for name, _ in pages if (out / name).exists() and name not in owned]
-    if clash and not force:
-        raise ReportExistsError(f"{out} already holds {', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}, "
-                                "which eemrepro report did not write; write elsewhere with --out, or overwrite "
-                                "with --force")
-    written = [atomic_write(out / name, html) for name, html in pages]
-    atomic_write(manifest, json.dumps({"written_by": "eemrepro report",
-                                       "files": sorted(owned | {n for n, _ in pages})}, indent=1) + "\n")
-    return written
+        built = []
+        for name, html in pages:
+            (staging / name).write_text(html, encoding="utf-8")
+            built.append(staging / name)
+        try:
+            return publish(built, out, SITE_MANIFEST, sources, force, "eemrepro report")
+        except FilesExistError as exc:
+            raise ReportExistsError(str(exc)) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
