@@ -321,8 +321,9 @@ def figures_cmd(
 def _projection_figure(dataset, out, mirror, data_home, force=False):
     """config -> runner -> store -> figure for one data set's MELM projection."""
     from ..datasets import DatasetError
-    from ..experiments import ResultStore, parse_config, run_experiment
+    from ..experiments import parse_config, run_experiment
     from ..experiments._run_folder import default_out
+    from ..reports import Records
     from ..reports._figures import embedding_figure
 
     from ..reports._outputs import check_place, publish
@@ -337,7 +338,7 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
         run_experiment(config, out=store, jobs=1, progress=False, mirror=mirror, data_home=data_home)
     except DatasetError as exc:
         raise ValueError(str(exc)) from exc
-    records = ResultStore(store).frame(["kind", "status", "error_message", "embedding", "labels"])
+    records = Records([store], columns=("kind", "status", "error_message", "embedding", "labels")).read()[0]
     failed = records[records["status"] != "ok"]
     if len(failed):
         raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")

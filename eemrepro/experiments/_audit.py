@@ -659,13 +659,14 @@ def _rerun(config, units, records, identities, scratch, n_jobs, data_home, mirro
     """
     from ..store import ResultStore
     from ..store._files import atomic_write
+    from ._run_folder import ResultsFolder
     from ._units import identity_sha, point_id
 
     if not units:
         return
     store = ResultStore(scratch)
     with store.writing("eemrepro audit"):
-        atomic_write(scratch / "config.yaml", (folder / "config.yaml").read_bytes())
+        atomic_write(ResultsFolder(scratch).config_file, ResultsFolder(folder).config_file.read_bytes())
         store.run_id = store.new_run_id()
 
         def tasks():  # consumed as workers free up: the deadline is checked as each unit is dispatched

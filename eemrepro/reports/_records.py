@@ -59,7 +59,8 @@ class Records:
     gives each group's records by experiment kind (:func:`split_by_kind`).
 
     ``provenance``, once every group is read, is the same whatever the budget: the folders, configs and
-    commits, the records' count, repeats and dates, ``unfinished`` (the (data set, model) cells whose folder's
+    commits, the records' count, repeats and dates, ``data_sha256`` ({folder: {data set: the checksum its runs
+    recorded}}) and ``run_configs`` ({folder: its last run's config}), ``unfinished`` (the (data set, model) cells whose folder's
     config has units the records lack), ``left_out`` (a folder's records its config.yaml no longer names --
     a grid point, model or data set taken out of it since they were run -- kept in the store, not read:
     {folder: {reason: records}}), and ``protocol_differences`` where folders of different protocols are
@@ -193,10 +194,15 @@ class _Facts:
 
     def provenance(self):
         runs, configs, per_dir_repeats, protocols = [], {}, {}, {}
+        checksums, run_configs = {}, {}  # per folder: its data's checksums, its last run's config
         for d in self.dirs:
-            for info in ResultsFolder(d).runs():
+            infos = ResultsFolder(d).runs()
+            for info in infos:
                 runs.append(info)
                 configs[info["config"]["name"]] = info.get("config_file")
+                checksums.setdefault(str(d), {}).update(info.get("data_sha256") or {})
+            if infos:
+                run_configs[str(d)] = infos[-1].get("config")
             # A folder whose cells ran different numbers of repeats (say 5 for the ELM family, 1 for
             # SVM) reads "1 to 5", not its largest count.
             per_cell = self.per_cell.get(str(d), [])
@@ -220,6 +226,8 @@ class _Facts:
             "hosts": sorted(self.hosts),
             "unfinished": sorted(self.unfinished),
             "left_out": self.left_out,
+            "data_sha256": checksums,
+            "run_configs": run_configs,
         }
         if self.named:
             provenance["baselines"] = self.named

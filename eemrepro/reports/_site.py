@@ -292,18 +292,16 @@ def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
 
 
 def _store_provenance(dirs, prov):
-    """Hosts, data checksums and each store's config (from its run files), for the provenance block."""
+    """Hosts, data checksums and each store's config (from its run files: the ``Records``' provenance ``prov``),
+    for the provenance block."""
     import yaml
-
-    from ..store import read_runs
 
     checksums, configs = {}, []
     for d in dirs:
-        infos = read_runs(d)
-        for info in infos:
-            checksums.update(info.get("data_sha256") or {})
-        if infos:
-            configs.append({"store": str(d), "text": yaml.safe_dump(infos[-1].get("config"), sort_keys=False)})
+        checksums.update(prov["data_sha256"].get(str(Path(d)), {}))
+        if str(Path(d)) in prov["run_configs"]:
+            configs.append({"store": str(d), "text": yaml.safe_dump(prov["run_configs"][str(Path(d))],
+                                                                    sort_keys=False)})
     lines = [f"hosts: {', '.join(prov['hosts']) or 'not recorded'}"]
     if checksums:
         lines.append("data sha256: " + ", ".join(f"{k} {v[:12]}" for k, v in sorted(checksums.items())))

@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+from ._files import is_store
 from ._segments import StoreError, StoreWarning
 
 #: A results folder's config: the resolved config of its latest run, what the reports read.
@@ -45,7 +46,14 @@ class FolderFiles:
 
     def has_config(self):
         """Whether the folder has a config to read: False where it has none and no run file (a store a script
-        wrote); a config missing from a folder a run wrote is a :class:`FolderConfigError`."""
+        wrote), or is not the tool's at all (``_files.is_store``: its ``config.yaml`` is someone else's, and the
+        command that would write there refuses the folder itself). A config missing from a folder a run wrote,
+        or a symbolic link in its place (the tool makes none), is a :class:`FolderConfigError`."""
+        if self.config_file.is_symlink():
+            raise FolderConfigError(self.path, f"a symbolic link (to {os.readlink(self.config_file)}), which "
+                                               "`eemrepro run` never writes")
+        if not is_store(self.path):
+            return False
         if os.path.lexists(self.config_file):
             return True
         if any((self.path / RUNS_DIR).glob("*.json")):

@@ -85,3 +85,20 @@ def test_a_read_of_folders_without_records_fails_closed_unless_asked_not_to(tmp_
         read = Records([tmp_path / "s"], require=False)
         read.read()
         read.read()
+
+
+def test_the_provenance_carries_each_folders_data_checksums_and_last_config_from_its_run_files(whole):
+    # Expected: the run files themselves (runs/*.json, read here with json), each folder's checksums merged over
+    # its runs, and the config of its last run (these stores' run ids are local time stamps: in name order).
+    import json
+
+    _, prov = whole
+    for d in DIRS:
+        runs = sorted((d / "runs").glob("*.json"))
+        assert runs and all(p.name[0].isdigit() for p in runs)
+        infos = [json.loads(p.read_text()) for p in runs]
+        expected = {}
+        for info in infos:
+            expected.update(info.get("data_sha256") or {})
+        assert prov["data_sha256"][str(d)] == expected and len(expected) == 3
+        assert prov["run_configs"][str(d)] == infos[-1]["config"]

@@ -21,6 +21,8 @@ BROKEN = {
     "empty": ("", ": not a config (a YAML mapping of name, kind, datasets, models, ...), but empty"),
     "a folder": ("folder", ": cannot be read (Is a directory)"),
     "unknown key": ("name: melm_restarts\nbogus: 1\n", ", line 2: key 'bogus': unknown key; valid keys are "),
+    # A valid config, linked in from elsewhere: the tool never makes a link among a folder's files.
+    "a link": ("link", ": a symbolic link (to {target}), which `eemrepro run` never writes"),
 }
 
 #: Every command that reads a results folder, with the exit status it gives for bad input.
@@ -43,6 +45,9 @@ def _broken(tmp_path, how):
     config.unlink()
     if text == "folder":
         config.mkdir()
+    elif text == "link":
+        shutil.copy(STORE / "config.yaml", folder.parent / "elsewhere.yaml")
+        config.symlink_to(folder.parent / "elsewhere.yaml")
     elif text is not None:
         config.write_text(text)
     return folder
@@ -61,9 +66,9 @@ def test_a_broken_config_is_the_same_one_line_from_every_command(tmp_path, how):
     assert len(set(said.values())) == 1, said
     line = said["tables"]
     config = folder / "config.yaml"
-    assert line.startswith(f"error: {config}{BROKEN[how][1].format(runs=folder / 'runs')}".replace(
+    assert line.startswith(f"error: {config}{BROKEN[how][1].format(runs=folder / 'runs', target=tmp_path / 'elsewhere.yaml')}".replace(
         "valid keys are ", "")), line
-    again = "run" if how == "deleted" else "delete it and run"
+    again = "run" if how == "deleted" else "delete it and run"  # (a file gone, or one to take away first)
     assert line.endswith(f"(the config of the results folder {folder}: restore it as `eemrepro run` wrote it, or "
                          f"{again} the config again into the folder, which writes it afresh)\n"), line
     # Nothing was written into the folder (forget moved nothing aside, compact sealed nothing).
@@ -104,3 +109,16 @@ def test_a_baseline_with_a_broken_config_is_refused_by_the_reports_in_the_same_l
     through = CliRunner().invoke(app, ["tables", str(mine), "--out", str(tmp_path / "t2")]).output
     assert direct == through and direct.startswith(f"error: {theirs / 'config.yaml'}, line 2: not valid YAML"), \
         (direct, through)
+
+
+def test_a_folder_that_is_not_the_tools_is_refused_as_such_not_for_its_config(tmp_path):
+    # A user's own folder (no store marker, no run file of the tool's) with a config.yaml of their notes: the
+    # commands that would write there refuse the folder itself; its file is never judged as the tool's config.
+    mine = tmp_path / "mine"
+    (mine / "records").mkdir(parents=True)
+    (mine / "config.yaml").write_text("my own notes\n")
+    for args in (["compact", str(mine)], ["forget", str(mine), "--models", "M"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 1 and "is not an eemrepro results folder" in result.output, (args, result.output)
+        assert "config.yaml" not in result.output
+    assert (mine / "config.yaml").read_text() == "my own notes\n"
