@@ -73,6 +73,14 @@ def test_a_broken_config_is_the_same_one_line_from_every_command(tmp_path, how):
                          f"{again} the config again into the folder, which writes it afresh)\n"), line
     # Nothing was written into the folder (forget moved nothing aside, compact sealed nothing).
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    # A run of the folder's own config into it says the same line, except where the file is gone: that run is
+    # the second way out the line names (it writes the config afresh; a dry run here, which writes nothing).
+    config_file = shutil.copy(STORE / "config.yaml", tmp_path / "melm_restarts.yaml")
+    result = CliRunner().invoke(app, ["run", str(config_file), "--out", str(folder), "--dry-run"])
+    if how == "deleted":
+        assert result.exit_code == 0 and "100 units, 100 already stored, 0 to run" in result.output, result.output
+    else:
+        assert (result.exit_code, result.output) == (1, line), result.output
 
 
 def test_a_store_a_script_wrote_has_no_config_to_read_and_reads_its_records(tmp_path):
