@@ -34,6 +34,7 @@ COMMANDS = {
     "status": (["status", "{d}"], 1),
     "audit": (["audit", "{d}", "--sample", "1"], 2),
     "compact": (["compact", "{d}"], 1),
+    "store upgrade": (["store", "upgrade", "{d}"], 1),
     "forget": (["forget", "{d}", "--models", "MELM"], 1),
 }
 
@@ -73,6 +74,10 @@ def test_a_broken_config_is_the_same_one_line_from_every_command(tmp_path, how):
                          f"{again} the config again into the folder, which writes it afresh)\n"), line
     # Nothing was written into the folder (forget moved nothing aside, compact sealed nothing).
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    # `store verify` lists it among the folder's problems, in the same words.
+    result = CliRunner().invoke(app, ["store", "verify", str(folder)])
+    assert result.exit_code == 1 and result.output.splitlines()[0] == "FAIL " + line[len("error: "):-1], \
+        result.output
     # A run of the folder's own config into it says the same line, except where the file is gone: that run is
     # the second way out the line names (it writes the config afresh; a dry run here, which writes nothing).
     config_file = shutil.copy(STORE / "config.yaml", tmp_path / "melm_restarts.yaml")
