@@ -344,11 +344,11 @@ def load_audited(folder, only_datasets=None, only_models=None):
         inside = stores_inside(folder)
         raise AuditError(f"{folder} is not a results folder (no records/ or runs/ in it)"
                          + (f"; the results folders inside are: {', '.join(inside[:8])}" if inside else ""))
+    if not ResultStore(folder).segments():
+        raise AuditError(f"{folder} holds no records: nothing to audit")
     owner = ResultsFolder(folder)
     try:
         owner.required_config()  # a config that is none said as every command says it, before any import
-        if not ResultStore(folder).segments():
-            raise AuditError(f"{folder} holds no records: nothing to audit")
         config = owner.config(import_estimators=True)
     except (ConfigError, FolderConfigError) as exc:
         raise AuditError(str(exc)) from None

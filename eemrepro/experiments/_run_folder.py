@@ -45,6 +45,9 @@ class ResultsFolder(FolderFiles):
         """``config``, a folder with no config to read being a :class:`~eemrepro.store.FolderConfigError` too:
         for the commands that plan or re-run its units (``status``, ``audit``)."""
         config = self.config(import_estimators)
+        if config is None and os.path.lexists(self.config_file):  # (``has_config``: not the tool's folder)
+            raise FolderConfigError(self.path, "not read: the folder is not one `eemrepro run` wrote (no store "
+                                               "marker, run file or record of its own)", missing=True)
         if config is None:
             raise FolderConfigError(self.path, "missing: not a results folder written by `eemrepro run`",
                                     missing=True)
