@@ -46,13 +46,16 @@ def split_names(text, known=()):
     return names
 
 
-def config_names(path):
-    """The data sets and models a config file names (read without importing anything); empty when it does not
-    read (the command then says why on its own)."""
-    from ..experiments import load_config
+def results_folder(path):
+    """The results folder ``path`` (``existing_store``) as its owner reads it (``experiments.ResultsFolder``):
+    a config missing from a folder a run wrote, unreadable or not a config fails here in the one line every
+    command says of it."""
+    from ..experiments._run_folder import ResultsFolder
+    from ..store import FolderConfigError
 
+    folder = ResultsFolder(existing_store(path))
     try:
-        config = load_config(path, import_estimators=False)
-    except (ValueError, OSError):
-        return set()
-    return {*config.datasets, *(m.name for m in config.models)}
+        folder.config()
+    except FolderConfigError as exc:
+        fail(exc)
+    return folder

@@ -46,7 +46,9 @@ def audit_cmd(
     import secrets
 
     from ..experiments._audit import AuditError, load_audited, load_known
-    from ._common import config_names, fail, split_names
+    from ..experiments._run_folder import ResultsFolder
+    from ..store import FolderConfigError
+    from ._common import fail, split_names
 
     try:
         entries = load_known(known) if known is not None else []
@@ -61,7 +63,10 @@ def audit_cmd(
         sample = 20
     if seed is None:
         seed = secrets.randbelow(2**31)
-    names = {n for d in dirs for n in config_names(Path(d) / "config.yaml")}
+    try:
+        names = {n for d in dirs for n in ResultsFolder(d).names()}
+    except FolderConfigError as exc:
+        fail(exc, code=2)
     datasets, models = split_names(only_datasets, names), split_names(only_models, names)
     # Every folder is checked before anything runs: a typo in the third one stops the audit at once.
     for d in dirs:
@@ -179,11 +184,11 @@ class _Cells:
 
     def changes(self, u):
         from ..experiments._audit import substitute
-        from ..reports._render import load_results
+        from ..reports._records import Records
         from ..reports._run_table import printed_cells
 
         if self.records is None:
-            self.records, self.prov = load_results([Path(self.folder)], require=False)
+            self.records, self.prov = Records([Path(self.folder)], require=False).read()
         config = load_config_for_reports(self.folder)
         mine = self.records[(self.records["dataset"] == u.unit.dataset).to_numpy()]
         before = printed_cells(config, mine, self.prov)
@@ -204,6 +209,6 @@ class _Cells:
 
 def load_config_for_reports(folder):
     """The folder's config as the reports read it (estimators named, not imported)."""
-    from ..experiments import load_config
+    from ..experiments._run_folder import ResultsFolder
 
-    return load_config(Path(folder) / "config.yaml", import_estimators=False)
+    return ResultsFolder(folder).required_config()

@@ -10,9 +10,9 @@ import typer
 def compact_cmd(out: Annotated[Path, typer.Argument(help="Results folder.")]):
     """Seal every closed write-ahead segment of DIR into Parquet; reading, resuming and reports are unchanged."""
     from ..store import StoreError, upgrade_store
-    from ._common import existing_store, fail
+    from ._common import fail, results_folder
 
-    existing_store(out)
+    results_folder(out)
     try:
         written, before, after = upgrade_store(out)
     except (StoreError, OSError) as exc:
@@ -31,12 +31,11 @@ def forget_cmd(
     Nothing is deleted: the records go to DIR/superseded-<stamp>/.
     """
     from ..store import ResultStore
-    from ._common import config_names, existing_store, fail, split_names
+    from ._common import fail, results_folder, split_names
 
     if models is None and datasets is None:
         fail(ValueError("name --models and/or --datasets (to start a whole store over, use `eemrepro run --fresh`)"))
-    existing_store(out)
-    names = config_names(out / "config.yaml")
+    names = results_folder(out).names()
     try:
         moved, target = ResultStore(out).forget(models=split_names(models, names),
                                                 datasets=split_names(datasets, names))

@@ -180,7 +180,7 @@ def _checked(results, tolerance, reference):
     """(tolerance, records, reference records, unfinished cells, built tables) that ``check`` judges: with a
     ``reference``, the records of both; else every table built once (records None). The tolerance is the one
     given, else the pins committed beside baselines that are a checkout's committed stores."""
-    from ..reports import ToleranceError, load_results, load_tolerance
+    from ..reports import Records, ToleranceError, load_tolerance
     from ..reports._build import protocol_warnings
     from ..reports._check import baseline_pins, build_checked
     from ._common import fail
@@ -188,8 +188,8 @@ def _checked(results, tolerance, reference):
     try:
         tol = load_tolerance(tolerance)
         if reference:
-            records, prov = load_results(results)
-            ref_records = load_results(reference)[0]
+            records, prov = Records(results).read()
+            ref_records = Records(reference).read()[0]
             unfinished, built = {tuple(c) for c in prov["unfinished"]}, None
         else:
             # Every table built once, a group of data sets at a time: the check (with or without pins) and the
@@ -321,8 +321,9 @@ def figures_cmd(
 def _projection_figure(dataset, out, mirror, data_home, force=False):
     """config -> runner -> store -> figure for one data set's MELM projection."""
     from ..datasets import DatasetError
-    from ..experiments import ResultStore, parse_config, run_experiment
+    from ..experiments import parse_config, run_experiment
     from ..experiments._run_folder import default_out
+    from ..reports import Records
     from ..reports._figures import embedding_figure
 
     from ..reports._outputs import check_place, publish
@@ -337,7 +338,7 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
         run_experiment(config, out=store, jobs=1, progress=False, mirror=mirror, data_home=data_home)
     except DatasetError as exc:
         raise ValueError(str(exc)) from exc
-    records = ResultStore(store).frame(["kind", "status", "error_message", "embedding", "labels"])
+    records = Records([store], columns=("kind", "status", "error_message", "embedding", "labels")).read()[0]
     failed = records[records["status"] != "ok"]
     if len(failed):
         raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")

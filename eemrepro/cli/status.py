@@ -31,10 +31,9 @@ def status_cmd(
     from ..experiments._plan import PLAN_COLUMNS, RunOptions, check_data, plan_run
     from ..experiments._run_folder import planned_config, refuse_another_configs_store
     from ..store import ResultStore, StoreError
-    from ._common import fail
+    from ._common import fail, results_folder
 
-    if not (out / "config.yaml").is_file():
-        fail(f"{out} has no config.yaml: not a results folder written by `eemrepro run`")
+    results_folder(out)
     try:
         config, problem = planned_config(out) if config_file is None else (load_config(config_file), None)
         refuse_another_configs_store(out, config)  # as the run of --config would refuse it

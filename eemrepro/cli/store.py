@@ -15,9 +15,10 @@ app = typer.Typer(help="Maintain results folders.", no_args_is_help=True)
 def upgrade_cmd(dirs: Annotated[list[Path], typer.Argument(help="Results folders.")]):
     """Seal every JSON-lines segment of each folder into Parquet (lossless; reports read both)."""
     from ..store import StoreError, upgrade_store
-    from ._common import fail
+    from ._common import fail, results_folder
 
     for d in dirs:
+        results_folder(d)  # a broken config said as every command says it, before anything is sealed
         try:
             written, before, after = upgrade_store(d)
         except (StoreError, OSError) as exc:
@@ -29,8 +30,9 @@ def upgrade_cmd(dirs: Annotated[list[Path], typer.Argument(help="Results folders
 @app.command("verify")
 def verify_cmd(dirs: Annotated[list[Path], typer.Argument(help="Results folders.")]):
     """Check every segment, checksum list and run file of each folder (its readings and what it moved aside
-    too); exit 1 naming each damaged one."""
-    from ..store import StoreError, verify_store
+    too), and its config as every command reads it; exit 1 naming each damaged one."""
+    from ..experiments._run_folder import ResultsFolder
+    from ..store import FolderConfigError, StoreError, verify_store
     from ._common import fail
 
     damaged = 0
@@ -39,8 +41,14 @@ def verify_cmd(dirs: Annotated[list[Path], typer.Argument(help="Results folders.
             checked, problems = verify_store(d)
         except (StoreError, OSError) as exc:
             fail(exc, code=2)
-        for path, why in problems:
-            typer.secho(f"FAIL {path}: {why}", fg=typer.colors.RED)
+        lines = [f"{path}: {why}" for path, why in problems]
+        try:
+            ResultsFolder(d).config()
+        except FolderConfigError as exc:
+            lines.append(str(exc))  # (it names the file)
+        for line in lines:
+            typer.secho(f"FAIL {line}", fg=typer.colors.RED)
+        problems = lines
         damaged += len(problems)
         typer.echo(f"{d}: {checked} file(s) checked, {len(problems) or 'no'} problem(s)")
     if damaged:

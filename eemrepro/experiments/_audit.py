@@ -331,10 +331,11 @@ def _unit_seconds(rows):
 def load_audited(folder, only_datasets=None, only_models=None):
     """The config of a results folder, loaded as a run loads it (its estimators imported), and its kind, checked
     to be auditable and to have ``only_datasets`` and ``only_models``; AuditError (one line) if not."""
-    from ..store import ResultStore
+    from ..store import FolderConfigError, ResultStore
     from ..store._files import stores_inside
-    from ._config import ConfigError, load_config
+    from ._config import ConfigError
     from ._kinds import ExperimentKind, get_kind
+    from ._run_folder import ResultsFolder
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -343,13 +344,13 @@ def load_audited(folder, only_datasets=None, only_models=None):
         inside = stores_inside(folder)
         raise AuditError(f"{folder} is not a results folder (no records/ or runs/ in it)"
                          + (f"; the results folders inside are: {', '.join(inside[:8])}" if inside else ""))
-    if not (folder / "config.yaml").is_file():
-        raise AuditError(f"{folder} has no config.yaml: not a results folder written by `eemrepro run`")
     if not ResultStore(folder).segments():
         raise AuditError(f"{folder} holds no records: nothing to audit")
+    owner = ResultsFolder(folder)
     try:
-        config = load_config(folder / "config.yaml")
-    except ConfigError as exc:
+        owner.required_config()  # a config that is none said as every command says it, before any import
+        config = owner.config(import_estimators=True)
+    except (ConfigError, FolderConfigError) as exc:
         raise AuditError(str(exc)) from None
     kind = get_kind(config.kind)
     if type(kind).run is ExperimentKind.run or type(kind).task is ExperimentKind.task:
@@ -658,13 +659,14 @@ def _rerun(config, units, records, identities, scratch, n_jobs, data_home, mirro
     """
     from ..store import ResultStore
     from ..store._files import atomic_write
+    from ._run_folder import ResultsFolder
     from ._units import identity_sha, point_id
 
     if not units:
         return
     store = ResultStore(scratch)
     with store.writing("eemrepro audit"):
-        atomic_write(scratch / "config.yaml", (folder / "config.yaml").read_bytes())
+        atomic_write(ResultsFolder(scratch).config_file, ResultsFolder(folder).config_file.read_bytes())
         store.run_id = store.new_run_id()
 
         def tasks():  # consumed as workers free up: the deadline is checked as each unit is dispatched

@@ -13,9 +13,10 @@ stores of different protocols whose records meet in a table.
 
 import os
 from dataclasses import fields
-from pathlib import Path
 
 from ._config import ConfigError, Protocol
+from ..store import FolderConfigError
+from ._run_folder import ResultsFolder, baseline_dirs
 
 #: Protocol keys that change no cell's value, so two stores may differ in them: the criteria recorded beside
 #: the metrics, the standalone timing of a path's points (Table 5's times, not its metrics), and the BLAS
@@ -58,25 +59,6 @@ def first_difference(mine, theirs, datasets=None):
     return None
 
 
-def stored_config(folder):
-    """The config.yaml of a results folder, read without importing a user's estimator; None without one."""
-    from ._config import load_config
-
-    path = Path(folder) / "config.yaml"
-    return load_config(path, import_estimators=False) if path.is_file() else None
-
-
-def baseline_dirs(config):
-    """The baseline folders a config names, as paths (relative ones from the config's folder)."""
-    home = Path(config.home) if config.home else Path()
-    return [Path(os.path.normpath(home / b)) for b in config.baselines]
-
-
-def stored_baselines(config, out):
-    """``config.baselines`` as a stored config names them: relative to the results folder ``out``."""
-    return [os.path.relpath(d.resolve(), Path(out).resolve()) for d in baseline_dirs(config)]
-
-
 def check_baselines(config, data_sha256, out=None):
     """Refuse (:class:`BaselineError`) a baseline that is not a results folder, is the run's own folder
     (``out``), holds a model of the config's name on one of its data sets, was made under another protocol
@@ -97,7 +79,10 @@ def check_baselines(config, data_sha256, out=None):
         if not d.is_dir() or not is_store(d):
             what = "no such folder" if not d.exists() else "not a results folder (what `eemrepro run` writes)"
             raise BaselineError(f"{where}: {shown}, from the config's folder, is {what}")
-        theirs = stored_config(d)
+        try:
+            theirs = ResultsFolder(d).config()
+        except FolderConfigError as exc:
+            raise BaselineError(f"{where}: {exc}") from None
         if theirs is None:
             raise BaselineError(f"{where}: {d} has no config.yaml, so its protocol cannot be checked")
         shared = set(config.datasets) & set(theirs.datasets)

@@ -99,9 +99,9 @@ class RunOptions:
         lowers what a folder's tables read. An explicit ``repeats`` is a partial run of the folder's (it keeps them);
         a ``fresh`` run of the whole config starts the folder over; else a config of fewer repeats is refused
         (``FewerRepeatsError``)."""
-        from ._run_folder import folder_repeats
+        from ._run_folder import ResultsFolder
 
-        held = folder_repeats(out)
+        held = ResultsFolder(out).repeats()
         if held is None or held <= stored.protocol.repeats or (self.fresh and not self.selects):
             return stored
         if self.repeats is None:

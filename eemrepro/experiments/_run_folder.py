@@ -15,8 +15,60 @@ from pathlib import Path
 
 import yaml
 
+from ..store import FolderConfigError, FolderFiles
 from ..store._files import atomic_write
 from ._kinds import get_kind
+
+
+class ResultsFolder(FolderFiles):
+    """A results folder's config and run files (``store.FolderFiles``), its config parsed as the reports and
+    ``status`` read it: every command asks it, so that a config missing from a folder a run wrote, unreadable
+    or not a config is the same one line (:class:`~eemrepro.store.FolderConfigError`) from every command."""
+
+    def config(self, import_estimators=False):
+        """The folder's config (its estimators named, not imported, unless ``import_estimators``), or None where
+        the folder has no config to read (``has_config``). A config that is not one is a
+        :class:`~eemrepro.store.FolderConfigError`; with ``import_estimators``, a valid config whose user's
+        module cannot be imported here is the config's own ``ConfigError``."""
+        from ._config import ConfigError, load_config
+
+        if not self.has_config():
+            return None
+        try:
+            config = load_config(self.config_file, import_estimators=False)
+        except ConfigError as exc:
+            self.mapping()  # a file that is not a mapping said the store's way; else the config's own line
+            raise FolderConfigError(self.path, str(exc)) from None
+        return load_config(self.config_file, import_estimators=True) if import_estimators else config
+
+    def required_config(self, import_estimators=False):
+        """``config``, a folder with no config to read being a :class:`~eemrepro.store.FolderConfigError` too:
+        for the commands that plan or re-run its units (``status``, ``audit``)."""
+        config = self.config(import_estimators)
+        if config is None and os.path.lexists(self.config_file):  # (``has_config``: not the tool's folder)
+            raise FolderConfigError(self.path, "not read: the folder is not one `eemrepro run` wrote (no store "
+                                               "marker, run file or record of its own)", missing=True)
+        if config is None:
+            raise FolderConfigError(self.path, "missing: not a results folder written by `eemrepro run`",
+                                    missing=True)
+        return config
+
+    def names(self):
+        """The data sets and models the folder's config names (empty without one)."""
+        config = self.config()
+        return set() if config is None else {*config.datasets, *(m.name for m in config.models)}
+
+    def repeats(self):
+        """The ``protocol.repeats`` the folder's config holds (what its tables read), or None without one (what
+        a run asks before it writes the config, afresh where it is gone)."""
+        config = self.config() if os.path.lexists(self.config_file) else None
+        return None if config is None else config.protocol.repeats
+
+    def baselines(self):
+        """[(the baseline as the config names it, its folder)] of the folder's config (paths from the folder)."""
+        config = self.config()
+        return [] if config is None else [(str(b), Path(os.path.normpath(self.path / str(b))))
+                                          for b in config.baselines]
 
 
 def default_out(config):
@@ -31,20 +83,13 @@ class AnotherConfigsStoreError(ValueError):
 def refuse_another_configs_store(out, config):
     """A results folder belongs to the config that made it: a run of another name or kind into it would
     replace its config.yaml, and every report would then read its records as this config's (or drop them)."""
-    path = Path(out) / "config.yaml"
+    folder = ResultsFolder(out)
     where = ""
-    if path.is_file():
-        from .._yaml import YAMLDocumentError, load_yaml_file
-
-        try:
-            raw = load_yaml_file(path)[0]
-        except YAMLDocumentError:
-            return  # the scope check names what is wrong with it
+    if os.path.lexists(folder.config_file):
+        raw = folder.raw()
     else:
         # Its config.yaml gone (deleted by hand), the folder's run files still say whose records it holds.
-        from ..store import read_runs
-
-        raw = next((r.get("config") for r in reversed(read_runs(out)) if isinstance(r.get("config"), dict)), None)
+        raw = next((r.get("config") for r in reversed(folder.runs()) if isinstance(r.get("config"), dict)), None)
         where = "; its config.yaml is missing, its run files say so"
     if not isinstance(raw, dict):
         return
@@ -78,6 +123,17 @@ def git_commit():
         return None
 
 
+def baseline_dirs(config):
+    """The baseline folders a config names, as paths (relative ones from the config's folder)."""
+    home = Path(config.home) if config.home else Path()
+    return [Path(os.path.normpath(home / b)) for b in config.baselines]
+
+
+def stored_baselines(config, out):
+    """``config.baselines`` as a stored config names them: relative to the results folder ``out``."""
+    return [os.path.relpath(d.resolve(), Path(out).resolve()) for d in baseline_dirs(config)]
+
+
 class _Dumper(yaml.SafeDumper):
     """A list of more than 1,000 plain values (the feature columns a user listed) in flow style, as a config
     writes it: in block style each name costs a line and an indent, and the folder's config would outgrow the
@@ -108,12 +164,12 @@ def config_text(raw, path):
 
 def check_config_size(out, config):
     """Refuse (before anything is written, a dry run too) a config whose folder copy could not be read back."""
-    config_text(stored_dict(config, out), Path(out) / "config.yaml")
+    config_text(stored_dict(config, out), ResultsFolder(out).config_file)
 
 
 def write_config(out, config):
     """Write ``out/config.yaml``: the config as the folder keeps it (``stored_dict``)."""
-    path = Path(out) / "config.yaml"
+    path = ResultsFolder(out).config_file
     return atomic_write(path, config_text(stored_dict(config, out), path))
 
 
@@ -121,8 +177,6 @@ def stored_dict(config, out):
     """The config as ``out/config.yaml`` holds it: its baselines' paths made relative to ``out``."""
     raw = config.to_dict()
     if config.baselines:
-        from ._baselines import stored_baselines
-
         raw["baselines"] = stored_baselines(config, out)
     from ..models._lookup import lies_in
 
@@ -170,16 +224,17 @@ def record_derived_reading(out, config, readings=()):
     ``readings``, the primary config's) so that the stored config names
     both. Returns the config path.
     """
-    path = Path(out) / "config.yaml"
-    if not path.is_file():
+    folder = ResultsFolder(out)
+    path = folder.config_file
+    if not folder.has_config():
         raise ValueError(f"{path}: no stored run of {config.name}; run the primary reading first "
                          f"(reading {config.reading.name} is reported beside it)")
     other = config.reading.records
     if other and not (Path(out) / "readings" / other / "records").is_dir():
         raise ValueError(f"{Path(out) / 'readings' / other}: no stored run of reading {other}, whose records "
                          f"reading {config.reading.name} reads; run it first (eemrepro run CONFIG --reading {other})")
-    raw = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(raw, dict) or raw.get("name") != config.name:
+    raw = folder.raw()
+    if raw.get("name") != config.name:
         raise ValueError(f"{path} is not a stored config of {config.name}")
     base = next((r for r in readings if other and r.name == other), None)
     stored = raw.setdefault("readings", {})
@@ -200,14 +255,12 @@ def planned_config(folder):
     changed file makes its units stale instead of the config unreadable. Where a run could not read it (a
     module that cannot be imported here, a local file gone): (the config as the reports read it, the
     one-line reason), and no plan can be made of it."""
-    from .._yaml import YAMLDocumentError, load_yaml_file
-    from ._config import ConfigError, load_config, parse_config
+    from ._config import ConfigError, parse_config
 
-    path = Path(folder) / "config.yaml"
-    try:
-        raw, lines = load_yaml_file(path)
-    except YAMLDocumentError as exc:
-        raise ConfigError(str(exc)) from None
+    folder = ResultsFolder(folder)
+    folder.required_config()  # one that is no config said as every command says it
+    raw, lines = folder.mapping()
+    path = folder.config_file
     if isinstance(raw, dict) and isinstance(raw.get("local_datasets"), dict):
         raw["local_datasets"] = {k: {f: v for f, v in spec.items() if f not in _RECORDED}
                                  if isinstance(spec, dict) else spec for k, spec in raw["local_datasets"].items()}
@@ -215,7 +268,7 @@ def planned_config(folder):
     try:
         return parse_config(raw, source=str(path), lines=lines, home=home), None
     except ConfigError as exc:  # named only: its cells' identities (a module's code, a file's data) unknown
-        return load_config(path, import_estimators=False), str(exc)
+        return folder.config(), str(exc)
 
 
 def unfinished_cells_in(folder, df):
@@ -236,13 +289,11 @@ def config_scope_in(folder, df):
     cell not run again since the config changed) is refused (``StaleRecordsError``): the reports would print it
     as that setting's.
     """
-    from ._config import load_config
     from ._units import scope_rows
 
-    path = Path(folder) / "config.yaml"
-    if not path.is_file():
+    config = ResultsFolder(folder).config()  # reports never import a user's module
+    if config is None:
         return None
-    config = load_config(path, import_estimators=False)  # reports never import a user's module
     scope = scope_rows(get_kind(config.kind).scope(config), df)
     if "identity" in df and len(df):
         changed = stale_cells(config, df[scope.keep] if not scope.keep.all() else df)
@@ -281,7 +332,6 @@ def stale_cells(config, df):
 
 def _stale_message(folder, changed):
     """One line: which cells' records ``folder``'s config.yaml misdescribes, how, and the two ways out."""
-    from ..store import read_runs
     from ._units import describe_changes
 
     by_change = {}  # most often one edit changes every cell alike: said once, with its cells
@@ -289,25 +339,9 @@ def _stale_message(folder, changed):
         by_change.setdefault(describe_changes(diff, "in config.yaml"), []).append(f"{m} on {d}")
     what = "; ".join(f"{change} ({', '.join(cells[:3])}{f' and {len(cells) - 3} more' if len(cells) > 3 else ''})"
                      for change, cells in list(by_change.items())[:3])
-    source = next((r.get("config_file") for r in reversed(read_runs(folder)) if r.get("config_file")), None)
+    source = next((r.get("config_file") for r in reversed(ResultsFolder(folder).runs()) if r.get("config_file")), None)
     return (f"{Path(folder) / 'config.yaml'} does not say what {len(changed)} of its cells' records were made under: "
             f"{what}{'; ...' if len(by_change) > 3 else ''}. The reports would print them as its setting's: nothing "
             f"was reported. Restore config.yaml if it was edited by hand, or run those cells again with the config "
             f"that says it: eemrepro run CONFIG --out {folder} --rerun-changed"
             + (f" (the last run's was {source})" if source else ""))
-
-
-def folder_repeats(out):
-    """The ``protocol.repeats`` a results folder's config.yaml holds (what its tables read), or None."""
-    path = Path(out) / "config.yaml"
-    if not path.is_file():
-        return None
-    from .._yaml import YAMLDocumentError, load_yaml_file
-
-    try:
-        raw = load_yaml_file(path)[0]
-    except YAMLDocumentError:
-        return None  # the scope check names what is wrong with it
-    protocol = raw.get("protocol") if isinstance(raw, dict) else None
-    repeats = protocol.get("repeats") if isinstance(protocol, dict) else None
-    return repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else None

@@ -10,7 +10,7 @@ from ._check import Tolerance, ToleranceError, check, load_tolerance, pin_differ
 from ._claims import Claim, ClaimResult, evaluate_claims
 from ._figures import build_figures, scatter_figure, sweep_figure
 from ._readings import derived_readings, reading_stores, readings_frames
-from ._render import load_results
+from ._records import NoRecordsError, Records
 from ._run_table import run_table
 from ._shapes import Table, TableShape, register_shape, shape_names, unregister_shape
 from ._site import build_report
@@ -26,7 +26,7 @@ from ._tables import (
 __all__ = [
     "build_tables", "build_figures", "build_report", "Claim", "ClaimResult", "evaluate_claims",
     "check", "load_tolerance", "pin_differences", "summary_line",
-    "Tolerance", "ToleranceError", "load_results", "run_table",
+    "Tolerance", "ToleranceError", "Records", "NoRecordsError", "run_table",
     "TableSpec", "FigureSpec", "Paper", "registered_tables", "registered_figures", "published",
     "build_table", "metric_table", "time_table", "correlation_table", "wins_draws_losses", "ranks_and_tests",
     "DrawRule", "average_ranks", "Table", "TableShape", "register_shape", "unregister_shape",

@@ -48,25 +48,16 @@ class Benchmark:
     yours: tuple
 
 
-def _config(folder):
-    """A results folder's stored config (read without importing a user's estimator), or None."""
-    from ..experiments._baselines import stored_config
-
-    try:
-        return stored_config(folder)
-    except (ValueError, OSError):
-        return None  # the provenance's reading of it names what is wrong
-
-
 def benchmarks(dirs):
     """The benchmark tables of the results folders ``dirs``: one per (kind, selection metric) of their configs."""
-    from ._render import with_baselines
+    from ..experiments._run_folder import ResultsFolder
+    from ._records import with_baselines
     from ._spec import registered_tables
 
     everything = {os.path.realpath(d) for d in with_baselines(dirs)[0]}
     groups = {}
     for d in dirs:
-        config = _config(d)
+        config = ResultsFolder(d).config()
         if config is not None:
             groups.setdefault((config.kind, config.protocol.select_metric), []).append(d)
     metrics = [metric for _, metric in groups]
@@ -77,7 +68,7 @@ def benchmarks(dirs):
     for (kind, metric), folders in groups.items():
         read, _ = with_baselines(folders)
         mine = {os.path.realpath(d) for d in folders}
-        configs = [(os.path.realpath(d) in mine, _config(d)) for d in read]
+        configs = [(os.path.realpath(d) in mine, ResultsFolder(d).config()) for d in read]
         configs = [(own, c) for own, c in configs if c is not None]
         datasets = [d for _, c in configs for d in c.datasets]
         # The baselines' models first, then the folders' own (the run's table: the paper's, then yours).

@@ -25,33 +25,11 @@ def _order(df, pub, index="method"):
 
 
 def _of_kind(df, kind):
-    """The rows of a store frame (``load_results``) of one experiment kind."""
+    """The rows of a store frame (``Records``') of one experiment kind."""
     if df is None or len(df) == 0 or "kind" not in df:
         return df.iloc[:0] if isinstance(df, pd.DataFrame) else pd.DataFrame()
     mask = (df["kind"] == kind).to_numpy(dtype=bool, na_value=False)
     return df if mask.all() else df[mask]
-
-
-def split_by_kind(records):
-    """{kind: its rows} of a store frame (or such a mapping, returned as it is).
-
-    ``load_results`` puts each kind's rows in one block, which is sliced
-    (no copy); otherwise the rows are grouped.
-    """
-    if isinstance(records, dict):
-        return records
-    df = as_frame(records)
-    if not len(df) or "kind" not in df:
-        return {}
-    kinds = df["kind"]
-    # A store frame's kinds are categorical: their codes as they are (one byte a row), not factorized afresh.
-    codes = kinds.cat.codes.to_numpy() if isinstance(kinds.dtype, pd.CategoricalDtype) else \
-        pd.factorize(kinds, use_na_sentinel=True)[0]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    if len(starts) == len(np.unique(codes)):
-        ends = np.r_[starts[1:], len(df)]
-        return {df["kind"].iloc[a]: df.iloc[a:b] for a, b in zip(starts, ends, strict=True) if codes[a] >= 0}
-    return {kind: g for kind, g in df.groupby("kind", sort=False, observed=True)}
 
 
 #: Joins a model and a facet value in a cell's method name ("MELM + SVM").

@@ -34,8 +34,9 @@ import pandas as pd
 from .._yaml import YAMLDocumentError, load_yaml_file
 from ..papers import registered_papers
 from ._spec import registered_tables
+from ._records import split_by_kind
 from ._shapes import Table
-from ._tables import applying_records, rows_by_datasets, split_by_kind
+from ._tables import applying_records, rows_by_datasets
 
 
 def _checked_specs():
@@ -82,7 +83,7 @@ COMMITTED_PINS = Path(".ci") / "published-pins.yaml"
 
 
 def baseline_pins(prov):
-    """The pins committed beside the baselines the results name (``prov``: ``load_results``' provenance), or None.
+    """The pins committed beside the baselines the results name (``prov``: the ``Records``' provenance), or None.
 
     A baseline that is a committed store of a checkout (``<checkout>/results/<name>``, with the checkout's
     ``COMMITTED_PINS``) is judged as the checkout judges it: its known differences from the paper pinned, with
@@ -194,7 +195,7 @@ def build_checked(dirs, budget=None):
     layout with the default selection, and of every table only a claim judges, in the run layout (as
     ``evaluate_claims`` builds one): what ``check`` compares and the claims judge (``built`` of both), each
     table built once, a group of data sets at a time (``rows_by_datasets``); ``results.provenance`` and
-    ``results.unfinished`` are ``load_results``'."""
+    ``results.unfinished`` are its ``Records``'."""
 
     checked = _checked_specs()
     claimed = {c.table for paper in registered_papers() for c in paper.claims}
@@ -208,7 +209,7 @@ def build_checked(dirs, budget=None):
 def check(records, tolerance=None, reference=None, unfinished=(), tables=None, built=None):
     """Compare every published cell of the registered tables the records cover.
 
-    ``records``: a store frame (``load_results``), a list of records, or a
+    ``records``: a store frame (``Records``'), a list of records, or a
     {kind: frame} mapping (``split_by_kind``); or None where ``built`` holds
     every table that applies (``tables`` builds the tables a group of data sets
     at a time, and keeps no frame of all the records).

@@ -221,7 +221,7 @@ FIGURES_MANIFEST = "figures-manifest.json"
 def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None, tables_built=None, force=False):
     """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``.
 
-    ``loaded``: ``load_results(dirs)`` if the caller has it (the report); ``tables_built``: {table id: table}
+    ``loaded``: ``Records(dirs).read()`` if the caller has it (the report); ``tables_built``: {table id: table}
     built from it with ``selection`` (what a scatter figure draws). Drawn in a staging folder and moved into
     place (``_outputs.publish``): a PNG or SVG of the same name that this command did not draw from these
     results is not replaced unless ``force``, and a symbolic link is replaced, never written through.
@@ -245,7 +245,7 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None
 
 def _build_figures(dirs, out, selection, figures, loaded, tables_built):
     from ..experiments import get_metric
-    from ._render import load_results
+    from ._records import Records
     from ._spec import registered_figures, registered_tables
     from ._tables import build_table, table_applies
 
@@ -253,7 +253,7 @@ def _build_figures(dirs, out, selection, figures, loaded, tables_built):
     unknown = sorted(set(figures or ()) - set(specs))
     if unknown:
         raise ValueError(f"unknown figure(s) {unknown}; choose from {sorted(specs)}")
-    records, prov = load_results(dirs) if loaded is None else loaded
+    records, prov = Records(dirs).read() if loaded is None else loaded
     unfinished = {tuple(c) for c in prov["unfinished"]}
     tables = {t.id: t for t in registered_tables()}
     tables_built = tables_built or {}

@@ -8,8 +8,9 @@ one is refused except the folders the commands write by default
 (``<store>/tables``, ``<store>/figures``, ``<store>/report``). Files are built
 in a staging folder and moved into place (``os.replace`` replaces a link, never
 writes through it); an output folder's manifest records which files the
-command wrote, and any other file of the same name is left alone unless
-``force``. ``force`` never replaces what is not a regular file or a link (a
+command wrote, and from which results folders, in one format for every command (``publish``; an older
+``report``'s list of the files it wrote is still read), and any other file of the same name is left alone
+unless ``force``. ``force`` never replaces what is not a regular file or a link (a
 device, a FIFO, a folder: ``export --out /dev/null --force`` once renamed a
 regular file over a machine's ``/dev/null``), and a place that cannot be
 written is said in one line naming the user's path (:func:`writing`), never a
@@ -125,31 +126,44 @@ def refuse_special(out, names, command):
                                    "replaced, even with --force: move it away, or choose another --out")
 
 
+def recorded_owners(path):
+    """{file: the results folders it was written from} of an output folder's manifest ``path`` ({} where there is
+    none, or it is not one). A file an older manifest lists without its results (``report`` once kept a list of
+    the pages it wrote) maps to None: written by the command, from results it did not record."""
+    try:
+        recorded = json.loads(path.read_text()) if path.is_file() else {}
+    except (ValueError, OSError):
+        recorded = {}
+    files = recorded.get("files", {}) if isinstance(recorded, dict) else {}
+    if isinstance(files, list):
+        return {str(name): None for name in files}
+    return dict(files) if isinstance(files, dict) else {}
+
+
 def publish(built, out, manifest, sources, force, command):
     """Move the files ``built`` (in a staging folder) into ``out``; return their new paths.
 
     ``manifest``: the file of ``out`` recording which results folders each file was written from
-    (``sources``); a file of ``out`` of the same name that it does not record as written from these (another
-    store's, or a user's) is not replaced unless ``force``: :class:`FilesExistError` names them and nothing
-    moves.
+    (``sources``), ``{"written_by": command, "files": {file: [results folder, ...]}}``, the one format of
+    every output folder the tool owns (``tables``, ``figures``, ``report``). A file of ``out`` of the same name
+    that it does not record as written from these (another store's, or a user's) is not replaced unless
+    ``force``: :class:`FilesExistError` names them and nothing moves. A file an older manifest records without
+    its results (``recorded_owners``) is the command's own: re-running it over an older output folder is
+    never refused.
     """
     out = Path(out)
     manifest_path = out / manifest
-    try:
-        recorded = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    except ValueError:
-        recorded = {}
-    owners = recorded.get("files", {}) if isinstance(recorded, dict) else {}
+    owners = recorded_owners(manifest_path)
     refuse_special(out, [p.name for p in built] + [manifest], command)
-    clash = [p.name for p in built
-             if ((out / p.name).exists() or (out / p.name).is_symlink()) and owners.get(p.name) != sources]
+    clash = [p.name for p in built if ((out / p.name).exists() or (out / p.name).is_symlink())
+             and (p.name not in owners or owners[p.name] not in (None, sources))]
     if clash and not force:
-        others = sorted({", ".join(owners[n]) for n in clash if n in owners})
+        others = sorted({", ".join(owners[n]) for n in clash if owners.get(n)})
         raise FilesExistError(
             f"{out} already holds {len(clash)} file(s) this command would overwrite "
-            f"({', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}), written from "
-            f"{'; '.join(others) if others else 'results it does not know (or not by eemrepro)'}; write elsewhere "
-            "with --out, or overwrite them with --force")
+            f"({', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}), which {command} did not write from these "
+            f"results (written from {'; '.join(others) if others else 'results it does not know, or not by eemrepro'})"
+            "; write elsewhere with --out, or overwrite them with --force")
     written = []
     for p in built:
         os.replace(p, out / p.name)

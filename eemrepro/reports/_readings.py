@@ -37,15 +37,12 @@ def reading_stores(dirs):
     return out
 
 
-def _stored_config(path):
-    """The mapping a stored config.yaml holds, or None (missing or unreadable)."""
-    from .._yaml import YAMLDocumentError, load_yaml_file
+def _stored_config(folder):
+    """The mapping a results folder's config.yaml holds (``ResultsFolder``: one that is not a config is an error
+    naming it), or {} where the folder has none."""
+    from ..experiments._run_folder import ResultsFolder
 
-    try:
-        raw = load_yaml_file(path)[0] if path.is_file() else None
-    except YAMLDocumentError:
-        return None
-    return raw if isinstance(raw, dict) else None
+    return ResultsFolder(folder).raw() or {}
 
 
 def _as_reading(name, entry):
@@ -60,14 +57,14 @@ def _as_reading(name, entry):
 
 def _named_readings(results):
     """{name: Reading} of the readings a results folder's config names."""
-    entries = (_stored_config(Path(results) / "config.yaml") or {}).get("readings")
+    entries = _stored_config(results).get("readings")
     readings = {name: _as_reading(name, e) for name, e in entries.items()} if isinstance(entries, dict) else {}
     return {name: r for name, r in readings.items() if r is not None}
 
 
 def _reading_of(results, name, folder):
     """Reading ``name``: its own store's config (``reading``), else the results folder's ``readings``."""
-    own = _as_reading(name, (_stored_config(folder / "config.yaml") or {}).get("reading")) if folder else None
+    own = _as_reading(name, _stored_config(folder).get("reading")) if folder else None
     return own or _named_readings(results).get(name)
 
 
@@ -257,17 +254,16 @@ def _judge_source(source, group, spec_ids, selection):
     """{position: [(table id, results, name, reading, table, cells)]} of the readings in ``group`` (each
     (position, results folder, name, Reading)) that read the records of ``source``."""
     from ._check import check
-    from ._render import load_results
+    from ._records import Records
     from ._spec import registered_tables
-    from ._tables import split_by_kind, table_applies
+    from ._tables import table_applies
 
     checked = [s for s in registered_tables() if s.id in set(spec_ids)]
-    records, prov = load_results([source], require=False)
+    parts, prov = Records([source], require=False).read_by_kind()
     out = {}
-    if not len(records):
+    if not parts:
         return out
     unfinished = {tuple(c) for c in prov["unfinished"]}
-    parts = split_by_kind(records)
     for position, results, name, reading in group:
         for spec in checked:
             mine = parts.get(spec.kind)

@@ -4,7 +4,8 @@ from pathlib import Path
 
 from ._benchmark import metric_scale
 from ._build import protocol_warnings
-from ._render import FITS_LEGEND, load_results, marked
+from ._records import Records
+from ._render import FITS_LEGEND, marked
 from ._shapes import Table
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
@@ -19,7 +20,7 @@ def run_table(config, out):
     """
     from tabulate import tabulate
 
-    records, prov = load_results([Path(out)], require=False)
+    records, prov = Records([Path(out)], require=False).read()
     tables = run_tables(config, records, prov, out)
     if isinstance(tables, str):
         return tables
@@ -43,7 +44,7 @@ def run_table(config, out):
 
 def printed_cells(config, records, prov):
     """{(table title, row, column): (the cell as the run's table prints it, its selected point)} of ``records``
-    (a store frame, as ``load_results`` reads it; ``prov``: its provenance), or {} where the run prints no table.
+    (a store frame, as ``Records`` reads it; ``prov``: its provenance), or {} where the run prints no table.
 
     What ``eemrepro audit`` compares before and after re-derived records replace stored ones.
     """
@@ -55,14 +56,14 @@ def printed_cells(config, records, prov):
 
 
 def run_tables(config, records, prov, out="DIR"):
-    """The tables the run prints of ``records`` (``load_results``' frame and provenance of the results folder
+    """The tables the run prints of ``records`` (``Records``' frame and provenance of the results folder
     ``out``): [(spec, table frame, title, (index column, column of columns, cell formatter))], or a message
     where there is none."""
     from ..experiments import metric_names
 
     if not len(records):
         return "no stored results for this config yet"
-    # The config's own models, and the models of the baselines it names (read with it by ``load_results``).
+    # The config's own models, and the models of the baselines it names (read with it by ``Records``).
     models = {m.name for m in config.models} or set(records["model"])
     if prov.get("baselines"):
         models = set(records["model"])

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..papers import registered_papers
+from ._outputs import FilesExistError, publish
 from ._render import FITS_LEGEND, marked
 from ._shapes import VERDICTS, Table
 
@@ -129,18 +130,16 @@ def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
 
 
 def _store_provenance(dirs, prov):
-    """Hosts, data checksums and each store's config (from its run files), for the provenance block."""
+    """Hosts, data checksums and each store's config (from its run files: the ``Records``' provenance ``prov``),
+    for the provenance block."""
     import yaml
-
-    from ..store import read_runs
 
     checksums, configs = {}, []
     for d in dirs:
-        infos = read_runs(d)
-        for info in infos:
-            checksums.update(info.get("data_sha256") or {})
-        if infos:
-            configs.append({"store": str(d), "text": yaml.safe_dump(infos[-1].get("config"), sort_keys=False)})
+        checksums.update(prov["data_sha256"].get(str(Path(d)), {}))
+        if str(Path(d)) in prov["run_configs"]:
+            configs.append({"store": str(d), "text": yaml.safe_dump(prov["run_configs"][str(Path(d))],
+                                                                    sort_keys=False)})
     lines = [f"hosts: {', '.join(prov['hosts']) or 'not recorded'}"]
     if checksums:
         lines.append("data sha256: " + ", ".join(f"{k} {v[:12]}" for k, v in sorted(checksums.items())))
@@ -222,7 +221,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
                                                 comparison=comparison is not None, benchmark=bool(benchmark),
                                                 pins=str(pins) if pins is not None else None)))
-    return _write_site(out, pages, force)
+    return _write_site(out, pages, force, [os.path.normpath(str(d)) for d in dirs])
 
 
 @dataclass(frozen=True)
@@ -250,12 +249,12 @@ def _judge(dirs, tolerance, selection, warn):
     from ._check import Tolerance, baseline_pins, check, load_tolerance
     from ._claims import evaluate_claims
     from ._readings import readings_frames, start_readings
-    from ._render import SITE_COLUMNS, load_results
-    from ._tables import split_by_kind, timeout_limit
+    from ._records import SITE_COLUMNS, Records, split_by_kind
+    from ._tables import timeout_limit
 
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
-    records, prov = load_results(dirs, columns=SITE_COLUMNS)
+    records, prov = Records(dirs, columns=SITE_COLUMNS).read()
     for line in protocol_warnings(prov) if warn is not None else ():
         warn(line)
     pins = baseline_pins(prov) if tolerance is None else None
@@ -360,16 +359,15 @@ def _benchmark_sections(dirs, parts, unfinished, selection):
     clickable for its folds, then its comparison (``_comparison_section``); [] when there is none."""
     from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
     from ._benchmark import comparison_title as bench_title
-    from ._render import SITE_COLUMNS, load_results
-    from ._tables import split_by_kind
+    from ._records import SITE_COLUMNS, Records
 
     sections = []
     for bench in benchmarks(dirs):
         spec = bench.spec
         own_parts, own_unfinished = parts, unfinished
         if bench.dirs is not None:  # a group of its own among the folders: its records alone
-            records, prov = load_results(list(bench.dirs), columns=SITE_COLUMNS)
-            own_parts, own_unfinished = split_by_kind(records), {tuple(c) for c in prov["unfinished"]}
+            own_parts, prov = Records(list(bench.dirs), columns=SITE_COLUMNS).read_by_kind()
+            own_unfinished = {tuple(c) for c in prov["unfinished"]}
         mine = own_parts.get(spec.kind)
         if mine is None:
             continue
@@ -462,32 +460,27 @@ def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_
                              "paper's pages keep its own comparisons.")
 
 
-#: The files of an output folder that ``eemrepro report`` wrote (the only ones it overwrites without --force).
+#: The files of an output folder that ``eemrepro report`` wrote, and from which results (``_outputs.publish``).
 SITE_MANIFEST = "report-manifest.json"
 
 
-class ReportExistsError(ValueError):
-    """The output folder holds files of the site's names that ``report`` did not write."""
+class ReportExistsError(FilesExistError):
+    """The output folder holds files of the site's names that ``report`` did not write from these results."""
 
 
-def _write_site(out, pages, force):
-    """Write ``pages`` ([(name, html)]) into ``out``, each atomically; a file of the same name that an earlier
-    report did not write (``SITE_MANIFEST``) is not overwritten unless ``force``: nothing is written then."""
-    from ..store._files import atomic_write
-    from ._outputs import refuse_special
-
-    refuse_special(out, [name for name, _ in pages] + [SITE_MANIFEST], "eemrepro report")
-    manifest = out / SITE_MANIFEST
+def _write_site(out, pages, force, sources):
+    """Write ``pages`` ([(name, html)]) into ``out`` from the results folders ``sources``: written into a staging
+    folder and moved into place (``_outputs.publish``), a file of the same name that an earlier report did not
+    write from these results not overwritten unless ``force`` (nothing is written then)."""
+    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
     try:
-        owned = set(json.loads(manifest.read_text()).get("files", [])) if manifest.is_file() else set()
-    except (ValueError, AttributeError):
-        owned = set()
-    clash = [name for name, _ in pages if (out / name).exists() and name not in owned]
-    if clash and not force:
-        raise ReportExistsError(f"{out} already holds {', '.join(clash[:4])}{' ...' if len(clash) > 4 else ''}, "
-                                "which eemrepro report did not write; write elsewhere with --out, or overwrite "
-                                "with --force")
-    written = [atomic_write(out / name, html) for name, html in pages]
-    atomic_write(manifest, json.dumps({"written_by": "eemrepro report",
-                                       "files": sorted(owned | {n for n, _ in pages})}, indent=1) + "\n")
-    return written
+        built = []
+        for name, html in pages:
+            (staging / name).write_text(html, encoding="utf-8")
+            built.append(staging / name)
+        try:
+            return publish(built, out, SITE_MANIFEST, sources, force, "eemrepro report")
+        except FilesExistError as exc:
+            raise ReportExistsError(str(exc)) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -18,10 +18,9 @@ from ._cells import (  # noqa: F401  (the cells' pieces, as the reports and thei
     cell_solvers,
     column_solvers,
     solvers_phrase,
-    split_by_kind,
     timeout_limit,
 )
-from ._render import ResultsByDatasets
+from ._records import Records, split_by_kind  # noqa: F401  (split_by_kind: as the reports name it)
 from ._shapes import (  # noqa: F401  (re-exported through reports)
     Table,
     correlation_table,
@@ -46,20 +45,20 @@ def build_table(spec, records, selection="best-of-grid", reference=None, unfinis
 
 
 #: The stored records ``tables`` and ``check`` read at once: larger folders are read a group of data sets at a
-#: time (``ResultsByDatasets``), every table's cells made group by group.
+#: time (``Records``), every table's cells made group by group.
 TABLE_CHUNK_RECORDS = 3_000_000
 
 
 def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
     """Every table of ``specs`` under each selection of ``rules``, its cells made a group of data sets at a
-    time (``ResultsByDatasets``, groups of at most ``budget`` stored records, default ``TABLE_CHUNK_RECORDS``).
+    time (``Records``, groups of at most ``budget`` stored records, default ``TABLE_CHUNK_RECORDS``).
 
     Returns (results, {(table id, rule): TableRows}, the ids of the tables that apply, the fit budget the
-    timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are ``load_results``'.
+    timed-out records ran into): ``results.provenance`` and ``results.unfinished`` are the ``Records``'.
     A group's cells are made wherever its records hold cells of the table (``Table.applies``, whatever its values):
     a group whose cells all timed out still shows them where the table applies in another.
     """
-    results = ResultsByDatasets(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
+    results = Records(dirs, TABLE_CHUNK_RECORDS if budget is None else budget)
     made, makers = {}, {}  # a table whose spec names its own selection is made once for every rule
     for spec in specs:
         for rule in rules:
@@ -67,11 +66,10 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
             made[(spec.id, rule)] = makers.setdefault((spec.id, table.selection),
                                                       TableRows(spec, rule, results.unfinished))
     applies, limits = set(), []
-    for records in results:
+    for records, parts in results.by_kind():
         limit = timeout_limit(records, default=None)
         if limit is not None:
             limits.append(limit)
-        parts = split_by_kind(records)
         for spec in specs:
             mine = parts.get(spec.kind)
             cells, values = Table(spec).applies(mine) if mine is not None else (False, False)

@@ -54,6 +54,7 @@ aggregate with group-by; ``read_results`` gives a user the same frame.
 from pathlib import Path
 
 from ._files import stores_inside
+from ._folder import CONFIG_FILE, FolderConfigError, FolderFiles, _damaged_run, read_runs
 from ._keys import identity_sha, point_id, record_key, stored_key
 from ._segments import StoreError, StoreWarning, same_values
 from ._store import KEY_COLUMNS, DamagedSegmentError, ResultStore, StoreLockedError, add_param_columns
@@ -182,42 +183,6 @@ def upgrade_store(root):
     return written, before, after
 
 
-def read_runs(root):
-    """The run files of a results folder (``runs/*.json``) as mappings, in run order.
-
-    A damaged one (empty, not JSON, not a run's facts: what a power loss can
-    leave) is skipped with a :class:`StoreWarning` naming it; the records
-    carry their run's facts too, so nothing but its provenance is lost.
-    """
-    import json
-    import warnings
-
-    from ._store import run_order
-
-    infos = []
-    for path in sorted(Path(root, "runs").glob("*.json"), key=lambda p: run_order(p.stem)):
-        why = _damaged_run(path)
-        if why is not None:
-            warnings.warn(StoreWarning(f"{path}: {why}; skipped (its records are read; only its provenance is "
-                                       "lost)"), stacklevel=2)
-            continue
-        infos.append(json.loads(path.read_text(encoding="utf-8")))
-    return infos
-
-
-def _damaged_run(path):
-    """Why a run file is not one (None when it is)."""
-    import json
-
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return f"not a run file ({'empty' if path.exists() and not path.stat().st_size else exc})"
-    if not isinstance(info, dict) or not isinstance(info.get("config"), dict) or "name" not in info["config"]:
-        return "not a run file (no config in it)"
-    return None
-
-
 def verify_store(root):
     """Check every part of a results folder; return ``(files checked, [(path, what is wrong)])``.
 
@@ -277,6 +242,7 @@ class _Aside(ResultStore):
 
 __all__ = [
     "ResultStore", "read_results", "export_results", "upgrade_store", "verify_store", "read_runs", "StoreError",
+    "FolderFiles", "FolderConfigError", "CONFIG_FILE",
     "StoreWarning", "DamagedSegmentError",
     "StoreLockedError", "KEY_COLUMNS", "point_id", "record_key", "stored_key", "identity_sha", "same_values",
     "add_param_columns",

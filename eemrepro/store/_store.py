@@ -11,7 +11,6 @@ import gzip
 import itertools
 import json
 import os
-import re
 import time
 import warnings
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from ._files import (
     sha256_of,
     write_marker,
 )
+from ._folder import FolderFiles, run_order
 from ._segments import (
     StoreError,
     StoreWarning,
@@ -78,22 +78,6 @@ def _stem(path):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
-
-
-_SEQUENCED = re.compile(r"^s(\d+)-")
-
-
-def run_order(stem):
-    """Sort key of a run id (a segment's stem): the store's own sequence, never a clock.
-
-    Run ids are ``s<sequence>-<local time>-<pid>``, the sequence one more than
-    any id the folder holds (taken under its write lock), so a run started after
-    another sorts after it whatever the clock, time zone or DST says. Ids of
-    stores written before sequences (a local time stamp first) keep their
-    order, all before the sequenced ones, which can only be newer.
-    """
-    m = _SEQUENCED.match(stem)
-    return (1, int(m.group(1)), stem) if m else (0, 0, stem)
 
 
 class DamagedSegmentError(StoreError):
@@ -171,17 +155,9 @@ class ResultStore:
 
     def _legacy_upgrade(self):
         """A function upgrading a record written before record identities (``_legacy``)."""
-        from .._yaml import YAMLDocumentError, load_yaml_file
         from ._legacy import upgrade
 
-        config = None
-        path = self.root / "config.yaml"
-        if path.is_file():
-            try:
-                config = load_yaml_file(path)[0]
-            except YAMLDocumentError as exc:
-                raise StoreError(f"{exc} (the store's config, read for its records written before "
-                                 "record identities)") from None
+        config = FolderFiles(self.root).raw()
         return lambda record: upgrade(record, config)
 
     def _wal_chunks(self, path, size=None, sums=None, sealing=False):

@@ -266,7 +266,9 @@ def test_bad_input_is_one_line_naming_the_path(made, tmp_path):
     cases.append(([empty], f"error: {empty} is not a results folder (no records/ or runs/ in it)\n"))
     bare = shutil.copytree(made, tmp_path / "bare")
     (bare / "config.yaml").unlink()
-    cases.append(([bare], f"error: {bare} has no config.yaml: not a results folder written by `eemrepro run`\n"))
+    cases.append(([bare], f"error: {bare / 'config.yaml'}: missing, yet the run files in {bare / 'runs'} say `eemrepro "
+                          f"run` wrote the folder (the config of the results folder {bare}: restore it as `eemrepro run` "
+                          "wrote it, or run the config again into the folder, which writes it afresh)\n"))
     fresh = tmp_path / "fresh"
     (fresh / "records").mkdir(parents=True)
     shutil.copy(made / "config.yaml", fresh / "config.yaml")

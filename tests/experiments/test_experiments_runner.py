@@ -557,7 +557,7 @@ def test_a_grid_point_never_run_makes_the_cell_incomplete_in_the_reports(referen
     import shutil
 
     from eemrepro.experiments import select
-    from eemrepro.reports import load_results
+    from eemrepro.reports import Records
 
     _, ref_out, _ = reference
     out = tmp_path / "stopped"
@@ -567,8 +567,8 @@ def test_a_grid_point_never_run_makes_the_cell_incomplete_in_the_reports(referen
         seg.unlink()
     (out / "records" / "only.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
 
-    whole, whole_state = load_results([ref_out])
-    part, part_state = load_results([out])
+    whole, whole_state = Records([ref_out]).read()
+    part, part_state = Records([out]).read()
     by_cell = lambda records, state=(): {(r["dataset"], r["model"]): r["status"]
                                          for r in select(records, unfinished=state).to_dict("records")}
     assert whole_state["unfinished"] == []

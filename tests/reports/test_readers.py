@@ -203,9 +203,9 @@ def test_selecting_a_few_data_sets_at_a_time_is_selecting_all_at_once(monkeypatc
     # Large stores are selected in chunks of data sets; the rows and every figure must be what one pass gives,
     # also with the data sets restricted (a paper's table).
     from eemrepro.experiments import _selection
-    from eemrepro.reports._render import load_results
+    from eemrepro.reports import Records
 
-    records, _ = load_results([ROOT / store])
+    records, _ = Records([ROOT / store]).read()
     metric = "auc" if "esmm" in store else "gmean"
     whole = _selection.select(records, mode, metric=metric)
     some = sorted(set(records["dataset"]))[1::2]
@@ -321,7 +321,7 @@ def test_small_segments_become_frames_in_runs_of_at_least_large_segment_rows(mon
 def test_the_report_frame_carries_no_provenance_only_column_and_the_provenance_spans_every_folder(tmp_path):
     # Finish times are read per folder and dropped: the range must still be the earliest of all folders to the
     # latest of all (folder a: days 3 and 9, folder b: days 1 and 5: a first-folder or last-folder rule fails).
-    from eemrepro.reports._render import load_results
+    from eemrepro.reports import Records
 
     day = 86400.0
     base = 1.7e9
@@ -333,7 +333,7 @@ def test_the_report_frame_carries_no_provenance_only_column_and_the_provenance_s
                        "identity": {"kind": "grid-search"}, "identity_sha": "abc", "versions": {"numpy": "2"},
                        "host": f"host-{name}", "finished_at": base + s * day} for f, s in enumerate(stamps)])
         store.close()
-    records, prov = load_results([tmp_path / "a", tmp_path / "b"])
+    records, prov = Records([tmp_path / "a", tmp_path / "b"]).read()
     assert not {"finished_at", "run_id", "predict_seconds"} & set(records.columns)
     assert records["repeat"].dtype == np.int32 and records["fold"].dtype == np.int32
     assert sorted(records["fold"].tolist()) == [0, 0, 1, 1]
@@ -364,7 +364,7 @@ def test_sort_codes_in_narrow_integers_sort_as_pandas_sorts_with_missing_last(n_
 @pytest.mark.parametrize("categorical", [True, False])
 def test_a_frame_split_by_kind_is_pandas_group_by_kind_without_the_rows_of_no_kind(categorical):
     # Reference: pandas' group-by (missing kinds dropped). Kinds in blocks (sliced) and scattered (grouped).
-    from eemrepro.reports._tables import split_by_kind
+    from eemrepro.reports._records import split_by_kind
 
     blocks = ["grid-search"] * 4 + [None] * 2 + ["dcs-correlation"] * 3
     scattered = ["grid-search", "dcs-correlation", None, "grid-search", "dcs-correlation"]
@@ -411,13 +411,13 @@ def test_a_store_frame_of_some_data_sets_is_the_whole_frame_restricted_to_them(t
 @pytest.mark.slow
 def test_results_read_a_group_of_data_sets_at_a_time_are_the_whole_read_and_its_provenance():
     # Groups: consecutive in sorted data set order, each within the budget unless one data set alone is
-    # larger; their frames are load_results' frame cut to each group's data sets, their provenance its own.
-    from eemrepro.reports._render import ResultsByDatasets, load_results
+    # larger; their frames are the Records' whole frame cut to each group's data sets, their provenance its own.
+    from eemrepro.reports import Records
 
     dirs = [ROOT / d for d in ("results/uci", "results/esmm_table4", "results/melm_table3")]
-    whole, prov = load_results(dirs)
+    whole, prov = Records(dirs).read()
     budget = 150_000
-    results = ResultsByDatasets(dirs, budget)
+    results = Records(dirs, budget)
     counts = {}
     for d in dirs:
         for dataset, n in ResultStore(d).dataset_counts().items():
@@ -461,14 +461,14 @@ def test_tables_built_a_group_of_data_sets_at_a_time_are_the_committed_tables_by
 
 @pytest.mark.slow
 def test_the_check_and_the_claims_of_groups_of_data_sets_are_those_of_the_whole_frame():
-    # Reference: check and evaluate_claims over load_results' whole frame (building their tables themselves).
-    from eemrepro.reports import check, evaluate_claims, load_results, load_tolerance
+    # Reference: check and evaluate_claims over the Records' whole frame (building their tables themselves).
+    from eemrepro.reports import Records, check, evaluate_claims, load_tolerance
     from eemrepro.reports._check import build_checked
 
     dirs = [ROOT / d for d in ("results/uci", "results/esmm_table4", "results/melm_table3",
                                "results/dcs_correlation", "results/lssvm_ensemble")]
     tol = load_tolerance(str(ROOT / ".ci" / "published-pins.yaml"))
-    records, prov = load_results(dirs)
+    records, prov = Records(dirs).read()
     unfinished = {tuple(c) for c in prov["unfinished"]}
     built, results = build_checked(dirs, budget=200_000)
     assert len(results.groups) > 3

@@ -164,7 +164,8 @@ def test_each_refusal_of_a_baseline_names_the_config_file_and_why(tmp_path):
     bare = tmp_path / "results" / "bare"
     _run(_grid_config(folder, module, "bare", PROTOCOL), bare)
     (bare / "config.yaml").unlink()
-    assert f"{cfg}: key 'baselines': {bare} has no config.yaml, so its protocol cannot be checked" in refusal(bare)
+    assert f"{cfg}: key 'baselines': {bare / 'config.yaml'}: missing, yet the run files in {bare / 'runs'} say " \
+           "`eemrepro run` wrote the folder" in " ".join(refusal(bare).split())
     # Another protocol: the file, then the baseline's value and this config's.
     other = tmp_path / "results" / "other"
     _run(_grid_config(folder, module, "other", {**PROTOCOL, "seed": 6}), other)
@@ -614,16 +615,16 @@ def test_check_fails_on_a_papers_cell_that_timed_out_in_a_group_of_its_own(timed
 def test_folders_are_read_in_groups_of_data_sets_within_the_budget_and_once(timed_out_folders):
     # The records per data set, summed over the folders (heart 6, ionosphere 6, sonar 2); the groups are
     # consecutive in sorted order, each within the budget (a data set larger than it alone), counted by hand.
-    from eemrepro.reports._render import ResultsByDatasets
+    from eemrepro.reports import Records
 
     heart, sonar = timed_out_folders
     n = read_results([heart, sonar]).groupby("dataset").size().to_dict()
     assert n == {"heart": 6, "ionosphere": 6, "sonar": 2}  # Quick 2 points x 2 folds + Slow 2 folds; 1 x 2
-    assert ResultsByDatasets([heart, sonar], 14).groups == [["heart", "ionosphere", "sonar"]]
-    assert ResultsByDatasets([heart, sonar], 13).groups == [["heart", "ionosphere"], ["sonar"]]
-    assert ResultsByDatasets([heart, sonar], 8).groups == [["heart"], ["ionosphere", "sonar"]]
-    assert ResultsByDatasets([heart, sonar], 1).groups == [["heart"], ["ionosphere"], ["sonar"]]
-    results = ResultsByDatasets([heart, sonar], 8)
+    assert Records([heart, sonar], 14).groups == [["heart", "ionosphere", "sonar"]]
+    assert Records([heart, sonar], 13).groups == [["heart", "ionosphere"], ["sonar"]]
+    assert Records([heart, sonar], 8).groups == [["heart"], ["ionosphere", "sonar"]]
+    assert Records([heart, sonar], 1).groups == [["heart"], ["ionosphere"], ["sonar"]]
+    results = Records([heart, sonar], 8)
     assert [sorted(set(frame["dataset"])) for frame in results] == [["heart"], ["ionosphere", "sonar"]]
     assert results.provenance["records"] == 14
     with pytest.raises(RuntimeError, match="read once"):
@@ -1400,17 +1401,17 @@ def test_a_correlation_table_read_by_groups_is_the_one_read_whole(tmp_path, monk
 
 
 def test_the_groups_count_a_data_sets_records_over_every_folder(tmp_path, timed_out_folders):
-    # Kills: a data set's records counted from the last folder holding it only (``ResultsByDatasets``), so that
+    # Kills: a data set's records counted from the last folder holding it only (``Records``), so that
     # a group holds more than its budget. Two folders of the same data sets (a store and its copy: heart 6 + 6,
     # ionosphere 6 + 6 records, counted above): a budget of 13 holds one data set a group, not both.
     import shutil
 
-    from eemrepro.reports._render import ResultsByDatasets
+    from eemrepro.reports import Records
 
     heart, _ = timed_out_folders
     shutil.copytree(heart, tmp_path / "copy")
-    assert ResultsByDatasets([heart, tmp_path / "copy"], 13).groups == [["heart"], ["ionosphere"]]
-    assert ResultsByDatasets([heart, tmp_path / "copy"], 24).groups == [["heart", "ionosphere"]]
+    assert Records([heart, tmp_path / "copy"], 13).groups == [["heart"], ["ionosphere"]]
+    assert Records([heart, tmp_path / "copy"], 24).groups == [["heart", "ionosphere"]]
 
 
 @pytest.mark.parametrize("case", ["your data set only", "every fit timed out", "timed out beside your data set"])
@@ -1524,16 +1525,16 @@ def _shrunk_grid_store(tmp_path, datasets, folds):
 
 def test_a_folder_whose_config_left_records_out_reads_with_the_stores_columns_and_no_other(tmp_path):
     # Kills: the kept records of a folder whose config leaves some out renumbered with their old row numbers
-    # kept as a column (``_read_folders``: ``reset_index(drop=False)``): `eemrepro.reports.load_results`, the
+    # kept as a column (``_read_folders``: ``reset_index(drop=False)``): `eemrepro.reports.Records`, the
     # reader of every table, then hands the user an "index" column no record has. A grid shrunk from two points
     # to one and run again: the shrink's point is left out of the reading (3 records kept of 6), and the frame
     # holds the columns `eemrepro.read_results` gives of the same folder, the same kept rows.
-    from eemrepro.reports import load_results
+    from eemrepro.reports import Records
 
     _shrunk_grid_store(tmp_path, ["heart"], folds=3)
     stored = read_results(tmp_path / "out")
     assert len(stored) == 6 and set(stored["point"]) == {'{"shrink": 0.0}', '{"shrink": 0.5}'}  # in the folder
-    records, _ = load_results([tmp_path / "out"])
+    records, _ = Records([tmp_path / "out"]).read()
     assert len(records) == 3 and set(records["point"]) == {'{"shrink": 0.0}'}
     assert "index" not in records and set(records.columns) <= set(stored.columns) | {"store"}
     assert records.index.tolist() == [0, 1, 2]
@@ -1641,37 +1642,37 @@ def test_two_folders_holding_one_model_on_one_data_set_are_refused_naming_both(t
         result.output
 
 
-def test_load_results_of_a_folder_that_is_not_there_names_it(tmp_path):
+def test_records_of_a_folder_that_is_not_there_names_it(tmp_path):
     # Kills: ``_read_folders``' refusal of a missing folder without its name. The commands refuse such a folder
-    # before they read it; `eemrepro.reports.load_results`, the reader a user's script calls, refuses it here.
-    from eemrepro.reports import load_results
+    # before they read it; `eemrepro.reports.Records`, the reader a user's script calls, refuses it here.
+    from eemrepro.reports import Records
 
     with pytest.raises(FileNotFoundError, match=f"^{re.escape(str(tmp_path / 'gone'))} is not a results folder$"):
-        load_results([tmp_path / "gone"])
+        Records([tmp_path / "gone"]).read()
 
 
-def test_load_results_of_some_columns_reads_every_record_of_folders_of_two_kinds():
+def test_records_of_some_columns_reads_every_record_of_folders_of_two_kinds():
     # Kills: ``_read_folders`` reading the kind from a frame that has no kind column, and ``_Facts.add`` the run
-    # ids from one that has none: `eemrepro.reports.load_results(dirs, columns=[...])` asked for other columns
+    # ids from one that has none: `eemrepro.reports.Records(dirs, columns=[...])` asked for other columns
     # (the key columns come anyway, the kind and the run id do not) failed with a KeyError. The committed stores
     # of Hwang's Table 4.1 (1,800 records) and of MELM's restarts (100), counted by `eemrepro.read_results`.
-    from eemrepro.reports import load_results
+    from eemrepro.reports import Records
 
     dirs = [ROOT / "results" / "lssvm_ensemble", ROOT / "results" / "melm_restarts"]
-    records, prov = load_results(dirs, columns=["status"])
+    records, prov = Records(dirs, columns=["status"]).read()
     assert len(records) == prov["records"] == sum(len(read_results(d, columns=["status"])) for d in dirs) == 1900
     assert set(records["status"]) == {"ok"}
 
 
-def test_load_results_puts_each_kinds_rows_in_one_block_in_the_folders_order():
+def test_records_put_each_kinds_rows_in_one_block_in_the_folders_order():
     # Kills: ``_read_folders`` keying every folder's frame alike (the kind misspelled, tested with ``not in``, or
-    # None for the key): the rows then come folder by folder, not kind by kind as ``load_results`` says (and as
+    # None for the key): the rows then come folder by folder, not kind by kind as ``Records`` says (and as
     # its tables slice them without a copy). Hwang's store and the 5-repeat unbalanced one (grid search) around
     # MELM's restarts: grid search (1,800 then 3,000 rows, in the folders' order), then the restarts (100).
-    from eemrepro.reports import load_results
+    from eemrepro.reports import Records
 
     dirs = [ROOT / "results" / d for d in ("lssvm_ensemble", "melm_restarts", "unbalanced-5-repeats")]
-    records, _ = load_results(dirs)
+    records, _ = Records(dirs).read()
     kinds = records["kind"].astype(str).to_numpy()
     starts = [0, *np.flatnonzero(kinds[1:] != kinds[:-1]) + 1]
     assert [(kinds[a], b - a) for a, b in zip(starts, [*starts[1:], len(kinds)], strict=True)] == [

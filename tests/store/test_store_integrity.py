@@ -254,7 +254,7 @@ def test_groups_of_data_sets_read_from_sealed_and_unsealed_segments_count_each_r
     # A sealed segment and a live (unsealed) one, each with records of three data sets, one unit retried in the
     # live one: each group's frame is the whole frame cut to its data sets, and the grouped provenance counts
     # every record once (8 written, one retried: 7).
-    from eemrepro.reports._render import ResultsByDatasets, load_results
+    from eemrepro.reports import Records
 
     root = tmp_path / "s"
     store = ResultStore(root)
@@ -265,9 +265,9 @@ def test_groups_of_data_sets_read_from_sealed_and_unsealed_segments_count_each_r
     store.append([store_record(0, "heart", status="failed")])  # fold 0 of heart again: the latest wins
     store.close(seal=False)
     assert sorted(p.suffix for p in ResultStore(root).segments()) == [".jsonl", ".parquet"]
-    whole, prov = load_results([root])
+    whole, prov = Records([root]).read()
     assert len(whole) == 7 and prov["records"] == 7
-    results = ResultsByDatasets([root], budget=3)
+    results = Records([root], budget=3)
     assert results.groups == [["heart"], ["sonar"], ["wine"]]
     for group, frame in zip(results.groups, results, strict=True):
         expected = whole[whole["dataset"].isin(group)].reset_index(drop=True)

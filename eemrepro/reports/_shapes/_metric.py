@@ -97,11 +97,6 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
     return rows
 
 
-def _fit_counts(s):
-    """A selected cell's counts of fits that did not finish (``FIT_COUNTS``), as integers (0 where none)."""
-    return {c: int(s.get(c, 0) or 0) for c in FIT_COUNTS.values()}
-
-
 def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
     """A metric table (``metric_table``'s frame) of its cells' rows (``metric_rows``), beside the published
     cells (``pub``, default the spec's published table, its values times ``pub_scale``)."""
