@@ -12,6 +12,8 @@ import pytest
 
 from eemrepro.experiments import get_metric
 from eemrepro.reports import Claim, TableSpec, registered_tables
+from eemrepro.reports._document import compare, summarize
+from eemrepro.reports._shapes import Table
 
 TABLES = Path(__file__).resolve().parents[1] / "results" / "tables"
 
@@ -32,9 +34,9 @@ def _toy(tmp_path, metric, scale, digits, values):
 
 
 def _from_summary(spec, df, tmp_path):
-    from eemrepro.reports._build import _write_summary
+    from eemrepro.reports._build import summary_markdown
 
-    text = _write_summary(df, spec, tmp_path / "toy_summary.md", "best-of-grid").read_text()
+    text = summary_markdown(summarize(Table(spec), df))
     row = next(line for line in text.splitlines() if line.startswith("| B vs A"))
     return tuple(int(c) for c in _cells(row)[1:5])
 
@@ -42,7 +44,7 @@ def _from_summary(spec, df, tmp_path):
 def _from_report(spec, df, tmp_path):
     from eemrepro.reports._site import _summaries
 
-    wdl = next(s for s in _summaries(spec, df)[0] if s["title"].startswith("Wins / draws / losses"))
+    wdl = next(s for s in _summaries(summarize(Table(spec), df))[0] if s["title"].startswith("Wins / draws / losses"))
     return tuple(int(c) for c in _html_rows(wdl["html"])[0][1:5])
 
 
@@ -224,7 +226,7 @@ def test_the_reports_summary_counts_the_printed_table(spec):
     shown = df[df["status"] == "ok"]
     assert {(r.method, r.dataset): Decimal(f"{r[spec.metric]:.{spec.printed_digits}f}") for _, r in shown.iterrows()
             if r.method in values} == {(m, d): v for m, cells in values.items() for d, v in cells.items()}
-    wdl = next(s for s in _summaries(spec, df)[0] if s["title"].startswith("Wins / draws / losses"))
+    wdl = next(s for s in _summaries(summarize(Table(spec), df))[0] if s["title"].startswith("Wins / draws / losses"))
     rows = {r[0]: tuple(int(c) for c in r[1:5]) for r in _html_rows(wdl["html"])}
     assert len(rows) == len(spec.pairs)
     for a, b in spec.pairs:
@@ -243,6 +245,6 @@ def test_the_committed_comparison_and_the_reports_count_the_printed_table(spec):
     assert rows
     for model, baseline, wins, draws, losses, n, *_ in rows:
         assert (int(wins), int(draws), int(losses), int(n)) == printed_wdl(spec, values, model, baseline)
-    section = _comparison_section(spec, _committed_frame(spec), "best-of-grid")
+    section = _comparison_section(compare(spec, _committed_frame(spec), "best-of-grid"))
     html = next(s["html"] for s in section["summaries"] if "wins / draws / losses" in s["title"])
     assert [r[:6] for r in _html_rows(html)] == [r[:6] for r in rows]

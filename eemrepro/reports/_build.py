@@ -2,10 +2,14 @@
 
 from pathlib import Path
 
-from .._stats import ranks_and_tests, wins_draws_losses
+from tabulate import tabulate
+
 from ..experiments import get_metric
+from ._benchmark import PUBLISHED_COLUMNS
+from ._compare import comparison_frame, comparison_markdown
+from ._document import benchmark_section, paper_section
 from ._outputs import FilesExistError, publish
-from ._render import metric_cell, write_table
+from ._render import metric_cell, provenance_lines, write_table
 from ._shapes import Table
 from ._spec import registered_tables
 from ._tables import rows_by_datasets
@@ -113,25 +117,26 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
 
 
 def _write_paper_table(table, df, out, formats, prov, limit):
-    """A paper's table in each format, with its comparison with new models and its summary, where it shows."""
+    """A paper's table in each format, with its comparison with new models and its summary, where it shows (its
+    ``Section``: the content the report draws too)."""
     spec = table.spec
     if not table.shape.shows(df):
         return []
+    section = paper_section(table, df, table.selection)
     columns, wide = table.columns(limit)
-    written = [write_table(df, out / spec.stem, fmt, table.title(df), prov, columns, wide, table.notes(df))
+    written = [write_table(df, out / spec.stem, fmt, section.title, prov, columns, wide, section.notes)
                for fmt in formats]
-    compared = _write_comparison(df, spec, out, formats, prov, table.selection)
-    if spec.summary:
+    compared = _write_comparison(section.comparison, out, formats, prov)
+    if section.summary is not None:
         # The summary ranks the paper's columns; it names the file that ranks the others, where there is one.
         ranked = next((p.name for p in sorted(compared, key=lambda p: p.suffix != ".md")), None)
-        written.append(_write_summary(df, spec, out / f"{spec.summary}.md", table.selection, ranked))
+        written.append(_write_summary(section.summary, out / f"{spec.summary}.md", ranked))
     return written + compared
 
 
 def _write_claims(parts, out, prov, unfinished, selection, built):
     """claims.md: each paper claim the records can judge, its verdict and the numbers behind it."""
     from ._claims import evaluate_claims
-    from ._render import provenance_lines
 
     results = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     if not results:
@@ -156,48 +161,30 @@ def protocol_warnings(prov):
 
 def _write_benchmark(bench, df, out, formats, prov, selection, limit):
     """``<stem>.md/.csv/.tex`` of a benchmark (``_benchmark``) and its comparison (``<stem>_comparison``)."""
-    from ._benchmark import PUBLISHED_COLUMNS, SIDES, compared
-    from ._benchmark import comparison_title as bench_title
-
-    spec = bench.spec
-    table = Table(spec, selection)
+    section = benchmark_section(bench, df, selection)
+    table, spec = section.table, section.spec
     columns, (index, across, _) = table.columns(limit)
     # No published cell to show beside: neither its columns nor a delta in the cells.
     columns = [c for c in columns if c[0] not in PUBLISHED_COLUMNS]
     wide = (index, across, metric_cell(spec.metric, limit, table.digits, delta=False))
-    notes = table.notes(df)
-    ranked = _write_comparison(df, spec, out, formats, prov, selection, new=compared(bench, df), sides=SIDES,
-                               title=bench_title(spec, selection))
-    notes += [f"average ranks, Friedman/Nemenyi, wins/draws/losses and Wilcoxon-Holm: {p.name}"
-              for p in ranked if p.suffix == ".md"]
-    title = table.title(df)
-    return [write_table(df, out / spec.stem, fmt, title, prov, columns, wide, notes, fill="–")
+    ranked = _write_comparison(section.comparison, out, formats, prov)
+    notes = section.notes + [f"average ranks, Friedman/Nemenyi, wins/draws/losses and Wilcoxon-Holm: {p.name}"
+                             for p in ranked if p.suffix == ".md"]
+    return [write_table(df, out / spec.stem, fmt, section.title, prov, columns, wide, notes, fill="–")
             for fmt in formats] + ranked
 
 
-def _write_summary(df, spec, path, selection, compared=None):
-    """Method comparisons on a metric table: wins/draws/losses, ranks, Friedman, Wilcoxon. ``compared``: the
-    file that ranks the models the paper has not (``_write_comparison``), named where the summary leaves them
-    out."""
-    from tabulate import tabulate
-
-    metric = get_metric(spec.metric)
-    # The paper's comparisons rank the paper's columns; an extra column (a user's model,
-    # a variant of ours) would cut the data sets to those where it ran.
-    pub = spec.published_frame()
-    extra = sorted(set(df["method"]) - set(pub["method"])) if pub is not None else []
-    df = df[~df["method"].isin(extra)]
-    table = Table(spec, selection)
-    rule = table.draw_rule
-    wdl = wins_draws_losses(df, spec.pairs, value=table.value, rule=rule)
-    tests = ranks_and_tests(df, spec.pairs, value=table.value, greater_is_better=rule.greater_is_better)
-    lines = [f"# Method comparisons on reproduced {metric.title} ({selection})", "",
+def summary_markdown(summary, compared=None):
+    """A paper's ``Summary`` as Markdown: wins/draws/losses, ranks, Friedman, Wilcoxon. ``compared``: the file
+    that ranks the models the paper has not (``_write_comparison``), named where the summary leaves them out."""
+    table, wdl, tests = summary.table, summary.wdl, summary.tests
+    lines = [f"# Method comparisons on reproduced {get_metric(table.spec.metric).title} ({table.selection})", "",
              f"Data sets with every method: {tests['datasets']}", ""]
-    if extra:
-        lines += [f"Not in the paper, not ranked here: {', '.join(extra)}"
+    if summary.extra:
+        lines += [f"Not in the paper, not ranked here: {', '.join(summary.extra)}"
                   + (f" (ranked with the paper's models in {compared})" if compared else ""), ""]
     if len(wdl):
-        lines += [f"## Wins / draws / losses (draw = {rule.describe()})", "",
+        lines += [f"## Wins / draws / losses (draw = {summary.rule.describe()})", "",
                   tabulate(wdl.values.tolist(), headers=list(wdl.columns), tablefmt="github"), ""]
     if "average_rank" in tests:
         lines += ["## Average rank (1 = best)", ""]
@@ -209,33 +196,26 @@ def _write_summary(df, spec, path, selection, compared=None):
         lines += ["", "## Wilcoxon signed-rank tests of the paper's pairs", ""]
         lines += [f"- {t['pair']}: median difference {t['median_difference']:+.2f}, p = {t['wilcoxon_p']:.3g}"
                   for t in tests["wilcoxon"]]
+    return "\n".join(lines) + "\n"
+
+
+def _write_summary(summary, path, compared=None):
+    """``<summary>.md``: the paper's ``Summary`` (``summary_markdown``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(summary_markdown(summary, compared))
     return path
 
 
-def comparison_title(spec, selection):
-    """The heading of a metric table's comparison of new models with the paper's."""
-    from ..experiments import get_metric
-
-    return f"{spec.id}: new models ranked with the paper's on reproduced {get_metric(spec.metric).title} ({selection})"
-
-
-def _write_comparison(df, spec, out, formats, prov, selection, new=None, sides=None, title=None):
-    """``<stem>_comparison.md`` (and ``.csv``): the statistics of models the paper has not, beside its own
-    (``_compare``); nothing when the table holds only the paper's models. ``new``, ``sides``, ``title``: the
-    models compared with the others, how the two sides are named, the heading (a benchmark's)."""
-    from ._compare import PAPER_SIDES, compare_methods, comparison_frame, comparison_markdown
-    from ._render import provenance_lines
-
-    result = compare_methods(spec, df, new=new)
-    if result is None:
+def _write_comparison(comparison, out, formats, prov):
+    """``<stem>_comparison.md`` (and ``.csv``) of a ``Comparison`` (``_compare``); nothing without one (a table
+    of the paper's models alone)."""
+    if comparison is None:
         return []
-    title = title or comparison_title(spec, selection)
+    spec, result = comparison.spec, comparison.result
     written = []
     if "md" in formats:
-        head = provenance_lines(prov, title)
-        text = comparison_markdown(spec, result, head[0], sides=sides or PAPER_SIDES)
+        head = provenance_lines(prov, comparison.title)
+        text = comparison_markdown(spec, result, head[0], sides=comparison.sides)
         text += "\n" + "\n".join(f"- {line}" for line in head[1:]) + "\n"
         path = out / f"{spec.stem}_comparison.md"
         path.write_text(text)
@@ -272,7 +252,6 @@ def _write_check(cells, out, prov, specs):
     from collections import Counter
 
     from ._check import describe_rule, summary_line
-    from ._render import provenance_lines
 
     lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
     lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]

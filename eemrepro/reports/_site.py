@@ -22,6 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..papers import registered_papers
+from ._compare import MIN_WILCOXON, RANKS_NOTE, TESTS_NOTE, cd_diagram, compared_sides, comparison_frame
+from ._document import benchmark_section, compare, paper_section
 from ._outputs import FilesExistError, publish
 from ._render import FITS_LEGEND, marked
 from ._shapes import VERDICTS, Table
@@ -58,24 +60,16 @@ def _styled(display, classes, tooltips, uuid):
     return styler.to_html(doctype_html=False)
 
 
-def _summaries(spec, df):
-    """The paper's method comparisons on a metric table, as small Styler tables, and a CD diagram (SVG)."""
-    from .._stats import ranks_and_tests, wins_draws_losses
-
-    if not spec.summary:
+def _summaries(summary):
+    """A paper's ``Summary`` (its method comparisons on a metric table) as small Styler tables, and a CD diagram
+    (SVG)."""
+    if summary is None:
         return [], None
-    pub = spec.published_frame()
-    if pub is not None:
-        df = df[df["method"].isin(set(pub["method"]))]
-    table = Table(spec)
-    rule = table.draw_rule
-    better = rule.greater_is_better
+    spec, wdl, tests = summary.table.spec, summary.wdl, summary.tests
     out = []
-    wdl = wins_draws_losses(df, spec.pairs, value=table.value, rule=rule)
     if len(wdl):
-        out.append({"title": f"Wins / draws / losses (draw: {rule.describe()})",
+        out.append({"title": f"Wins / draws / losses (draw: {summary.rule.describe()})",
                     "html": wdl.style.hide(axis="index").set_uuid(f"{spec.id}_wdl").to_html(doctype_html=False)})
-    tests = ranks_and_tests(df, spec.pairs, value=table.value, greater_is_better=better)
     if "average_rank" in tests:
         average = tests["average_rank"]
         ranks = pd.DataFrame({"method": list(average), "average rank": list(average.values())})
@@ -89,13 +83,11 @@ def _summaries(spec, df):
         out.append({"title": "Wilcoxon signed-rank tests of the paper's pairs",
                     "html": pd.DataFrame(tests["wilcoxon"]).style.hide(axis="index").format(precision=3)
                    .set_uuid(f"{spec.id}_wilcoxon").to_html(doctype_html=False)})
-    return out, _cd_diagram(df, table.value, better)
+    return out, _cd_diagram(summary.frame, summary.table.value, summary.rule.greater_is_better)
 
 
 def _cd_diagram(df, metric, better):
     """Demsar's critical-difference diagram of a paper's table (``_compare.cd_diagram``): SVG text, or None."""
-    from ._compare import cd_diagram
-
     wide = df.pivot_table(index="dataset", columns="method", values=metric).dropna()
     return cd_diagram(wide, better, min_datasets=3, size=(6, 1.8))
 
@@ -325,17 +317,18 @@ def _table_section(spec, judged, selection):
     if shown.empty:
         return None
     table = Table(spec, selection)
+    content = paper_section(table, df, selection, compares=False)  # what ``tables`` writes of it too
     per_fold = judged.chosen[spec.id] if spec.id in judged.chosen else table.chosen_points(mine, judged.unfinished)
     section = table.shape.site_section(table, shown, verdicts, mine, per_fold, judged.limit)
     display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
-    summaries, cd = _summaries(spec, df) if table.shape.compares_methods else ([], None)
+    summaries, cd = _summaries(content.summary)
     counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
     counts = ", ".join(f"{counted.count(v)} {v}" for v in VERDICTS if counted.count(v))
     notes = list(spec.notes)
     if collapsed:
         notes.insert(0, f"Not shown: {len(collapsed)} data set(s) of the paper's table that these results "
                         f"neither hold nor name ({', '.join(collapsed)}).")
-    return {"id": spec.id, "title": table.title(df),
+    return {"id": spec.id, "title": content.title,
             "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
             "wide": section["wide"], "rows": len(display),
             "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
@@ -357,8 +350,7 @@ def _benchmark_page(page, benchmark, common):
 def _benchmark_sections(dirs, parts, unfinished, selection):
     """The sections of ``benchmark.html``: each benchmark table (``_benchmark``) of the results, every cell
     clickable for its folds, then its comparison (``_comparison_section``); [] when there is none."""
-    from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
-    from ._benchmark import comparison_title as bench_title
+    from ._benchmark import benchmark_frame, benchmarks
     from ._records import SITE_COLUMNS, Records
 
     sections = []
@@ -375,43 +367,28 @@ def _benchmark_sections(dirs, parts, unfinished, selection):
         df = benchmark_frame(bench, table.build(mine, unfinished=own_unfinished, layout="run", per_fold=per_fold))
         if df is None:
             continue
+        content = benchmark_section(bench, df, selection)  # what ``tables`` writes of it too
         section = table.shape.site_section(table, df, {}, mine, per_fold, None, judged=False)
         display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
         counts = f"{df['dataset'].nunique()} data set(s), {df['method'].nunique()} model(s)"
-        sections.append({"id": spec.id, "title": table.title(df),
+        sections.append({"id": spec.id, "title": content.title,
                          "html": _styled(display, classes, tips, spec.id), "counts": counts,
                          "wide": section["wide"],
                          "rows": len(display), "details": json.dumps(details).replace("</", "<\\/"),
                          "summaries": [], "cd": None, "notes": list(spec.notes), "readings": None,
                          "marked": marked(df)})
-        section = _comparison_section(spec, df, selection, new=compared(bench, df), sides=SIDES,
-                                      title=bench_title(spec, selection))
-        if section is not None:
-            sections.append(section)
+        if content.comparison is not None:
+            sections.append(_comparison_section(content.comparison))
     return sections
 
 
-def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
-    """A page section of the statistics of a metric table's models (``_compare``): average ranks, Friedman and
-    Nemenyi, the pairs' wins/draws/losses and Wilcoxon-Holm, the critical-difference diagram; None when there
-    is nothing to compare. ``new``, ``sides``, ``title``: as ``_build._write_comparison``'s."""
-    from ._build import comparison_title
-    from ._compare import (
-        MIN_WILCOXON,
-        PAPER_SIDES,
-        RANKS_NOTE,
-        TESTS_NOTE,
-        cd_diagram,
-        compare_methods,
-        compared_sides,
-        comparison_frame,
-    )
-
-    result = compare_methods(spec, df, new=new)
-    if result is None:
-        return None
+def _comparison_section(comparison):
+    """A page section of a ``Comparison`` (the statistics of a metric table's models, ``_compare``): average
+    ranks, Friedman and Nemenyi, the pairs' wins/draws/losses and Wilcoxon-Holm, the critical-difference
+    diagram; ``tables`` writes the same as ``<stem>_comparison.md``."""
+    spec, result = comparison.spec, comparison.result
     better = result["rule"].greater_is_better
-    who, heading = compared_sides(result, sides or PAPER_SIDES)
+    who, heading = compared_sides(result, comparison.sides)
     n, of = len(result["datasets"]), len(result["of"])
     counts = f"{who} Ranks and tests on {n} of {of} data sets (those where every compared model has a value: " \
              f"{', '.join(result['datasets']) or 'none'})"
@@ -427,7 +404,7 @@ def _comparison_section(spec, df, selection, new=None, sides=None, title=None):
         notes.append(f"Friedman chi2 = {stat:.2f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
                      f"{result['cd']:.2f}: two models whose average ranks differ by less are not told apart.")
     notes += [RANKS_NOTE.format(digits=result["digits"]), TESTS_NOTE]
-    return {"id": f"{spec.id}-comparison", "title": title or comparison_title(spec, selection),
+    return {"id": f"{spec.id}-comparison", "title": comparison.title,
             "counts": counts, "html": html, "details": "[]",
             "summaries": [{"title": pairs_title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs")
                           .to_html(doctype_html=False)}],
@@ -446,9 +423,9 @@ def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_
         df = built.get(spec.id)
         if df is None or not Table(spec).shape.compares_methods:
             continue
-        section = _comparison_section(spec, df, selection)
-        if section is not None:
-            sections.append(section)
+        comparison = compare(spec, df, selection)
+        if comparison is not None:
+            sections.append(_comparison_section(comparison))
     if not sections:
         return None
     return page.render(title="New models ranked with the papers'", paper_id="comparison", fits_legend=None,

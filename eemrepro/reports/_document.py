@@ -1,0 +1,109 @@
+"""One document, two renderings: the content of a table's section, built once for every output.
+
+``tables`` renders it as Markdown, CSV and LaTeX (``_build``), ``report`` as HTML (``_site``); neither
+computes a number, a title, a column or a note of its own. A section is one :class:`Table` (its rules), the
+frame it was built into, and what every output shows of it: its title, its columns (long and wide view),
+its notes, the paper's summary of its columns (``Summary``) and the comparison of the models the paper has
+not (``Comparison``), each computed once by ``_stats``.
+"""
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .._stats import ranks_and_tests, wins_draws_losses
+from ..experiments import get_metric
+from ._benchmark import SIDES, compared
+from ._benchmark import comparison_title as benchmark_title
+from ._compare import PAPER_SIDES, compare_methods
+from ._shapes import Table
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A paper's method comparisons on its metric table: the paper's columns ranked (``_stats``)."""
+
+    table: Table
+    frame: pd.DataFrame  # the table's rows of the paper's methods alone
+    extra: list  # the table's methods the paper has not: left out of the ranking
+    wdl: pd.DataFrame  # wins / draws / losses of the paper's pairs
+    tests: dict  # average ranks, Friedman, Nemenyi CD, Wilcoxon (``ranks_and_tests``)
+
+    @property
+    def rule(self):
+        return self.table.draw_rule
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The statistics of the models the paper has not, beside the others (``_compare.compare_methods``)."""
+
+    spec: object
+    result: dict
+    title: str
+    sides: tuple = PAPER_SIDES
+
+
+@dataclass(frozen=True)
+class Section:
+    """One table as every output shows it: ``tables`` writes it in each format, ``report`` draws it."""
+
+    table: Table
+    frame: pd.DataFrame
+    title: str
+    notes: list
+    summary: Summary = None
+    comparison: Comparison = None
+    extra: dict = field(default_factory=dict)  # a renderer's view of the table (columns, wide view, fill)
+
+    @property
+    def spec(self):
+        return self.table.spec
+
+
+def comparison_title(spec, selection):
+    """The heading of a metric table's comparison of new models with the paper's."""
+    return f"{spec.id}: new models ranked with the paper's on reproduced {get_metric(spec.metric).title} ({selection})"
+
+
+def summarize(table, df):
+    """The paper's summary of ``df`` (its table's frame), or None where the paper declares none. An extra column
+    (a user's model, a variant of ours) would cut the data sets to those where it ran: only the paper's columns
+    are ranked."""
+    spec = table.spec
+    if not spec.summary:
+        return None
+    pub = spec.published_frame()
+    extra = sorted(set(df["method"]) - set(pub["method"])) if pub is not None else []
+    df = df[~df["method"].isin(extra)]
+    rule = table.draw_rule
+    wdl = wins_draws_losses(df, spec.pairs, value=table.value, rule=rule)
+    tests = ranks_and_tests(df, spec.pairs, value=table.value, greater_is_better=rule.greater_is_better)
+    return Summary(table, df, extra, wdl, tests)
+
+
+def compare(spec, df, selection, new=None, sides=None, title=None):
+    """The ``Comparison`` of the models of ``df`` the paper has not (or ``new``) with the others, or None.
+    ``sides``, ``title``: how the two sides are named, the heading (a benchmark's)."""
+    result = compare_methods(spec, df, new=new)
+    if result is None:
+        return None
+    return Comparison(spec, result, title or comparison_title(spec, selection), sides or PAPER_SIDES)
+
+
+def paper_section(table, df, selection, compares=True):
+    """A paper's table's ``Section``: its title and notes, its summary and its comparison (``compares``: the
+    comparison of its new models is made; the report's paper page shows the summary alone)."""
+    shows = table.shape.compares_methods
+    return Section(table, df, table.title(df), table.notes(df),
+                   summary=summarize(table, df) if shows else None,
+                   comparison=compare(table.spec, df, selection) if compares and shows else None)
+
+
+def benchmark_section(bench, df, selection):
+    """A benchmark's ``Section`` (``_benchmark``: every data set and model of the results): its models ranked
+    with each other (``compared``), no summary."""
+    table = Table(bench.spec, selection)
+    comparison = compare(bench.spec, df, selection, new=compared(bench, df), sides=SIDES,
+                         title=benchmark_title(bench.spec, selection))
+    return Section(table, df, table.title(df), table.notes(df), comparison=comparison)
