@@ -1,4 +1,4 @@
-"""``eemrepro report``: the static site, its tables against the CSVs, and a real browser (headless Chromium)."""
+"""``eemrepro report``: the static site, its tables against the document both renderings read, and a real browser (headless Chromium)."""
 
 import os
 import re
@@ -6,10 +6,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from eemrepro.reports import build_report, build_tables
+from eemrepro.reports import Records, Table, build_report, registered_tables
+from eemrepro.reports._records import split_by_kind
 from tests.helpers import hand_made_with_a_failed_cell, html_table_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,10 +18,14 @@ BASELINE = ROOT / ".ci" / "quick-baseline"  # EEM records (heart, balance) writt
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    """The report of the quick baseline, and its EEM Table 4 as the document both renderings read (the full
+    layout: ``test_document`` shows the tables' files say the same numbers as the pages)."""
     out = tmp_path_factory.mktemp("site")
     pages = build_report([BASELINE], out / "report", figures=False)
-    tables = build_tables([BASELINE], out / "tables", formats=("csv",), layout="full")
-    return out, pages, tables
+    records, prov = Records([BASELINE]).read()
+    spec = next(s for s in registered_tables() if s.id == "eem_table4")
+    table = Table(spec).build(split_by_kind(records)[spec.kind], unfinished={tuple(c) for c in prov["unfinished"]})
+    return out, pages, table
 
 
 def _browser():
@@ -33,27 +37,26 @@ def _browser():
     return exe
 
 
-def test_every_table_has_its_csv_rows_and_the_known_cell(site):
-    out, pages, tables = site
+def test_every_table_has_its_documents_rows_and_the_known_cell(site):
+    out, pages, doc = site
     # The baseline holds EEM records only: the EEM page, and the benchmark of its data sets and models.
     assert [p.name for p in pages] == ["index.html", "eem.html", "benchmark.html"]
     html = (out / "report" / "eem.html").read_text()
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # works offline
-    csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
     # The page shows the paper's data sets the store holds (the full layout's rows of them).
-    csv = csv[csv["dataset"].isin(set(csv.loc[csv["status"] != "missing", "dataset"]))]
+    doc = doc[doc["dataset"].isin(set(doc.loc[doc["status"] != "missing", "dataset"]))]
     rows = html_table_rows(html, "eem_table4")
-    assert len(rows) == len(csv) and all(len(r) == 10 for r in rows)
-    # heart EEMrbf, as the CSV has it (reproduced mean at one decimal, published 81.9 in EEM Table 4).
-    cell = csv[(csv["dataset"] == "heart") & (csv["method"] == "EEMrbf")].iloc[0]
+    assert len(rows) == len(doc) and all(len(r) == 10 for r in rows)
+    # heart EEMrbf, as the document has it (reproduced mean at one decimal, published 81.9 in EEM Table 4).
+    cell = doc[(doc["dataset"] == "heart") & (doc["method"] == "EEMrbf")].iloc[0]
     row = next(r for r in rows if r[:2] == ["heart", "EEMrbf"])
     assert row[2] == f"{cell['gmean']:.1f}" and row[4] == f"{cell['published']:.1f}" == "81.9"
     assert row[9] in ("within", "outside")
     # The table opens in the paper's shape: data sets as rows, the paper's methods as columns, each cell ours
     # with its delta; the long list is one click behind it.
     wide = html_table_rows(html, "eem_table4", "eem_table4_wide")
-    methods = list(dict.fromkeys(csv["method"]))
-    assert [r[0] for r in wide] == list(dict.fromkeys(csv["dataset"])) and all(len(r) == 1 + len(methods)
+    methods = list(dict.fromkeys(doc["method"]))
+    assert [r[0] for r in wide] == list(dict.fromkeys(doc["dataset"])) and all(len(r) == 1 + len(methods)
                                                                              for r in wide)
     heart = next(r for r in wide if r[0] == "heart")
     assert heart[1 + methods.index("EEMrbf")] == f"{cell['gmean']:.1f} ({cell['delta']:+.1f})"
@@ -99,7 +102,7 @@ def test_verdicts_and_pinned_reasons(tmp_path):
 
 def test_the_report_in_a_real_browser(site):
     exe = _browser()
-    out, _, tables = site
+    out, _, doc = site
     for name in ("eem.html", "benchmark.html"):  # a paper's page, and the benchmark of every data set and model
         page = (out / "report" / name).resolve()
         run = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
@@ -115,9 +118,8 @@ def test_the_report_in_a_real_browser(site):
         console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
         assert console == [], (name, console)
         if name == "eem.html":
-            csv = pd.read_csv(out / "tables" / "eem_table4_gmean.csv", comment="#")
-            csv = csv[csv["dataset"].isin(set(csv.loc[csv["status"] != "missing", "dataset"]))]
-            assert len(html_table_rows(dom, "eem_table4")) == len(csv)
+            doc = doc[doc["dataset"].isin(set(doc.loc[doc["status"] != "missing", "dataset"]))]
+            assert len(html_table_rows(dom, "eem_table4")) == len(doc)
 
 
 def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):
