@@ -261,7 +261,11 @@ def _judge(dirs, tolerance, selection, warn):
                            per_fold=chosen.setdefault(t.id, {}))
              for t in tables if t.spec.kind in parts and t.applies(parts[t.spec.kind])[1]}
     chosen = {k: v for k, v in chosen.items() if v}
-    reuse = built if selection == "best-of-grid" else None  # what check compares
+    # What check compares (the full layout under the default rule), built once for both judgements below.
+    reuse = built if selection == "best-of-grid" else {
+        t.id: t.build(parts[t.spec.kind], unfinished=unfinished, layout="full")
+        for t in (Table(s) for s in specs if s.tolerance is not None)
+        if t.spec.kind in parts and t.applies(parts[t.spec.kind])[1]}
     key = lambda c: (c.table, c.dataset, c.method)
     default = {key(c): c for c in check(parts, Tolerance(), unfinished=unfinished, built=reuse)}
     pinned = {key(c): c for c in check(parts, load_tolerance(tolerance), unfinished=unfinished, built=reuse)} \

@@ -199,3 +199,28 @@ def test_the_benchmarks_document_says_the_same_numbers_in_every_rendering(budget
     assert _check_statistics(section, written, [])
     assert [r[:5] for r in pairs] == [[str(v) for v in row[:5]]
                                       for row in section.comparison.result["pairs"].to_numpy().tolist()]
+
+
+@pytest.mark.parametrize("selection", ["best-of-grid", "best-per-fold"])
+def test_the_report_builds_each_table_once_per_rule_it_is_read_under(store, selection, tmp_path, monkeypatch):
+    """The pages' tables (under ``selection``) and the check's (under the default rule, judged against the tables'
+    rules and against the pins) are built once each: under another selection the check built its tables once more
+    for each of its two judgements."""
+    from eemrepro.reports import build_report
+
+    built = []
+    real = Table.build
+
+    def counted(self, *args, **kwargs):
+        built.append((self.id, self.selection))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Table, "build", counted)
+    pins = tmp_path / "pins.yaml"
+    pins.write_text("tables: {eem_table4: {abs: 1.0, use_std: false}}\n")
+    build_report([store], tmp_path / "site", tolerance=pins, selection=selection, figures=False)
+    papers = [b for b in built if b[0] in CASES.values()]
+    # Each once: the pages' three under the selection, and (another selection) the checked ones under the default.
+    assert len(set(papers)) == len(papers), papers
+    assert {t for t, rule in papers if rule == selection} == set(CASES.values())
+    assert {t for t, rule in papers if rule != selection} <= {"eem_table4", "eem_table1"}
