@@ -63,12 +63,19 @@ class RowFormat:
 
 
 def _text(r, column, fn):
+    """A row's cell as the long view prints it (a column the row lacks reads as no value)."""
     if isinstance(fn, RowFormat):
         return fn(r)
+    v = r.get(column)
     if fn:
-        return fn(r[column])
-    v = r[column]
+        return fn(v)
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+
+def printed(columns):
+    """{column: its text of a row} of a table's long-view ``columns`` ([(column, header, formatter)]): how
+    every rendering prints a cell, the Markdown, LaTeX and HTML alike."""
+    return {c: (lambda r, c=c, fn=fn: _text(r, c, fn)) for c, _, fn in columns}
 
 
 def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), fill=""):

@@ -9,7 +9,7 @@ from scipy import stats
 
 from ...store._segments import as_frame
 from .._cells import _of_kind
-from .._render import _fmt, _signed, fits_note
+from .._render import _fmt, _signed, fits_note, printed
 from ._base import VERDICTS, TableShape, register_shape
 
 
@@ -127,13 +127,12 @@ class CorrelationShape(TableShape):
         return f"{int(df['layers'].max())} layers per cell"
 
     def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
-        rows, details, classes = [], [], []
+        rows, details, classes, cell = [], [], [], printed(self.columns(table, limit)[0])
         for _, r in df.iterrows():
             key = (table.id, r["dataset"], self.cell_label(self.cell_key(r)))
             verdict, reason = verdicts.get(key, ("not compared", "not checked"))
-            rows.append({"data set": r["dataset"], "h": int(r["h"]), "rho": _fmt(r["spearman"], 3),
-                         "paper": _fmt(r.get("published"), 3),
-                         "delta": _signed(r.get("delta"), 3),
+            rows.append({"data set": r["dataset"], "h": int(r["h"]), "rho": cell["spearman"](r),
+                         "paper": cell["published"](r), "delta": cell["delta"](r),
                          "layers": int(r["layers"]), "pairs": int(r["pairs"]), "verdict": verdict})
             classes.append(["", "", VERDICTS[verdict], "", VERDICTS[verdict], "", "", VERDICTS[verdict]])
             details.append({"cell": f"{r['dataset']} / {int(r['h'])}", "verdict": verdict, "reason": reason,

@@ -11,7 +11,7 @@ from ...experiments._selection import FIT_COUNTS, _point_sort_key
 from ...store._segments import as_frame
 from ...store._store import repeats_per_cell
 from .._cells import _combine, _facet, _fit_counts, _of_kind, _order
-from .._render import RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, run_cell
+from .._render import RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, printed, run_cell
 from ._base import UNJUDGED, VERDICTS, Table, TableShape, register_shape
 
 
@@ -196,21 +196,20 @@ def _per_fold_points(table, mine, unfinished):
             for r in sel.to_dict("records") if isinstance(r.get("folds"), list)}
 
 
-def _metric_section(spec, df, verdicts, mine, per_fold, judged=True):
-    """A metric table as a sortable list (and each cell's details); ``judged``: False for a benchmark, whose
-    cells have no published value and no verdict."""
-    digits = spec.printed_digits
+def _metric_section(spec, df, verdicts, mine, per_fold, cell, judged=True):
+    """A metric table as a sortable list (and each cell's details), each cell printed as the long view prints
+    it (``cell``: ``_render.printed``); ``judged``: False for a benchmark, whose cells have no published value
+    and no verdict."""
     m = spec.metric
     frames = _cell_frames(spec, mine)
     rows, details, classes, tips = [], [], [], []
     for _, r in df.iterrows():
         verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
                                        ("not compared", "not checked") if judged else UNJUDGED)
-        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": _fmt(r[m], digits) + fits_mark(r),
-                     spec.spread: _fmt(r[m + "_std"], digits), "paper": _fmt(r.get("published"), digits),
-                     "paper " + spec.spread: _fmt(r.get("published_std"), digits),
-                     "delta": _signed(r.get("delta"), digits), "status": r["status"], "repeats": r.get("repeats"),
-                     "verdict": verdict})
+        rows.append({"data set": r["dataset"], "method": r["method"], "reproduced": cell[m](r),
+                     spec.spread: cell[m + "_std"](r), "paper": cell["published"](r),
+                     "paper " + spec.spread: cell["published_std"](r), "delta": cell["delta"](r),
+                     "status": r["status"], "repeats": r.get("repeats"), "verdict": verdict})
         cls = VERDICTS[verdict] if judged else ""
         classes.append(["", "", cls, "", "", "", cls, "", "", cls])
         tips.append(["", "", fits_note(r), "", "", "", reason or "", "", "", reason or ""])
@@ -318,7 +317,8 @@ class MetricShape(TableShape):
         return wide[wide.index.isin(claim.datasets)] if claim.datasets else wide
 
     def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
-        display, classes, tips, details = _metric_section(table.spec, df, verdicts, records, per_fold, judged)
+        cell = printed(self.columns(table, limit)[0])
+        display, classes, tips, details = _metric_section(table.spec, df, verdicts, records, per_fold, cell, judged)
         return {"display": display, "classes": classes, "tips": tips, "details": details,
                 "wide": _wide_section(table.spec, df, verdicts, judged)}
 

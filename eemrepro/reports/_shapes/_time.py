@@ -8,7 +8,7 @@ from ...experiments import select
 from ...experiments._selection import FIT_COUNTS
 from ...store._segments import as_frame
 from .._cells import _fit_counts, _of_kind, _order, cell_solvers, column_solvers
-from .._render import RowFormat, _fmt, fits_mark, fits_note
+from .._render import RowFormat, _fmt, fits_mark, fits_note, printed
 from ._base import Table, TableShape, register_shape
 
 
@@ -132,12 +132,11 @@ class TimeShape(TableShape):
         return columns, ("dataset", "method", seconds)
 
     def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
-        rows, details = [], []
+        rows, details, cell = [], [], printed(self.columns(table, limit)[0])
         for _, r in df.iterrows():
             verdict, reason = "not compared", "training times depend on the machine"
-            rows.append({"data set": r["dataset"], "method": r["method"],
-                         "seconds": _fmt(r["seconds"], 2, limit) + fits_mark(r),
-                         "paper": _fmt(r.get("published"), 1, limit), "timing": r.get("timing") or "",
+            rows.append({"data set": r["dataset"], "method": r["method"], "seconds": cell["seconds"](r),
+                         "paper": cell["published"](r), "timing": r.get("timing") or "",
                          "selected point": r.get("point") or ""})
             details.append({"cell": f"{r['dataset']} / {r['method']}", "verdict": verdict, "reason": reason,
                             "fits": fits_note(r)})
