@@ -1,14 +1,21 @@
 """``build_tables``: every registered table the stored records support, in one folder."""
 
+import os
+import shutil
+import tempfile
+from collections import Counter
 from pathlib import Path
 
 from tabulate import tabulate
 
 from ..experiments import get_metric
-from ._benchmark import PUBLISHED_COLUMNS
+from ._benchmark import BENCHMARK, PUBLISHED_COLUMNS, benchmark_tables, benchmarks
+from ._check import check, describe_rule, summary_line
+from ._claims import evaluate_claims
 from ._compare import comparison_frame, comparison_markdown
 from ._document import benchmark_section, paper_section
 from ._outputs import FilesExistError, publish
+from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
 from ._render import metric_cell, provenance_lines, write_table
 from ._shapes import Table
 from ._spec import registered_tables
@@ -50,10 +57,6 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     or a file this command did not write) is not overwritten unless ``force``:
     :class:`TablesExistError` names them and nothing is written.
     """
-    import os
-    import shutil
-    import tempfile
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tables-", dir=out))
@@ -69,8 +72,6 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
 
 
 def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
-    from ._benchmark import BENCHMARK, benchmark_tables, benchmarks
-
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
     specs = [s for s in registered_tables() if tables is None or s.id in tables]
@@ -78,8 +79,6 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]} "
                          f"and {BENCHMARK}")
-    from ._readings import start_readings
-
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     started = start_readings(dirs, specs)
     # The papers' layout is theirs alone; what was run gets the benchmark of every data set and model too.
@@ -104,8 +103,6 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
     for bench, df, bench_prov in benchmark_tables(benches, made, prov, selection):
         written += _write_benchmark(bench, df, out, formats, bench_prov, selection, limit)
     if prov["records"]:
-        from ._check import check
-
         # check.md compares the full layout under the default selection.
         cells = check(None, unfinished=results.unfinished, tables=[s.id for s in specs], built=checked)
         written.append(_write_check(cells, out, prov, specs))
@@ -136,8 +133,6 @@ def _write_paper_table(table, df, out, formats, prov, limit):
 
 def _write_claims(parts, out, prov, unfinished, selection, built):
     """claims.md: each paper claim the records can judge, its verdict and the numbers behind it."""
-    from ._claims import evaluate_claims
-
     results = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
     if not results:
         return None
@@ -229,8 +224,6 @@ def _write_comparison(comparison, out, formats, prov):
 
 def _write_readings(dirs, out, prov, specs, cells, formats, built, started=None):
     """``<stem>_readings.md`` (and ``.csv``) of each checked table a stored reading covers."""
-    from ._readings import COLUMNS, reading_stores, readings_frames
-
     frames = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
     stores = ", ".join(str(folder) for _, _, folder in reading_stores(dirs))
     written = []
@@ -249,9 +242,6 @@ def _write_readings(dirs, out, prov, specs, cells, formats, built, started=None)
 
 def _write_check(cells, out, prov, specs):
     """check.md: per table, cells within the default tolerance (``cells``, from ``check``) and every cell not."""
-    from collections import Counter
-
-    from ._check import describe_rule, summary_line
 
     lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
     lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]

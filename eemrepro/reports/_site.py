@@ -20,13 +20,31 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from ..papers import registered_papers
-from ._compare import MIN_WILCOXON, RANKS_NOTE, TESTS_NOTE, cd_diagram, compared_sides, comparison_frame
+from ._benchmark import benchmark_frame, benchmarks
+from ._build import protocol_warnings
+from ._check import Tolerance, baseline_pins, check, load_tolerance
+from ._claims import evaluate_claims
+from ._compare import (
+    MIN_WILCOXON,
+    RANKS_NOTE,
+    TESTS_NOTE,
+    cd_diagram,
+    compared_sides,
+    comparison_frame,
+    new_methods,
+)
 from ._document import benchmark_section, compare, paper_section
+from ._figures import build_figures
 from ._outputs import FilesExistError, publish
-from ._render import FITS_LEGEND, marked
+from ._readings import COLUMNS, readings_frames, start_readings
+from ._records import SITE_COLUMNS, Records, split_by_kind
+from ._render import FITS_LEGEND, marked, provenance_lines
 from ._shapes import VERDICTS, Table
+from ._spec import registered_figures
+from ._tables import timeout_limit
 
 
 
@@ -96,9 +114,6 @@ def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
     """{figure name: its title and inline SVG} of every registered figure the results can draw, drawn in one
     pass over the results, then one pass over each of ``figure_stores`` alone (stores that hold what figures
     draw and no table, or a sweep whose grid must not merge with a table's); none without matplotlib."""
-    from ._figures import build_figures
-    from ._spec import registered_figures
-
     by_stem = {Path(f.stem).name: f for f in registered_figures()}
     tmp = Path(tempfile.mkdtemp(prefix="eemrepro-figures-"))
     out = {}
@@ -124,8 +139,6 @@ def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
 def _store_provenance(dirs, prov):
     """Hosts, data checksums and each store's config (from its run files: the ``Records``' provenance ``prov``),
     for the provenance block."""
-    import yaml
-
     checksums, configs = {}, []
     for d in dirs:
         checksums.update(prov["data_sha256"].get(str(Path(d)), {}))
@@ -177,8 +190,6 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     """
     from jinja2 import Environment
 
-    from ._compare import new_methods
-    from ._render import provenance_lines
 
     judged = _judge(dirs, tolerance, selection, warn)
     built, prov = judged.built, judged.prov
@@ -237,13 +248,6 @@ def _judge(dirs, tolerance, selection, warn):
     """The results of ``dirs`` read once, every table built once and judged: its cells under the tables' rules and
     the pins, the claims, and the readings (each a store of its own, judged in worker processes while this one
     builds the tables)."""
-    from ._build import protocol_warnings
-    from ._check import Tolerance, baseline_pins, check, load_tolerance
-    from ._claims import evaluate_claims
-    from ._readings import readings_frames, start_readings
-    from ._records import SITE_COLUMNS, Records, split_by_kind
-    from ._tables import timeout_limit
-
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
     records, prov = Records(dirs, columns=SITE_COLUMNS).read()
@@ -309,8 +313,6 @@ def _paper_page(paper, judged, selection, page, drawn, out, common):
 
 def _table_section(spec, judged, selection):
     """A paper's table as its page shows it (for ``page.html``), or None where the results show none of it."""
-    from ._readings import COLUMNS
-
     if spec.id not in judged.built:
         return None
     mine, df, verdicts = judged.parts[spec.kind], judged.built[spec.id], judged.verdicts
@@ -354,9 +356,6 @@ def _benchmark_page(page, benchmark, common):
 def _benchmark_sections(dirs, parts, unfinished, selection):
     """The sections of ``benchmark.html``: each benchmark table (``_benchmark``) of the results, every cell
     clickable for its folds, then its comparison (``_comparison_section``); [] when there is none."""
-    from ._benchmark import benchmark_frame, benchmarks
-    from ._records import SITE_COLUMNS, Records
-
     sections = []
     for bench in benchmarks(dirs):
         spec = bench.spec
@@ -420,8 +419,6 @@ def _comparison_section(comparison):
 def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js):
     """comparison.html: models the papers have not (a user's), ranked with each paper's own (``_compare``)
     in every metric table that holds them, with a critical-difference diagram; None when there are none."""
-    from ._render import provenance_lines
-
     sections = []
     for spec in (s for paper in registered_papers() for s in paper.tables):
         df = built.get(spec.id)
