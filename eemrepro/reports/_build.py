@@ -13,7 +13,7 @@ from ._benchmark import BENCHMARK, PUBLISHED_COLUMNS, benchmark_tables, benchmar
 from ._check import check, describe_rule, summary_line
 from ._claims import evaluate_claims
 from ._compare import comparison_frame, comparison_markdown
-from ._document import benchmark_section, paper_section
+from ._document import benchmark_section, document
 from ._outputs import FilesExistError, publish
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
 from ._render import metric_cell, provenance_lines, write_table
@@ -90,36 +90,44 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
     prov = results.provenance
     for line in protocol_warnings(prov) if warn is not None else ():
         warn(line)
-    out = Path(out)
-    written = []
     built, checked = {}, {}
     for spec in specs:
-        if spec.id not in applies:
-            continue
-        df = built[spec.id] = made[(spec.id, selection)].frame(layout)
-        checked[spec.id] = df if layout == "full" and selection == "best-of-grid" else \
-            made[(spec.id, "best-of-grid")].frame("full")
-        written += _write_paper_table(Table(spec, selection), df, out, formats, prov, limit)
-    for bench, df, bench_prov in benchmark_tables(benches, made, prov, selection):
-        written += _write_benchmark(bench, df, out, formats, bench_prov, selection, limit)
+        if spec.id in applies:
+            built[spec.id] = made[(spec.id, selection)].frame(layout)
+            checked[spec.id] = built[spec.id] if layout == "full" and selection == "best-of-grid" else \
+                made[(spec.id, "best-of-grid")].frame("full")
+    cells, claims, readings = None, (), None
     if prov["records"]:
-        # check.md compares the full layout under the default selection.
+        # check.md compares the full layout under the default selection; the claims read the tables written.
         cells = check(None, unfinished=results.unfinished, tables=[s.id for s in specs], built=checked)
-        written.append(_write_check(cells, out, prov, specs))
-        written += _write_readings(dirs, out, prov, specs, cells, formats, built, started)
-        claims = _write_claims(None, out, prov, results.unfinished, selection, built)
-        if claims is not None:
-            written.append(claims)
+        claims = evaluate_claims(None, selection=selection, unfinished=results.unfinished, built=built)
+        readings = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
+    doc = document(specs, built, prov, selection, cells, claims, readings)
+    benches = benchmark_tables(benches, made, prov, selection)
+    return _write_document(doc, Path(out), formats, limit, dirs, specs, benches)
+
+
+def _write_document(doc, out, formats, limit, dirs, specs, benches):
+    """The files of a ``Document`` in ``formats``: each table with its comparison and summary, each benchmark
+    (``benches``: [(benchmark, its table, its provenance)]), check.md of the tables of ``specs``, the readings
+    and claims.md."""
+    written = []
+    for section in doc.sections.values():
+        written += _write_paper_table(section, out, formats, doc.prov, limit)
+    for bench, df, bench_prov in benches:
+        written += _write_benchmark(bench, df, out, formats, bench_prov, doc.selection, limit)
+    if doc.cells is not None:
+        written.append(_write_check(doc.cells, out, doc.prov, specs))
+        written += _write_readings(dirs, out, doc.prov, specs, doc.readings, formats)
+        if doc.claims:
+            written.append(_write_claims(doc, out))
     return written
 
 
-def _write_paper_table(table, df, out, formats, prov, limit):
-    """A paper's table in each format, with its comparison with new models and its summary, where it shows (its
-    ``Section``: the content the report draws too)."""
-    spec = table.spec
-    if not table.shape.shows(df):
-        return []
-    section = paper_section(table, df, table.selection)
+def _write_paper_table(section, out, formats, prov, limit):
+    """A paper's table (its ``Section``: the content the report draws too) in each format, with its comparison
+    with new models and its summary, where it shows."""
+    table, df, spec = section.table, section.frame, section.spec
     columns, wide = table.columns(limit)
     written = [write_table(df, out / spec.stem, fmt, section.title, prov, columns, wide, section.notes)
                for fmt in formats]
@@ -131,19 +139,17 @@ def _write_paper_table(table, df, out, formats, prov, limit):
     return written + compared
 
 
-def _write_claims(parts, out, prov, unfinished, selection, built):
-    """claims.md: each paper claim the records can judge, its verdict and the numbers behind it."""
-    results = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
-    if not results:
-        return None
+def _write_claims(doc, out):
+    """claims.md: each paper claim the records can judge (the ``Document``'s), its verdict and the numbers
+    behind it."""
     title = "The papers' claims, judged on the reproduced tables"
-    lines = [f"# {provenance_lines(prov, title)[0]}", ""]
-    lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]] + [""]
-    for paper in dict.fromkeys(r.paper for r in results):
+    lines = [f"# {provenance_lines(doc.prov, title)[0]}", ""]
+    lines += [f"- {line}" for line in provenance_lines(doc.prov, "")[1:]] + [""]
+    for paper in dict.fromkeys(r.paper for r in doc.claims):
         lines += [f"## {paper}", "", "| claim | table | verdict | numbers |", "|---|---|---|---|"]
         lines += [f"| {r.claim.wording} | {r.claim.table} | {r.verdict} | {r.numbers} |"
-                  for r in results if r.paper == paper]
-        lines += [""] + [f"- {r.claim.id}: \"{r.claim.source}\"" for r in results if r.paper == paper] + [""]
+                  for r in doc.claims if r.paper == paper]
+        lines += [""] + [f"- {r.claim.id}: \"{r.claim.source}\"" for r in doc.claims if r.paper == paper] + [""]
     path = out / "claims.md"
     path.write_text("\n".join(lines))
     return path
@@ -222,9 +228,9 @@ def _write_comparison(comparison, out, formats, prov):
     return written
 
 
-def _write_readings(dirs, out, prov, specs, cells, formats, built, started=None):
-    """``<stem>_readings.md`` (and ``.csv``) of each checked table a stored reading covers."""
-    frames = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
+def _write_readings(dirs, out, prov, specs, frames, formats):
+    """``<stem>_readings.md`` (and ``.csv``) of each checked table a stored reading covers (``frames``: the
+    ``Document``'s readings)."""
     stores = ", ".join(str(folder) for _, _, folder in reading_stores(dirs))
     written = []
     for spec in specs:

@@ -91,13 +91,13 @@ def compare(spec, df, selection, new=None, sides=None, title=None):
     return Comparison(spec, result, title or comparison_title(spec, selection), sides or PAPER_SIDES)
 
 
-def paper_section(table, df, selection, compares=True):
-    """A paper's table's ``Section``: its title and notes, its summary and its comparison (``compares``: the
-    comparison of its new models is made; the report's paper page shows the summary alone)."""
-    shows = table.shape.compares_methods
+def paper_section(table, df, selection):
+    """A paper's table's ``Section``: its title and notes, the paper's summary of its columns and the comparison
+    of its new models (a table that compares methods: the metric shape's)."""
+    ranks = table.shape.compares_methods
     return Section(table, df, table.title(df), table.notes(df),
-                   summary=summarize(table, df) if shows else None,
-                   comparison=compare(table.spec, df, selection) if compares and shows else None)
+                   summary=summarize(table, df) if ranks else None,
+                   comparison=compare(table.spec, df, selection) if ranks else None)
 
 
 def benchmark_section(bench, df, selection):
@@ -107,3 +107,24 @@ def benchmark_section(bench, df, selection):
     comparison = compare(bench.spec, df, selection, new=compared(bench, df), sides=SIDES,
                          title=benchmark_title(bench.spec, selection))
     return Section(table, df, table.title(df), table.notes(df), comparison=comparison)
+
+
+@dataclass(frozen=True)
+class Document:
+    """What a set of results says, built once from its tables (``document``): ``tables`` writes it as Markdown,
+    CSV and LaTeX (``_build``), ``report`` draws it as HTML (``_site``)."""
+
+    prov: dict  # the results' provenance (``Records``)
+    selection: str
+    sections: dict  # {table id: Section} of every registered table the results show, in the registry's order
+    cells: list = None  # check's cells (the default rule, the full layout); None where there is no record
+    claims: list = ()  # the papers' claims judged on these tables (``_claims.evaluate_claims``)
+    readings: dict = field(default_factory=dict)  # {table id: its readings' frame} (``_readings``)
+
+
+def document(specs, built, prov, selection, cells=None, claims=(), readings=None):
+    """The ``Document`` of ``built`` ({table id: frame}, the tables of ``specs`` the results hold, read under
+    ``selection``), with the check's ``cells``, the judged ``claims`` and the ``readings``' frames."""
+    tables = [Table(s, selection) for s in specs if s.id in built]
+    sections = {t.id: paper_section(t, built[t.id], selection) for t in tables if t.shape.shows(built[t.id])}
+    return Document(prov, selection, sections, cells, list(claims or ()), dict(readings or {}))

@@ -36,7 +36,7 @@ from ._compare import (
     comparison_frame,
     new_methods,
 )
-from ._document import benchmark_section, compare, paper_section
+from ._document import benchmark_section, document
 from ._figures import build_figures
 from ._outputs import FilesExistError, publish
 from ._readings import COLUMNS, readings_frames, start_readings
@@ -211,11 +211,11 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
               "configs": store_configs, "css": css, "js": js}
     pages, summary = [], []
     for paper in registered_papers():
-        made = _paper_page(paper, judged, selection, page, drawn, out, common)
+        made = _paper_page(paper, judged, page, drawn, out, common)
         if made is not None:
             pages.append((f"{paper.id}.html", made[0]))
             summary.append(made[1])
-    comparison = _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js)
+    comparison = _comparison_page(judged.doc, page, nav, extra_provenance, store_configs, css, js)
     if comparison is not None:
         pages.append(("comparison.html", comparison))
     if benchmark:
@@ -239,8 +239,7 @@ class _Judged:
     built: dict  # {table id: every registered table that applies, built once (the full layout)}
     chosen: dict  # {table id: its per-fold chosen points}, where the table's rule chooses per fold
     verdicts: dict  # {(table, data set, method): (verdict, reason)}
-    readings: dict  # {table id: its readings' frame}
-    claims: list
+    doc: object  # the ``Document``: each table's section, the check's cells, the claims, the readings
     limit: float  # the fit budget the timed-out records ran into (``timeout_limit``)
 
 
@@ -279,7 +278,8 @@ def _judge(dirs, tolerance, selection, warn):
     readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built,
                                started=started)
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
-    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, readings, claims,
+    doc = document(specs, built, prov, selection, list(default.values()), claims, readings)
+    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, doc,
                    timeout_limit(records))
 
 
@@ -287,9 +287,9 @@ _CLAIM_CLASS = {"confirmed": "v-within", "not confirmed": "v-outside", "not meas
                 "too few data sets": "v-notrun"}
 
 
-def _paper_page(paper, judged, selection, page, drawn, out, common):
+def _paper_page(paper, judged, page, drawn, out, common):
     """(a paper's page, its row of the index), or None where the results show none of its tables."""
-    tables = [t for t in (_table_section(spec, judged, selection) for spec in paper.tables) if t is not None]
+    tables = [t for t in (_table_section(spec, judged) for spec in paper.tables) if t is not None]
     if not tables:
         return None
     verdicts = judged.verdicts
@@ -299,7 +299,7 @@ def _paper_page(paper, judged, selection, page, drawn, out, common):
                                                      ("outside", "outside"), ("missing", "missing"))}}
     mine_claims = [{"id": c.claim.id, "wording": c.claim.wording, "table": c.claim.table, "verdict": c.verdict,
                     "numbers": c.numbers, "source": c.claim.source, "cls": _CLAIM_CLASS[c.verdict]}
-                   for c in judged.claims if c.paper == paper.id]
+                   for c in judged.doc.claims if c.paper == paper.id]
     findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
     # What the mark means, on a page one of whose cells shows it.
     shown = [judged.built[t["id"]] for t in tables if t["id"] in judged.built]
@@ -311,19 +311,16 @@ def _paper_page(paper, judged, selection, page, drawn, out, common):
     return html, row
 
 
-def _table_section(spec, judged, selection):
+def _table_section(spec, judged):
     """A paper's table as its page shows it (for ``page.html``), or None where the results show none of it."""
-    if spec.id not in judged.built:
+    content = judged.doc.sections.get(spec.id)  # the table's section: what ``tables`` writes of it too
+    if content is None:
         return None
-    mine, df, verdicts = judged.parts[spec.kind], judged.built[spec.id], judged.verdicts
-    if df.empty:
-        return None
+    mine, df, verdicts, table = judged.parts[spec.kind], content.frame, judged.verdicts, content.table
     # The paper's data sets that nothing here ran or asked for are named, not shown as rows of "–".
     shown, collapsed = _asked_for(spec, df, judged.unfinished)
     if shown.empty:
         return None
-    table = Table(spec, selection)
-    content = paper_section(table, df, selection, compares=False)  # what ``tables`` writes of it too
     per_fold = judged.chosen[spec.id] if spec.id in judged.chosen else table.chosen_points(mine, judged.unfinished)
     section = table.shape.site_section(table, shown, verdicts, mine, per_fold, judged.limit)
     display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
@@ -338,7 +335,7 @@ def _table_section(spec, judged, selection):
             "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
             "wide": section["wide"], "rows": len(display),
             "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
-            "notes": notes, "readings": _readings_html(judged.readings.get(spec.id), COLUMNS)}
+            "notes": notes, "readings": _readings_html(judged.doc.readings.get(spec.id), COLUMNS)}
 
 
 def _benchmark_page(page, benchmark, common):
@@ -416,22 +413,16 @@ def _comparison_section(comparison):
             "notes": notes, "readings": None}
 
 
-def _comparison_page(built, selection, page, nav, prov, extra_provenance, store_configs, css, js):
+def _comparison_page(doc, page, nav, extra_provenance, store_configs, css, js):
     """comparison.html: models the papers have not (a user's), ranked with each paper's own (``_compare``)
-    in every metric table that holds them, with a critical-difference diagram; None when there are none."""
-    sections = []
-    for spec in (s for paper in registered_papers() for s in paper.tables):
-        df = built.get(spec.id)
-        if df is None or not Table(spec).shape.compares_methods:
-            continue
-        comparison = compare(spec, df, selection)
-        if comparison is not None:
-            sections.append(_comparison_section(comparison))
+    in every metric table that holds them (the ``Document``'s comparisons, those ``tables`` writes), with a
+    critical-difference diagram; None when there are none."""
+    sections = [_comparison_section(s.comparison) for s in doc.sections.values() if s.comparison is not None]
     if not sections:
         return None
     return page.render(title="New models ranked with the papers'", paper_id="comparison", fits_legend=None,
                        papers=nav, claims=[], findings=None,
-                       provenance=provenance_lines(prov, "")[1:] + extra_provenance, configs=store_configs,
+                       provenance=provenance_lines(doc.prov, "")[1:] + extra_provenance, configs=store_configs,
                        tables=sections, figures=[], css=css, js=js,
                        intro="Models that a paper's table does not have (yours, run with 'baselines:' naming the "
                              "paper's results) beside the paper's own, on the data sets where all of them ran. The "

@@ -12,7 +12,7 @@ import pytest
 from eemrepro.reports import Records, registered_tables, shape_names
 from eemrepro.reports._benchmark import benchmark_frame, benchmarks
 from eemrepro.reports._build import _write_benchmark, _write_paper_table
-from eemrepro.reports._document import benchmark_section, paper_section
+from eemrepro.reports._document import benchmark_section, document
 from eemrepro.reports._records import split_by_kind
 from eemrepro.reports._render import _text
 from eemrepro.reports._shapes import Table
@@ -158,11 +158,11 @@ def test_a_tables_document_says_the_same_numbers_in_every_rendering(store, shape
     df, prov, parts, unfinished, limit = _read(store, spec, budget)
     whole = _read(store, spec, None)[0]
     pd.testing.assert_frame_equal(df, whole)  # the same table, whatever the budget
-    table = Table(spec, SELECTION)
-    section = paper_section(table, df, SELECTION)
-    written = _by_role(_write_paper_table(table, df, tmp_path, ("md", "csv", "latex"), prov, limit), spec)
-    judged = _Judged(None, prov, None, unfinished, parts, {spec.id: df}, {}, {}, {}, [], limit)
-    html = _table_section(spec, judged, SELECTION)
+    doc = document([spec], {spec.id: df}, prov, SELECTION)
+    section = doc.sections[spec.id]
+    written = _by_role(_write_paper_table(section, tmp_path, ("md", "csv", "latex"), prov, limit), spec)
+    judged = _Judged(None, prov, None, unfinished, parts, {spec.id: df}, {}, {}, doc, limit)
+    html = _table_section(spec, judged)
     assert html["title"] == section.title and f"# {section.title}" in written[".md"].read_text()
     not_shown = next((n for n in html["notes"] if n.startswith("Not shown:")), "")
     _check_renderings(section, written, _html_rows(html["html"], spec.id), limit, not_shown)
