@@ -1,10 +1,11 @@
-"""One document, two renderings: the content of a table's section, built once for every output.
+"""One document, two renderings: what a set of results says, built once for every output.
 
-``tables`` renders it as Markdown, CSV and LaTeX (``_build``), ``report`` as HTML (``_site``); neither
-computes a number, a title, a column or a note of its own. A section is one :class:`Table` (its rules), the
-frame it was built into, and what every output shows of it: its title, its columns (long and wide view),
-its notes, the paper's summary of its columns (``Summary``) and the comparison of the models the paper has
-not (``Comparison``), each computed once by ``_stats``.
+A ``Document`` holds each table's ``Section`` (one :class:`Table`, its rules; the frame it was built into; its
+title and notes; the paper's summary of its columns, ``Summary``; the comparison of the models the paper has
+not, ``Comparison``, each computed once by ``_stats``), the check's cells, the judged claims and the readings.
+``tables`` renders it as Markdown, CSV and LaTeX (``_build``), ``report`` as HTML (``_site``): neither computes
+a number, a title or a note of its own, and each prints a cell with its table's column formatters
+(``Table.columns``, ``_render.printed``).
 """
 
 from dataclasses import dataclass, field
@@ -54,7 +55,6 @@ class Section:
     notes: list
     summary: Summary = None
     comparison: Comparison = None
-    extra: dict = field(default_factory=dict)  # a renderer's view of the table (columns, wide view, fill)
 
     @property
     def spec(self):
