@@ -60,9 +60,9 @@ class Records:
 
     ``provenance``, once every group is read, is the same whatever the budget: the folders, configs and
     commits, the records' count, repeats and dates, ``data_sha256`` ({folder: {data set: the checksum its runs
-    recorded}}) and ``run_configs`` ({folder: its last run's config}), ``unfinished`` (the (data set, model) cells whose folder's
-    config has units the records lack), ``left_out`` (a folder's records its config.yaml no longer names --
-    a grid point, model or data set taken out of it since they were run -- kept in the store, not read:
+    recorded}}) and ``run_configs`` ({folder: its last run's config}), ``unfinished`` (the (data set, model)
+    cells whose folder's config has units the records lack), ``left_out`` (a folder's records its config.yaml no
+    longer names -- a grid point, model or data set taken out of it since they were run -- kept in the store, not read:
     {folder: {reason: records}}), and ``protocol_differences`` where folders of different protocols are
     combined. ``unfinished`` is the unfinished cells of the groups read so far (all once every group is).
 
