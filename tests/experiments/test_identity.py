@@ -651,10 +651,30 @@ PINNED = {
     "frozenset": (frozenset({"alpha", "beta", "gamma"}), "frozenset of 3 joblib:31910552265312d8458bf87f64123d35"),
     "set": ({3, 1, 2}, "set of 3 joblib:67253e4eed610964b8eac35e6371370f"),
     "dict": ({2: "two", 1: "one"}, "dict of 2 joblib:008b3b5fc399a57c1dc214a04e725f8d"),
+    # Keys whose digest order (1, 3, 2) is not their natural order: the canonical form sorts by digest.
+    "dict of three": ({3: "three", 1: "one", 2: "two"}, "dict of 3 joblib:6dc6b8edf39f66e5f6bf694b441b7a3f"),
     "long list": (list(range(40)), "list of 40 joblib:b82ebe59de3c3a879f602429a0ae0424"),
     "class": (np.ndarray, "type numpy.ndarray joblib:3d2b0d0ff47b3b77d1042903cb2ee812"),
     "partial": (functools.partial(round, ndigits=2), "partial joblib:e0d6e356cf6641b8b3a7116c59aa2955"),
 }
+
+
+class _Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def apply(self, x):
+        return x * self.factor
+
+
+def test_a_bound_method_parameter_is_told_by_its_objects_state():
+    # A user's estimator given ``transform=Scaler(2).apply``: rerun with ``Scaler(3).apply`` it computes
+    # something else, so its identity must differ; a new object in the same state is the same setting.
+    from eemrepro.experiments._identity import _plain
+
+    assert _plain(_Scaler(2).apply) != _plain(_Scaler(3).apply)
+    assert _plain(_Scaler(2).apply) == _plain(_Scaler(2).apply)
+    assert _plain(_Scaler(2).apply).startswith(f"method {__name__}._Scaler.apply joblib:")
 
 
 @pytest.mark.parametrize("kind", sorted(PINNED))
