@@ -34,7 +34,9 @@ ENTRY_POINT_GROUP = "eemrepro.estimators"
 
 _IMPORT_LOCK = threading.Lock()
 # Top-level modules of users' estimators this process imported: name -> (the config's folder it was imported
-# from, or None; the users' modules that import reached; the stat of their files then).
+# from, or None; the users' modules that import reached; the files and folders that stand for their code
+# (``watched_paths``: a package's every file, so that a module it imports later, at fit time, is watched too) and
+# their stat then).
 _IMPORTED = {}
 # (estimator, home) -> (the modules its code was found in, the files and folders watched, their stat, the code).
 _CODE_TEXTS = {}
@@ -131,8 +133,8 @@ def _import(module, home):
     folder = Path(home).resolve() if home is not None else None
     beside = folder is not None and bool(_module_files(folder, top))
     if top in _IMPORTED:
-        where, modules, stamp = _IMPORTED[top]
-        if (beside and where != folder) or stamp_of(_files_of(modules)) != stamp:
+        where, modules, watched, stamp = _IMPORTED[top]
+        if (beside and where != folder) or stamp_of(watched) != stamp:
             with _IMPORT_LOCK:
                 _drop(set(modules) | {top})
                 del _IMPORTED[top]
@@ -160,8 +162,9 @@ def _import(module, home):
                 _drop(mine)
                 raise
         if top not in _IMPORTED or loaded:
-            users, _ = what_ran([module, top], loaded | _IMPORTED.get(top, (None, set(), None))[1])
-            _IMPORTED[top] = (folder if beside else None, set(users), stamp_of(_files_of(users)))
+            users, _ = what_ran([module, top], loaded | _IMPORTED.get(top, (None, set()))[1])
+            watched = watched_paths(users)
+            _IMPORTED[top] = (folder if beside else None, set(users), watched, stamp_of(watched))
         return imported
 
 
@@ -190,11 +193,6 @@ def _drop(modules):
 def _lies_under(module, folder):
     path = getattr(module, "__file__", None)
     return path is not None and Path(path).resolve().is_relative_to(folder)
-
-
-def _files_of(modules):
-    return sorted(Path(sys.modules[m].__file__) for m in modules
-                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
 
 
 def lies_in(name, home):
@@ -256,7 +254,7 @@ def _code_of_class(name, home, cls):
     module = _module_of(name)
     top = module.partition(".")[0]
     users, dists = what_ran([module, top, getattr(cls, "__module__", module)],
-                            _IMPORTED.get(top, (None, set(), None))[1])
+                            _IMPORTED.get(top, (None, set()))[1])
     code = code_text(users, dists, first=module)
     watched = watched_paths(users)
     _CODE_TEXTS[key] = ({m: sys.modules[m] for m in users}, watched, stamp_of(watched), code)

@@ -302,6 +302,60 @@ def test_a_users_module_named_like_the_tools_own_is_refused_and_the_tool_keeps_i
     assert not str(getattr(real, "__file__", "") or "").startswith(str(tmp_path))
 
 
+def test_a_standard_library_package_beside_the_config_that_the_users_module_imports_is_refused(tmp_path):
+    """``clf.py`` does ``import wave``, and a folder ``wave/`` lies beside it: the user's package would stand in
+    for the standard library's for the rest of the process. Refused naming the folder (not a ``wave.py`` that is
+    not there), and the standard library's module is the one imported afterwards."""
+    import importlib
+    import sys
+
+    from eemrepro.models._lookup import estimator_class
+
+    sys.modules.pop("wave", None)  # the standard library's, where something imported it before
+    (tmp_path / "wave").mkdir()
+    (tmp_path / "wave" / "__init__.py").write_text("MINE = True\n")
+    (tmp_path / "clf.py").write_text("import wave\n" + CLF.format(which=0))
+    with pytest.raises(ValueError, match=rf"^{tmp_path / 'wave'} is named like the standard library's 'wave', "
+                                         r"which eemrepro uses: rename it \(a module of yours must not stand in for "
+                                         r"the tool's\)$"):
+        estimator_class("clf:Const", str(tmp_path))
+    assert not hasattr(importlib.import_module("wave"), "MINE")
+
+
+LAZY = """
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class Clf(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y):
+        from pkg.sub import helpers  # imported at fit time only, after the class was looked up
+
+        self.classes_, self.k_ = np.unique(y), helpers.K
+        return self
+"""
+
+
+def test_a_module_the_users_package_imports_at_fit_time_is_imported_afresh_after_an_edit(tmp_path):
+    """``pkg.sub.helpers`` is imported only inside ``fit``. After an edit of helpers.py the next run must fit
+    with the new code: every module of the edited package is dropped, however deep, not only those the first
+    import loaded."""
+    import os
+
+    from eemrepro.models._lookup import estimator_class
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text(LAZY)
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    helpers = tmp_path / "pkg" / "sub" / "helpers.py"
+    helpers.write_text("K = 1\n")
+    X, y = np.zeros((4, 1)), np.array([0, 1, 0, 1])
+    assert estimator_class("pkg:Clf", str(tmp_path))().fit(X, y).k_ == 1
+    helpers.write_text("K = 22\n")
+    os.utime(helpers, (helpers.stat().st_atime, helpers.stat().st_mtime + 5))
+    assert estimator_class("pkg:Clf", str(tmp_path))().fit(X, y).k_ == 22
+
+
 @pytest.mark.parametrize("command", [
     ["forget", "{typo}", "--models", "C"],
     ["compact", "{typo}"],
