@@ -656,7 +656,28 @@ PINNED = {
     "long list": (list(range(40)), "list of 40 joblib:b82ebe59de3c3a879f602429a0ae0424"),
     "class": (np.ndarray, "type numpy.ndarray joblib:3d2b0d0ff47b3b77d1042903cb2ee812"),
     "partial": (functools.partial(round, ndigits=2), "partial joblib:e0d6e356cf6641b8b3a7116c59aa2955"),
+    # An object array (scikit-learn's encoders take such ``categories``): its elements in place, with its shape.
+    "object array": (np.array([["b", "a"], ["c", 1]], dtype=object),
+                     "array(object, shape (2, 2)) joblib:29d5b777df5689b50852e3b3d64b67bc"),
 }
+
+
+def _unpicklable(slots):
+    """An object a lock makes unpicklable, of a class of a user's module: told by its type and attributes (a
+    ``__slots__`` class has none to tell)."""
+    import threading
+
+    body = {"__slots__": ("lock",)} if slots else {}
+    cls = type("Slotted" if slots else "Holder", (), {**body, "__module__": "my_estimators"})
+    value = cls()
+    value.lock = threading.Lock()
+    if not slots:
+        value.scale = 2.5
+    return value
+
+
+PINNED["object"] = (_unpicklable(False), "Holder joblib:773ae0b8da45a83db7e75709ba6541ae")
+PINNED["object with slots"] = (_unpicklable(True), "Slotted joblib:e465fd4a72e4d521cb353e9417b29c1a")
 
 
 class _Scaler:
