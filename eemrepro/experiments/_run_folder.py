@@ -294,9 +294,13 @@ def config_scope_in(folder, df):
     config = ResultsFolder(folder).config()  # reports never import a user's module
     if config is None:
         return None
-    scope = scope_rows(get_kind(config.kind).scope(config), df)
+    kind = get_kind(config.kind)
+    # A kind whose scope is made of its units makes them once: the scope and the cells' identities read them.
+    units = kind.units(config) if kind.scope_from_units else None
+    scope = scope_rows(kind.scope_with(config, units), df)
     if "identity" in df and len(df):
-        changed = stale_cells(config, df[scope.keep] if not scope.keep.all() else df)
+        cells = df[["dataset", "model", "inner", "identity"]]  # what the identities are read from, not a copy
+        changed = stale_cells(config, cells[scope.keep] if not scope.keep.all() else cells, units)
         if changed:
             raise StaleRecordsError(_stale_message(folder, changed))
     return scope
@@ -306,9 +310,10 @@ class StaleRecordsError(ValueError):
     """A results folder's config.yaml says another setting than records of the cells it names were made under."""
 
 
-def stale_cells(config, df):
+def stale_cells(config, df, units=None):
     """``_units.changed_identities`` of ``df``'s records (a store frame with ``identity``) against what ``config``
-    (read for the reports: a user's estimator not imported) says of each cell (``_identity.config_identity``)."""
+    (read for the reports: a user's estimator not imported) says of each cell (``_identity.config_identity``).
+    ``units``: the config's units where they are made already (else those of one repeat are made here)."""
     from dataclasses import replace
 
     from ..models._lookup import is_users
@@ -317,13 +322,14 @@ def stale_cells(config, df):
 
     kind = get_kind(config.kind)
     present = set(df["dataset"].astype(object).unique())
-    # A cell's identity is the same at every repeat: the units of one repeat, of the data sets read, name them all.
-    some = replace(config, datasets=tuple(d for d in config.datasets if d in present),
-                   protocol=replace(config.protocol, repeats=1))
+    if units is None:
+        # A cell's identity is the same at every repeat: the units of one repeat, of the data sets read, name them all.
+        units = kind.units(replace(config, datasets=tuple(d for d in config.datasets if d in present),
+                                   protocol=replace(config.protocol, repeats=1)))
     identities, said_only = {}, set()
-    for unit in kind.units(some):
+    for unit in units:
         cell = cell_key(unit)
-        if cell not in identities:
+        if cell not in identities and unit.dataset in present:
             identities[cell] = config_identity(kind, config, unit)
             if any(is_users(name) for name, _ in kind.estimators(config, unit)):
                 said_only.add(cell)
