@@ -326,14 +326,25 @@ def stale_cells(config, df, units=None):
         # A cell's identity is the same at every repeat: the units of one repeat, of the data sets read, name them all.
         units = kind.units(replace(config, datasets=tuple(d for d in config.datasets if d in present),
                                    protocol=replace(config.protocol, repeats=1)))
-    identities, said_only = {}, set()
+    identities, estimators = {}, {}
     for unit in units:
         cell = cell_key(unit)
         if cell not in identities and unit.dataset in present:
             identities[cell] = config_identity(kind, config, unit)
-            if any(is_users(name) for name, _ in kind.estimators(config, unit)):
-                said_only.add(cell)
-    return changed_identities(df, identities, said_only)
+            estimators[cell] = [name for name, _ in kind.estimators(config, unit)]
+    # Whether a cell's estimator is a user's (``is_users`` reads every installed distribution's files once) is
+    # asked only of a cell whose records' identity differs from what its config says.
+    return changed_identities(df, identities, _Asked(lambda cell: any(map(is_users, estimators[cell]))))
+
+
+class _Asked:
+    """A set told by a test of each element, run when asked (``x in _Asked(test)``)."""
+
+    def __init__(self, test):
+        self.test = test
+
+    def __contains__(self, item):
+        return self.test(item)
 
 
 def _stale_message(folder, changed):

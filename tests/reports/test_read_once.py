@@ -53,3 +53,14 @@ def test_a_folder_of_a_kind_whose_scope_is_its_units_makes_them_once_per_read(mo
     monkeypatch.setattr(type(kind), "units", lambda self, config: calls.append(config) or units(self, config))
     records, _ = Records([ROOT / "results" / "melm_table2"]).read()
     assert len(records) and len(calls) == 1  # before: 2 (the scope's, then the identities' of one repeat)
+
+
+def test_the_installed_distributions_are_not_read_where_every_cell_is_what_its_config_says(monkeypatch):
+    # results/melm_table2 names scikit-learn's PCA (``module:Class``): whether a cell's estimator is a user's is
+    # asked only of a cell whose records differ from its config (reading every distribution's files: 0.3-2 s).
+    import eemrepro.models._lookup as lookup
+
+    asked = []
+    monkeypatch.setattr(lookup, "environment_modules", lambda: asked.append(1) or frozenset({"sklearn"}))
+    records, _ = Records([ROOT / "results" / "melm_table2"]).read()
+    assert len(records) and asked == []
