@@ -64,3 +64,30 @@ def test_the_installed_distributions_are_not_read_where_every_cell_is_what_its_c
     monkeypatch.setattr(lookup, "environment_modules", lambda: asked.append(1) or frozenset({"sklearn"}))
     records, _ = Records([ROOT / "results" / "melm_table2"]).read()
     assert len(records) and asked == []
+
+
+def test_a_claim_is_judged_on_the_primary_table_once_however_many_readings_are_compared_with_it(monkeypatch):
+    # results/lssvm_ensemble: four stored readings of Table 4.1, each compared with the primary reading, whose
+    # claims' verdicts before the reading's cells replace them are the primary table's own.
+    from eemrepro.papers import registered_papers
+    from eemrepro.reports import _claims
+    from eemrepro.reports._check import build_checked, check
+    from eemrepro.reports._readings import readings_frames
+    from eemrepro.reports._spec import registered_tables
+
+    dirs = [ROOT / "results" / "lssvm_ensemble"]
+    built, results = build_checked(dirs)
+    cells = check(None, unfinished=results.unfinished, built=built)
+    on_primary = []
+    judge = _claims.judge
+
+    def counted(claim, table, spec):
+        if any(table is t for t in built.values()):
+            on_primary.append(claim.id)
+        return judge(claim, table, spec)
+
+    monkeypatch.setattr(_claims, "judge", counted)
+    frames = readings_frames(dirs, registered_tables(), cells, primary_tables=built)
+    claims = [c.id for p in registered_papers() for c in p.claims if c.table == "lssvm_ensemble_table41"]
+    assert len(frames["lssvm_ensemble_table41"]) == 5  # the primary reading and four stored ones
+    assert sorted(on_primary) == sorted(claims)  # before: once per reading (4 times each)
