@@ -289,15 +289,22 @@ def config_scope_in(folder, df):
     cell not run again since the config changed) is refused (``StaleRecordsError``): the reports would print it
     as that setting's.
     """
-    from ._units import scope_rows
+    from ._units import cell_key, scope_rows
 
     config = ResultsFolder(folder).config()  # reports never import a user's module
     if config is None:
         return None
     kind = get_kind(config.kind)
-    # A kind whose scope is made of its units makes them once: the scope and the cells' identities read them.
+    # A kind whose scope is made of its units makes them once: the scope and the cells' identities read them
+    # (a cell's first unit names its identity, the same at every repeat: the others let go before the frame's work).
     units = kind.units(config) if kind.scope_from_units else None
-    scope = scope_rows(kind.scope_with(config, units), df)
+    wanted = kind.scope_with(config, units)
+    if units is not None:
+        firsts = {}
+        for unit in units:
+            firsts.setdefault(cell_key(unit), unit)
+        units = list(firsts.values())
+    scope = scope_rows(wanted, df)
     if "identity" in df and len(df):
         cells = df[["dataset", "model", "inner", "identity"]]  # what the identities are read from, not a copy
         changed = stale_cells(config, cells[scope.keep] if not scope.keep.all() else cells, units)
