@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test docs mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-units bench-main fuzz lint clean tables figures report
+.PHONY: install test docs mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-reports bench-units bench-main fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ bench-smm: install
 bench-store: install
 	$(PY) benchmarks/bench_readers.py $(if $(MIRROR),--mirror $(MIRROR))
 	$(PY) benchmarks/bench_store.py $(if $(MIRROR),--mirror $(MIRROR)) --skip-old
+
+# The reports over CI's stores (TABLE_RESULTS): tables, report and check, wall and CPU seconds and peak memory
+# (median of RUNS runs) against issue 66's targets.
+RUNS ?= 5
+bench-reports: install
+	$(PY) benchmarks/bench_reports.py --runs $(RUNS)
 
 # The paper's SVM grid, LIBSVM's separate fits against each fast path (fit_path; oneDAL with eemrepro[fast]) on a
 # webpages- and a mammography-shaped fold (needs the data: the cache, MIRROR=... or $$EEMREPRO_MIRROR).

@@ -49,10 +49,15 @@ class ExperimentKind:
 
         return scope_of_units(self.units(config))
 
+    @property
+    def scope_from_units(self):
+        """Whether this kind's ``scope`` is made of its units (the default), not said from the config alone."""
+        return type(self).scope is ExperimentKind.scope
+
     def scope_with(self, config, units=None):
         """``scope(config)``, from ``units`` (the config's own, already made) where this kind derives its scope
         from its units (the default); a kind that says it from the config alone (grid search) is asked."""
-        if units is None or type(self).scope is not ExperimentKind.scope:
+        if units is None or not self.scope_from_units:
             return self.scope(config)
         from ._units import scope_of_units
 

@@ -289,14 +289,25 @@ def config_scope_in(folder, df):
     cell not run again since the config changed) is refused (``StaleRecordsError``): the reports would print it
     as that setting's.
     """
-    from ._units import scope_rows
+    from ._units import cell_key, scope_rows
 
     config = ResultsFolder(folder).config()  # reports never import a user's module
     if config is None:
         return None
-    scope = scope_rows(get_kind(config.kind).scope(config), df)
+    kind = get_kind(config.kind)
+    # A kind whose scope is made of its units makes them once: the scope and the cells' identities read them
+    # (a cell's first unit names its identity, the same at every repeat: the others let go before the frame's work).
+    units = kind.units(config) if kind.scope_from_units else None
+    wanted = kind.scope_with(config, units)
+    if units is not None:
+        firsts = {}
+        for unit in units:
+            firsts.setdefault(cell_key(unit), unit)
+        units = list(firsts.values())
+    scope = scope_rows(wanted, df)
     if "identity" in df and len(df):
-        changed = stale_cells(config, df[scope.keep] if not scope.keep.all() else df)
+        cells = df[["dataset", "model", "inner", "identity"]]  # what the identities are read from, not a copy
+        changed = stale_cells(config, cells[scope.keep] if not scope.keep.all() else cells, units)
         if changed:
             raise StaleRecordsError(_stale_message(folder, changed))
     return scope
@@ -306,9 +317,10 @@ class StaleRecordsError(ValueError):
     """A results folder's config.yaml says another setting than records of the cells it names were made under."""
 
 
-def stale_cells(config, df):
+def stale_cells(config, df, units=None):
     """``_units.changed_identities`` of ``df``'s records (a store frame with ``identity``) against what ``config``
-    (read for the reports: a user's estimator not imported) says of each cell (``_identity.config_identity``)."""
+    (read for the reports: a user's estimator not imported) says of each cell (``_identity.config_identity``).
+    ``units``: the config's units where they are made already (else those of one repeat are made here)."""
     from dataclasses import replace
 
     from ..models._lookup import is_users
@@ -317,17 +329,29 @@ def stale_cells(config, df):
 
     kind = get_kind(config.kind)
     present = set(df["dataset"].astype(object).unique())
-    # A cell's identity is the same at every repeat: the units of one repeat, of the data sets read, name them all.
-    some = replace(config, datasets=tuple(d for d in config.datasets if d in present),
-                   protocol=replace(config.protocol, repeats=1))
-    identities, said_only = {}, set()
-    for unit in kind.units(some):
+    if units is None:
+        # A cell's identity is the same at every repeat: the units of one repeat, of the data sets read, name them all.
+        units = kind.units(replace(config, datasets=tuple(d for d in config.datasets if d in present),
+                                   protocol=replace(config.protocol, repeats=1)))
+    identities, estimators = {}, {}
+    for unit in units:
         cell = cell_key(unit)
-        if cell not in identities:
+        if cell not in identities and unit.dataset in present:
             identities[cell] = config_identity(kind, config, unit)
-            if any(is_users(name) for name, _ in kind.estimators(config, unit)):
-                said_only.add(cell)
-    return changed_identities(df, identities, said_only)
+            estimators[cell] = [name for name, _ in kind.estimators(config, unit)]
+    # Whether a cell's estimator is a user's (``is_users`` reads every installed distribution's files once) is
+    # asked only of a cell whose records' identity differs from what its config says.
+    return changed_identities(df, identities, _Asked(lambda cell: any(map(is_users, estimators[cell]))))
+
+
+class _Asked:
+    """A set told by a test of each element, run when asked (``x in _Asked(test)``)."""
+
+    def __init__(self, test):
+        self.test = test
+
+    def __contains__(self, item):
+        return self.test(item)
 
 
 def _stale_message(folder, changed):

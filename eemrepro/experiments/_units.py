@@ -281,7 +281,8 @@ def changed_identities(df, expected, said_only=frozenset()):
     ``df``: a store frame with ``identity`` (JSON text); ``expected``:
     {(data set, model, is_inner): identity}; ``said_only``: the cells whose
     expected identity is only what their config says of a user's estimator
-    (``identity_changes``). Returns [(data set, model, {key: (stored value,
+    (``identity_changes``), asked only of a cell whose stored identity differs
+    from the expected one (its fewer keys compared then). Returns [(data set, model, {key: (stored value,
     config value)})], one per cell, naming the identity keys that differ.
     """
     if df.empty:
@@ -294,7 +295,10 @@ def changed_identities(df, expected, said_only=frozenset()):
         if want is None or cell in seen:
             continue
         have = json.loads(identity) if isinstance(identity, str) else (identity or {})
-        diff = identity_changes(have, want, imported=cell not in said_only)
+        # Not imported compares a subset of the keys: only where the whole identity differs can it matter.
+        diff = identity_changes(have, want)
+        if diff and cell in said_only:
+            diff = identity_changes(have, want, imported=False)
         if diff:
             seen.add(cell)
             out.append((cell[0], cell[1], diff))

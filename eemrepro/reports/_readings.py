@@ -155,18 +155,24 @@ def _overlay(base, table, value, keys):
     return pd.concat([base[rest], mine[[c for c in base if c in mine]]], ignore_index=True)
 
 
-def _verdicts(spec, table, base):
-    """The claims on ``spec``'s table whose verdict the reading's cells change: 'id: before -> after'."""
+def _verdicts(spec, table, base, judged=None):
+    """The claims on ``spec``'s table whose verdict the reading's cells change: 'id: before -> after'.
+    ``judged``: {(claim id, id of a base table): its verdict}, kept across the readings compared with one base
+    (each claim is judged on it once, not once per reading)."""
     from ._claims import judge
 
     claims = [c for paper in registered_papers() for c in paper.claims if c.table == spec.id]
     if not claims or base is None or not len(base):
         return ""
+    judged = {} if judged is None else judged
     read = Table(spec)
     merged = _overlay(base, table, read.value, read.shape.keys)
     changed = []
     for claim in claims:
-        before, after = judge(claim, base, spec)[0], judge(claim, merged, spec)[0]
+        key = (claim.id, id(base))
+        if key not in judged:
+            judged[key] = judge(claim, base, spec)[0]
+        before, after = judged[key], judge(claim, merged, spec)[0]
         if before != after:
             changed.append(f"{claim.id}: {before} -> {after}")
     return "; ".join(changed) or "none"
@@ -220,6 +226,7 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     # (of the same results folder and table), once every reading's cells are known.
     cells_of = {(results, name, spec.id): cells for spec, results, name, _, _, cells in judged}
     tables_of = {(results, name, spec.id): table for spec, results, name, _, table, _ in judged}
+    base_verdicts = {}  # the claims judged on each base table, once (``_verdicts``)
     for spec, results, name, reading, table, cells in judged:
         primary = [c for c in primary_cells if c.table == spec.id]
         primary_table = (primary_tables or {}).get(spec.id)
@@ -241,7 +248,7 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
             row.update(by_column=_by_column(cells, None), change=f"vs {against}: not stored", moved_most="",
                        verdicts="")
         else:
-            verdicts = _verdicts(spec, table, base_table)
+            verdicts = _verdicts(spec, table, base_table, base_verdicts)
             row.update(by_column=prefix + _by_column(cells, base),
                        change=prefix + _change(cells, base) if base else "",
                        moved_most=prefix + _moved(cells, base, top) if base else "",

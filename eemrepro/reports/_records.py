@@ -68,11 +68,15 @@ class Records:
 
     A read of folders that hold no record at all raises :class:`NoRecordsError` (unless ``require`` is
     false): a report of nothing is never a pass.
+
+    ``read_once``: a dict that the ``Records`` of one command share (the report's pages and its benchmark's
+    groups of folders): a folder read and scoped by its config with these columns is kept there, and the next
+    ``Records`` to read it takes that frame (and lets it go) instead of reading it again.
     """
 
-    def __init__(self, dirs, budget=None, columns=REPORT_COLUMNS, require=True):
+    def __init__(self, dirs, budget=None, columns=REPORT_COLUMNS, require=True, read_once=None):
         self.dirs, self.named = with_baselines(dirs)
-        self.columns, self.require = columns, require
+        self.columns, self.require, self.read_once = columns, require, read_once
         for d in self.dirs:
             if not Path(d).is_dir():
                 raise FileNotFoundError(f"{d} is not a results folder")
@@ -82,6 +86,11 @@ class Records:
         self.unfinished = self._facts.unfinished
 
     def _groups(self, budget):
+        # Most reads fit the budget whole: one group of every data set (None), told from the segments' record
+        # counts (no column read).
+        totals = [ResultStore(d).record_count() for d in self.dirs]
+        if None not in totals and sum(totals) <= budget:
+            return [None]
         counts = {}
         for d in self.dirs:
             for dataset, n in ResultStore(d).dataset_counts().items():
@@ -99,7 +108,8 @@ class Records:
         facts = self._facts
         records = 0
         for group in self.groups:
-            frame = _read_folders(self.dirs, self.columns, facts, datasets=None if len(self.groups) == 1 else group)
+            frame = _read_folders(self.dirs, self.columns, facts, datasets=None if len(self.groups) == 1 else group,
+                                  read_once=self.read_once)
             records += len(frame)
             yield frame
             del frame
@@ -237,20 +247,32 @@ class _Facts:
         return provenance
 
 
-def _read_folders(dirs, columns, facts, datasets=None):
+def _folder_frame(d, columns, datasets=None, read_once=None):
+    """(records frame, run facts, ``config_scope_in``'s scope) of the results folder ``d`` (of ``datasets`` only,
+    unless None); ``read_once``: as ``Records``' (a folder read already gives its frame again, not a copy)."""
+    key = (str(d.resolve()), tuple(columns), None if datasets is None else tuple(sorted(datasets)))
+    if read_once is not None and key in read_once:
+        return read_once.pop(key)
+    # The records' identities, checked against what the folder's config.yaml says (``config_scope_in``)
+    these = ResultStore(d).frame([*columns, *(["identity"] if "identity" not in columns else [])], datasets=datasets)
+    run_facts = these.attrs.get("run_facts") or {}
+    these.attrs = {}  # pandas deep-copies ``attrs`` into every frame derived from this one: read once, dropped
+    scope = config_scope_in(d, these) if len(these) else None
+    if read_once is not None:
+        read_once[key] = (these, run_facts, scope)
+        these = these.copy(deep=False)
+    return these, run_facts, scope
+
+
+def _read_folders(dirs, columns, facts, datasets=None, read_once=None):
     """The records frame of ``dirs`` (of ``datasets`` only, unless None), each kind's rows in one block;
-    ``facts`` (``_Facts``) gathers what the provenance says of them."""
+    ``facts`` (``_Facts``) gathers what the provenance says of them. ``read_once``: as ``Records``'."""
     pieces = {}
     for d in dirs:
         d = Path(d)
         if not d.is_dir():
             raise FileNotFoundError(f"{d} is not a results folder")
-        # The records' identities, checked against what the folder's config.yaml says (``config_scope_in``)
-        these = ResultStore(d).frame([*columns, *(["identity"] if "identity" not in columns else [])],
-                                     datasets=datasets)
-        run_facts = these.attrs.get("run_facts") or {}
-        these.attrs = {}  # pandas deep-copies ``attrs`` into every frame derived from this one: read once, dropped
-        scope = config_scope_in(d, these) if len(these) else None
+        these, run_facts, scope = _folder_frame(d, columns, datasets, read_once)
         if "identity" not in columns and "identity" in these:
             del these["identity"]  # in place: the frame is this function's own
         if scope is not None and scope.left_out:

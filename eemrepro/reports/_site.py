@@ -191,11 +191,13 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     from jinja2 import Environment
 
 
-    judged = _judge(dirs, tolerance, selection, warn)
+    read_once = {}  # each folder read once: the pages' records and the benchmark's groups of folders
+    judged = _judge(dirs, tolerance, selection, warn, read_once)
     built, prov = judged.built, judged.prov
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     drawn = _figures(dirs, figure_stores, loaded=(judged.records, prov), tables_built=built) if figures else {}
-    benchmark = _benchmark_sections(dirs, judged.parts, judged.unfinished, selection)
+    benchmark = _benchmark_sections(dirs, judged.parts, judged.unfinished, selection, read_once)
+    read_once.clear()
     nav = [p for p in registered_papers() if any(s.id in built and not built[s.id].empty for s in p.tables)]
     if any(new_methods(s, built[s.id]) for p in registered_papers() for s in p.tables if s.id in built):
         nav.append({"id": "comparison"})  # the page of the models the papers have not (``_comparison_page``)
@@ -243,13 +245,13 @@ class _Judged:
     limit: float  # the fit budget the timed-out records ran into (``timeout_limit``)
 
 
-def _judge(dirs, tolerance, selection, warn):
+def _judge(dirs, tolerance, selection, warn, read_once=None):
     """The results of ``dirs`` read once, every table built once and judged: its cells under the tables' rules and
     the pins, the claims, and the readings (each a store of its own, judged in worker processes while this one
     builds the tables)."""
     specs = [s for paper in registered_papers() for s in paper.tables]
     started = start_readings(dirs, specs, selection)
-    records, prov = Records(dirs, columns=SITE_COLUMNS).read()
+    records, prov = Records(dirs, columns=SITE_COLUMNS, read_once=read_once).read()
     for line in protocol_warnings(prov) if warn is not None else ():
         warn(line)
     pins = baseline_pins(prov) if tolerance is None else None
@@ -350,15 +352,16 @@ def _benchmark_page(page, benchmark, common):
         **common)
 
 
-def _benchmark_sections(dirs, parts, unfinished, selection):
+def _benchmark_sections(dirs, parts, unfinished, selection, read_once=None):
     """The sections of ``benchmark.html``: each benchmark table (``_benchmark``) of the results, every cell
-    clickable for its folds, then its comparison (``_comparison_section``); [] when there is none."""
+    clickable for its folds, then its comparison (``_comparison_section``); [] when there is none.
+    ``read_once``: the folders read already (``Records``')."""
     sections = []
     for bench in benchmarks(dirs):
         spec = bench.spec
         own_parts, own_unfinished = parts, unfinished
         if bench.dirs is not None:  # a group of its own among the folders: its records alone
-            own_parts, prov = Records(list(bench.dirs), columns=SITE_COLUMNS).read_by_kind()
+            own_parts, prov = Records(list(bench.dirs), columns=SITE_COLUMNS, read_once=read_once).read_by_kind()
             own_unfinished = {tuple(c) for c in prov["unfinished"]}
         mine = own_parts.get(spec.kind)
         if mine is None:
