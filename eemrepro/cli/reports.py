@@ -326,7 +326,7 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
     from ..reports import Records
     from ..reports._figures import embedding_figure
 
-    from ..reports._outputs import check_place, publish
+    from ..reports._outputs import check_place, publish_built
 
     check_place(out, "figures")
     name = f"projection-{dataset}"
@@ -342,17 +342,9 @@ def _projection_figure(dataset, out, mirror, data_home, force=False):
     failed = records[records["status"] != "ok"]
     if len(failed):
         raise ValueError(f"the MELM fit on {dataset} {failed['status'].iloc[0]}: {failed['error_message'].iloc[0]}")
-    import shutil
-    import tempfile
-
-    Path(out).mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".figures-", dir=out))
-    try:
-        drawn = embedding_figure(records, staging / f"projection_{dataset}", dataset,
-                                 title=f"{dataset}: MELM projection (records in {store})")
-        return publish(drawn, Path(out), "figures-manifest.json", [str(store)], force, "eemrepro figures")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    return publish_built(lambda staging: embedding_figure(records, staging / f"projection_{dataset}", dataset,
+                                                          title=f"{dataset}: MELM projection (records in {store})"),
+                         out, "figures-manifest.json", [str(store)], force, "eemrepro figures")
 
 
 def report_cmd(

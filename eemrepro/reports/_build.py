@@ -1,8 +1,6 @@
 """``build_tables``: every registered table the stored records support, in one folder."""
 
 import os
-import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -14,7 +12,7 @@ from ._check import check, describe_rule, summary_line
 from ._claims import evaluate_claims
 from ._compare import comparison_frame, comparison_markdown
 from ._document import benchmark_section, document
-from ._outputs import FilesExistError, publish
+from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
 from ._render import metric_cell, provenance_lines, write_table
 from ._shapes import Table
@@ -57,18 +55,12 @@ def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", lay
     or a file this command did not write) is not overwritten unless ``force``:
     :class:`TablesExistError` names them and nothing is written.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".tables-", dir=out))
+    sources = [os.path.normpath(str(d)) for d in dirs]
     try:
-        built = _build_tables(dirs, staging, formats, selection, layout, tables, warn)
-        sources = [os.path.normpath(str(d)) for d in dirs]
-        try:
-            return publish(built, out, MANIFEST, sources, force, "eemrepro tables")
-        except FilesExistError as exc:
-            raise TablesExistError(str(exc)) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        return publish_built(lambda staging: _build_tables(dirs, staging, formats, selection, layout, tables, warn),
+                             out, MANIFEST, sources, force, "eemrepro tables")
+    except FilesExistError as exc:
+        raise TablesExistError(str(exc)) from None
 
 
 def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):

@@ -227,20 +227,11 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None
     results is not replaced unless ``force``, and a symbolic link is replaced, never written through.
     """
     import os
-    import shutil
-    import tempfile
 
-    from ._outputs import publish
+    from ._outputs import publish_built
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".figures-", dir=out))
-    try:
-        drawn = _build_figures(dirs, staging, selection, figures, loaded, tables_built)
-        return publish(drawn, out, FIGURES_MANIFEST, [os.path.normpath(str(d)) for d in dirs], force,
-                       "eemrepro figures")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    return publish_built(lambda staging: _build_figures(dirs, staging, selection, figures, loaded, tables_built),
+                         out, FIGURES_MANIFEST, [os.path.normpath(str(d)) for d in dirs], force, "eemrepro figures")
 
 
 def _build_figures(dirs, out, selection, figures, loaded, tables_built):

@@ -20,7 +20,9 @@ temporary file's.
 import contextlib
 import json
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 #: The folders inside a store that the report commands write by default.
@@ -138,6 +140,19 @@ def recorded_owners(path):
     if isinstance(files, list):
         return {str(name): None for name in files}
     return dict(files) if isinstance(files, dict) else {}
+
+
+def publish_built(make, out, manifest, sources, force, command):
+    """Build an output folder's files in a staging folder inside ``out`` (``make(staging)`` returns their paths)
+    and move them into place with :func:`publish`; the staging folder is gone afterwards, whatever happened.
+    The one route of every command that writes a folder of files (``tables``, ``figures``, ``report``)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{command.split()[-1]}-", dir=out))
+    try:
+        return publish(make(staging), out, manifest, sources, force, command)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def publish(built, out, manifest, sources, force, command):

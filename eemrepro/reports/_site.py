@@ -38,7 +38,7 @@ from ._compare import (
 )
 from ._document import benchmark_section, document
 from ._figures import build_figures
-from ._outputs import FilesExistError, publish
+from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, readings_frames, start_readings
 from ._records import SITE_COLUMNS, Records, split_by_kind
 from ._render import FITS_LEGEND, marked, provenance_lines
@@ -444,15 +444,12 @@ def _write_site(out, pages, force, sources):
     """Write ``pages`` ([(name, html)]) into ``out`` from the results folders ``sources``: written into a staging
     folder and moved into place (``_outputs.publish``), a file of the same name that an earlier report did not
     write from these results not overwritten unless ``force`` (nothing is written then)."""
-    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
-    try:
-        built = []
+    def make(staging):
         for name, html in pages:
             (staging / name).write_text(html, encoding="utf-8")
-            built.append(staging / name)
-        try:
-            return publish(built, out, SITE_MANIFEST, sources, force, "eemrepro report")
-        except FilesExistError as exc:
-            raise ReportExistsError(str(exc)) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        return [staging / name for name, _ in pages]
+
+    try:
+        return publish_built(make, out, SITE_MANIFEST, sources, force, "eemrepro report")
+    except FilesExistError as exc:
+        raise ReportExistsError(str(exc)) from None

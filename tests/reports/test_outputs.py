@@ -66,3 +66,35 @@ def test_a_report_page_a_user_wrote_is_not_taken_over_by_an_older_manifest(tmp_p
     result = _report(store, site)
     assert result.exit_code == 1 and "results it does not know, or not by eemrepro" in result.output
     assert (site / "index.html").read_text() == "my page\n"
+
+
+def test_a_folder_of_files_is_published_whole_or_not_at_all(tmp_path):
+    """Every command that writes a folder of files builds them in a staging folder and moves them in at the end
+    (``publish_built``): a build that fails half-way leaves the output folder as it was and no staging folder;
+    one that finishes moves every file in and records them, from these results, in the manifest."""
+    import pytest
+
+    from eemrepro.reports._outputs import publish_built
+
+    out = tmp_path / "out"
+    (out).mkdir()
+    (out / "kept.md").write_text("mine\n")
+
+    def broken(staging):
+        (staging / "a.md").write_text("half\n")
+        raise RuntimeError("the build failed")
+
+    with pytest.raises(RuntimeError, match="the build failed"):
+        publish_built(broken, out, "m.json", ["res"], False, "eemrepro tables")
+    assert sorted(p.name for p in out.iterdir()) == ["kept.md"]
+
+    def whole(staging):
+        for name in ("a.md", "b.csv"):
+            (staging / name).write_text(name)
+        return [staging / "a.md", staging / "b.csv"]
+
+    written = publish_built(whole, out, "m.json", ["res"], False, "eemrepro tables")
+    assert written == [out / "a.md", out / "b.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["a.md", "b.csv", "kept.md", "m.json"]
+    assert json.loads((out / "m.json").read_text()) == {"written_by": "eemrepro tables",
+                                                       "files": {"a.md": ["res"], "b.csv": ["res"]}}
