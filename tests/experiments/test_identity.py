@@ -422,6 +422,35 @@ def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(
     assert len({first, second, estimator_code(est)}) == 3
 
 
+def test_a_file_added_to_the_first_package_of_an_editable_install_is_a_change(tmp_path, monkeypatch):
+    """An editable distribution of two packages: a module added to the first one (the plug-in's; no file of it
+    edited) is new code the identity covers, as the second package's folder would tell."""
+    import importlib
+
+    source, site = tmp_path / "project", tmp_path / "site"
+    tag = uuid.uuid4().hex[:8]
+    first_pkg, second_pkg = f"add_a_{tag}", f"add_b_{tag}"
+    for pkg in (first_pkg, second_pkg):
+        (source / pkg).mkdir(parents=True)
+        _write(source / pkg / "__init__.py", "VALUE = 1\n")
+    _write(source / first_pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
+        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
+    info = site / f"adddist_{tag}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: adddist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{first_pkg}\n{second_pkg}\n")
+    (info / "RECORD").write_text("")
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    monkeypatch.syspath_prepend(str(source))
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    est = f"{first_pkg}:NearestMean"
+    first = estimator_code(est)
+    assert "(2 files)" in first
+    _write(source / first_pkg / "extra.py", "VALUE = 3\n")
+    assert "(3 files)" in estimator_code(est)
+
+
 def test_a_distribution_installed_outside_site_packages_is_hashed_as_files(tmp_path, monkeypatch):
     """A distribution installed into a folder of its own (``pip install --target DIR``, on the import path): no
     editable record, not under site-packages; its files are hashed as a user's (an edit there is a change)."""
