@@ -261,7 +261,8 @@ def test_every_protocol_field_is_compared_or_said_not_to_change_a_cell():
 
 
 def test_a_baseline_made_with_other_blas_threads_per_fit_is_compared(small_baseline):
-    # protocol.fit_threads changes rounding only (tests/experiments/test_jobs_determinism.py: the same records at 1 and 2).
+    # protocol.fit_threads changes rounding only (tests/experiments/test_jobs_determinism.py: the same records at 1
+    # and 2).
     config = _another_config(small_baseline)
     check_baselines(replace(config, protocol=replace(config.protocol, fit_threads=4)), {})
 
@@ -388,66 +389,56 @@ def test_a_symlinked_subpackage_inside_a_plugin_package_is_followed(tmp_path):
     assert estimator_code(est, str(folder)) != first
 
 
-def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(tmp_path, monkeypatch):
-    """An editable distribution declaring two top-level packages and a module (``top_level.txt``; a fourth
-    name it declares is not there): the plug-in lives in the first package, and an edit of the second
-    package alone, or of the module alone, is a change (before, one package only was hashed)."""
+def _editable(tmp_path, monkeypatch, prefix, packages, modules=(), missing=()):
+    """An editable distribution ``<prefix>dist-<tag>`` on the import path: its source folder holds the
+    ``packages`` (the first one the ``NearestMean`` plug-in's, the others ``VALUE = 1``) and ``modules``; its
+    ``top_level.txt`` declares the ``missing`` names too, which are not there. Returns (source folder, the
+    names with their tag, the tag)."""
     import importlib
 
     source, site = tmp_path / "project", tmp_path / "site"
     tag = uuid.uuid4().hex[:8]
-    first_pkg, second_pkg, module, gone = f"edit_a_{tag}", f"edit_b_{tag}", f"edit_c_{tag}", f"edit_0_{tag}"
-    for pkg in (first_pkg, second_pkg):
-        (source / pkg).mkdir(parents=True)
-    _write(source / first_pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
-        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
-    _write(source / second_pkg / "__init__.py", "VALUE = 1\n")
-    _write(source / f"{module}.py", "VALUE = 1\n")
-    info = site / f"editdist_{tag}-1.0.dist-info"
+    names = {n: f"{prefix}_{n}_{tag}" for n in (*packages, *modules, *missing)}
+    for i, pkg in enumerate(packages):
+        (source / names[pkg]).mkdir(parents=True)
+        _write(source / names[pkg] / "__init__.py", "VALUE = 1\n" if i else NEAREST_MEAN.format(
+            sign=1, helper="math").replace("from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
+    for module in modules:
+        _write(source / f"{names[module]}.py", "VALUE = 1\n")
+    info = site / f"{prefix}dist_{tag}-1.0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: editdist-{tag}\nVersion: 1.0\n")
-    (info / "top_level.txt").write_text(f"{gone}\n{first_pkg}\n{second_pkg}\n{module}\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {prefix}dist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("".join(f"{names[n]}\n" for n in (*missing, *packages, *modules)))
     (info / "RECORD").write_text("")
     (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
     monkeypatch.syspath_prepend(str(source))
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
-    est = f"{first_pkg}:NearestMean"
+    return source, names, tag
+
+
+def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(tmp_path, monkeypatch):
+    """An editable distribution declaring two top-level packages and a module (``top_level.txt``; a fourth
+    name it declares is not there): the plug-in lives in the first package, and an edit of the second
+    package alone, or of the module alone, is a change (before, one package only was hashed)."""
+    source, n, tag = _editable(tmp_path, monkeypatch, "edit", ["a", "b"], ["c"], missing=["0"])
+    est = f"{n['a']}:NearestMean"
     first = estimator_code(est)
-    assert first.startswith(f"editdist-{tag} 1.0 (editable) package {first_pkg} + package {second_pkg} + module "
-                            f"{module} (3 files) sha256:")
-    _write(source / second_pkg / "__init__.py", "VALUE = 2\n")
+    assert first.startswith(f"editdist-{tag} 1.0 (editable) package {n['a']} + package {n['b']} + module "
+                            f"{n['c']} (3 files) sha256:")
+    _write(source / n["b"] / "__init__.py", "VALUE = 2\n")
     second = estimator_code(est)
-    _write(source / f"{module}.py", "VALUE = 2\n")
+    _write(source / f"{n['c']}.py", "VALUE = 2\n")
     assert len({first, second, estimator_code(est)}) == 3
 
 
 def test_a_file_added_to_the_first_package_of_an_editable_install_is_a_change(tmp_path, monkeypatch):
     """An editable distribution of two packages: a module added to the first one (the plug-in's; no file of it
     edited) is new code the identity covers, as the second package's folder would tell."""
-    import importlib
-
-    source, site = tmp_path / "project", tmp_path / "site"
-    tag = uuid.uuid4().hex[:8]
-    first_pkg, second_pkg = f"add_a_{tag}", f"add_b_{tag}"
-    for pkg in (first_pkg, second_pkg):
-        (source / pkg).mkdir(parents=True)
-        _write(source / pkg / "__init__.py", "VALUE = 1\n")
-    _write(source / first_pkg / "__init__.py", NEAREST_MEAN.format(sign=1, helper="math").replace(
-        "from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0"))
-    info = site / f"adddist_{tag}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: adddist-{tag}\nVersion: 1.0\n")
-    (info / "top_level.txt").write_text(f"{first_pkg}\n{second_pkg}\n")
-    (info / "RECORD").write_text("")
-    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
-    monkeypatch.syspath_prepend(str(source))
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
-    est = f"{first_pkg}:NearestMean"
-    first = estimator_code(est)
-    assert "(2 files)" in first
-    _write(source / first_pkg / "extra.py", "VALUE = 3\n")
+    source, n, _ = _editable(tmp_path, monkeypatch, "add", ["a", "b"])
+    est = f"{n['a']}:NearestMean"
+    assert "(2 files)" in estimator_code(est)
+    _write(source / n["a"] / "extra.py", "VALUE = 3\n")
     assert "(3 files)" in estimator_code(est)
 
 
