@@ -199,6 +199,30 @@ def store_record(fold, dataset, **extra):
     return r
 
 
+KILLED_CONFIG = """name: killed
+datasets: [heart]
+models:
+  Centroid: {estimator: 'tests.helpers:Sleepy', grid: {fail: [false]}}
+protocol: {folds: 3, repeats: 1, seed: 0}
+"""
+
+
+def killed_run(folder):
+    """``folder/o``: a results folder whose run finished every unit and died before sealing: its records are all in
+    its write-ahead segment (a kill after the last unit; ``close`` never came)."""
+    import pytest
+
+    from eemrepro.experiments import load_config, run_experiment
+    from eemrepro.store import ResultStore
+
+    (folder / "c.yaml").write_text(KILLED_CONFIG)
+    close = ResultStore.close
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ResultStore, "close", lambda self, seal=True: close(self, seal=False))
+        run_experiment(load_config(folder / "c.yaml"), out=folder / "o", jobs=1, progress=False)
+    return folder / "o"
+
+
 def hand_edit_sealed(folder, model, fold, point, column, value, hide=None):
     """Edit one stored value of a results folder's sealed segment by hand, as a user with pandas would: the
     row of ``model``'s ``point`` (a grid point's JSON) at ``fold`` gets ``value`` in ``column`` (a stored column:

@@ -12,8 +12,10 @@ from ._check import check, describe_rule, summary_line
 from ._claims import evaluate_claims
 from ._compare import comparison_frame, comparison_markdown
 from ._document import benchmark_section, document
+from ._kept import kept, stable_text, tree_state
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
+from ._records import with_baselines
 from ._render import metric_cell, provenance_lines, write_table
 from ._shapes import Table
 from ._spec import registered_tables
@@ -71,6 +73,20 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; registered: {[s.id for s in registered_tables()]} "
                          f"and {BENCHMARK}")
+    # What the files are made of, kept for the next command that reads these folders unchanged (``_kept``).
+    folders = with_baselines(dirs)[0]
+    state = tree_state(folders)
+    what = None if state is None else f"tables {state} {[str(d) for d in dirs]} {stable_text(specs)} " \
+                                      f"{selection} {layout} {None if tables is None else sorted(tables)}"
+    doc, benches, limit = kept(what, lambda: _tables_document(dirs, specs, selection, layout, tables))
+    for line in protocol_warnings(doc.prov) if warn is not None else ():
+        warn(line)
+    return _write_document(doc, Path(out), formats, limit, dirs, specs, benches)
+
+
+def _tables_document(dirs, specs, selection, layout, tables):
+    """(the ``Document`` of the tables of ``specs`` over ``dirs``, the benchmarks [(benchmark, its table, its
+    provenance)], the fit budget the timed-out records ran into): what ``_write_document`` writes."""
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     started = start_readings(dirs, specs)
     # The papers' layout is theirs alone; what was run gets the benchmark of every data set and model too.
@@ -80,8 +96,6 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
     shared = [b.spec for b in benches if b.dirs is None]
     results, made, applies, limit = rows_by_datasets(dirs, specs + shared, rules)
     prov = results.provenance
-    for line in protocol_warnings(prov) if warn is not None else ():
-        warn(line)
     built, checked = {}, {}
     for spec in specs:
         if spec.id in applies:
@@ -95,8 +109,7 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
         claims = evaluate_claims(None, selection=selection, unfinished=results.unfinished, built=built)
         readings = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
     doc = document(specs, built, prov, selection, cells, claims, readings)
-    benches = benchmark_tables(benches, made, prov, selection)
-    return _write_document(doc, Path(out), formats, limit, dirs, specs, benches)
+    return doc, benchmark_tables(benches, made, prov, selection), limit
 
 
 def _write_document(doc, out, formats, limit, dirs, specs, benches):

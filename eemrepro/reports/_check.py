@@ -33,8 +33,9 @@ import pandas as pd
 
 from .._yaml import YAMLDocumentError, load_yaml_file
 from ..papers import registered_papers
+from ._kept import kept, stable_text, tree_state
+from ._records import split_by_kind, with_baselines
 from ._spec import registered_tables
-from ._records import split_by_kind
 from ._shapes import Table
 from ._tables import applying_records, rows_by_datasets
 
@@ -200,10 +201,25 @@ def build_checked(dirs, budget=None):
     checked = _checked_specs()
     claimed = {c.table for paper in registered_papers() for c in paper.claims}
     specs = [s for s in registered_tables() if s.id in checked or s.id in claimed]
-    results, made, applies, _ = rows_by_datasets(dirs, specs, budget=budget)
-    built = {s.id: made[(s.id, "best-of-grid")].frame("full" if s.id in checked else "run")
-             for s in specs if s.id in applies}
-    return built, results
+
+    def build():
+        results, made, applies, _ = rows_by_datasets(dirs, specs, budget=budget)
+        built = {s.id: made[(s.id, "best-of-grid")].frame("full" if s.id in checked else "run")
+                 for s in specs if s.id in applies}
+        return built, _Read(results.provenance, results.unfinished)
+
+    # Kept for the next command that reads these folders unchanged (``_kept``).
+    state = tree_state(with_baselines(dirs)[0])
+    return kept(None if state is None else f"checked {state} {[str(d) for d in dirs]} {stable_text(specs)} "
+                f"{sorted(checked)} {budget}", build)
+
+
+@dataclass
+class _Read:
+    """What ``check`` asks of a ``Records`` once its tables are built: its provenance and unfinished cells."""
+
+    provenance: dict
+    unfinished: set
 
 
 def check(records, tolerance=None, reference=None, unfinished=(), tables=None, built=None):

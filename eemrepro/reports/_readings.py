@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..papers import registered_papers
+from ._kept import say_again, with_warnings
 from ._shapes import Table
 
 READINGS_DIR = "readings"
@@ -202,7 +203,12 @@ def start_readings(dirs, specs, selection="best-of-grid"):
                 continue
         by_source.setdefault(source, []).append((position, results, name, reading))
     ids = [s.id for s in checked]
-    return checked, _submit(_judge_source, [(source, group, ids, selection) for source, group in by_source.items()])
+    return checked, _submit(_judged_saying, [(source, group, ids, selection) for source, group in by_source.items()])
+
+
+def _judged_saying(source, group, spec_ids, selection):
+    """``_judge_source`` in a worker process, with the warnings it raised (said by the command's own process)."""
+    return with_warnings(lambda: _judge_source(source, group, spec_ids, selection))
 
 
 def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3, primary_tables=None,
@@ -217,7 +223,7 @@ def readings_frames(dirs, specs, primary_cells, selection="best-of-grid", top=3,
     rows = {}
     judged_by_position = {}
     for part in pending():
-        judged_by_position.update(part)
+        judged_by_position.update(say_again(*part))  # a worker's warnings (a damaged line) said here
     specs_by_id = {s.id: s for s in checked}
     judged = [(specs_by_id[spec_id], results, name, reading, table, cells)
               for position in sorted(judged_by_position)
@@ -303,9 +309,12 @@ def _submit(function, calls):
 
     def collect():
         try:
-            return [f.result() for f in futures]
-        finally:
-            executor.shutdown(wait=False)
+            results = [f.result() for f in futures]
+        except BaseException:
+            executor.shutdown(wait=False, kill_workers=True)  # an error or Ctrl-C: no worker left behind
+            raise
+        executor.shutdown(wait=True)  # every result in: the idle workers end with the command, not after it
+        return results
 
     return collect
 

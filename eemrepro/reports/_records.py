@@ -19,6 +19,7 @@ from ..store import ResultStore
 from ..store._files import stores_inside
 from ..store._segments import as_frame
 from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory, repeats_per_cell
+from ._kept import folder_state, kept_read
 
 #: The columns the tables, the checks and the figures read (``ResultStore.frame`` reads nothing else).
 REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_size",
@@ -81,7 +82,7 @@ class Records:
             if not Path(d).is_dir():
                 raise FileNotFoundError(f"{d} is not a results folder")
         self.groups = [None] if budget is None else self._groups(budget)
-        self.provenance = None
+        self.provenance = self.group_state = None
         self._facts, self._started = _Facts(self.dirs, self.named), False
         self.unfinished = self._facts.unfinished
 
@@ -108,6 +109,11 @@ class Records:
         facts = self._facts
         records = 0
         for group in self.groups:
+            # What this group is read from, named before it is read (``_kept``): what is made of the group alone
+            # (a table's cells) is kept under this name.
+            states = [folder_state(d) for d in self.dirs]
+            self.group_state = None if None in states else \
+                f"{states} {list(self.columns)} {group if len(self.groups) > 1 else None}"
             frame = _read_folders(self.dirs, self.columns, facts, datasets=None if len(self.groups) == 1 else group,
                                   read_once=self.read_once)
             records += len(frame)
@@ -253,14 +259,20 @@ def _folder_frame(d, columns, datasets=None, read_once=None):
     key = (str(d.resolve()), tuple(columns), None if datasets is None else tuple(sorted(datasets)))
     if read_once is not None and key in read_once:
         return read_once.pop(key)
+    these, run_facts, scope = kept_read(d, columns, datasets, lambda: _read_folder(d, columns, datasets))
+    if read_once is not None:
+        read_once[key] = (these, run_facts, scope)
+        these = these.copy(deep=False)
+    return these, run_facts, scope
+
+
+def _read_folder(d, columns, datasets):
+    """``_folder_frame``'s reading, made from the folder's files (``kept_read`` keeps it for the next command)."""
     # The records' identities, checked against what the folder's config.yaml says (``config_scope_in``)
     these = ResultStore(d).frame([*columns, *(["identity"] if "identity" not in columns else [])], datasets=datasets)
     run_facts = these.attrs.get("run_facts") or {}
     these.attrs = {}  # pandas deep-copies ``attrs`` into every frame derived from this one: read once, dropped
     scope = config_scope_in(d, these) if len(these) else None
-    if read_once is not None:
-        read_once[key] = (these, run_facts, scope)
-        these = these.copy(deep=False)
     return these, run_facts, scope
 
 

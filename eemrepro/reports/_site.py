@@ -25,7 +25,7 @@ import yaml
 from ..papers import registered_papers
 from ._benchmark import benchmark_frame, benchmarks
 from ._build import protocol_warnings
-from ._check import Tolerance, baseline_pins, check, load_tolerance
+from ._check import COMMITTED_PINS, Tolerance, baseline_pins, check, load_tolerance
 from ._claims import evaluate_claims
 from ._compare import (
     MIN_WILCOXON,
@@ -38,9 +38,10 @@ from ._compare import (
 )
 from ._document import benchmark_section, document
 from ._figures import build_figures
+from ._kept import file_state, kept, tree_state
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, readings_frames, start_readings
-from ._records import SITE_COLUMNS, Records, split_by_kind
+from ._records import SITE_COLUMNS, Records, split_by_kind, with_baselines
 from ._render import FITS_LEGEND, marked, provenance_lines
 from ._shapes import VERDICTS, Table
 from ._spec import registered_figures
@@ -188,11 +189,30 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     with its critical-difference diagram. ``warn``: called with each line a
     reader must not miss (stores of different protocols combined).
     """
+    # What the pages are made of, kept for the next report of these folders unchanged (``_kept``): the folders
+    # (with their baselines and the figures' stores), the tolerance given, or the pins committed beside the
+    # baselines that the report would judge them against.
+    folders = with_baselines([*dirs, *figure_stores])[0]
+    state = tree_state(folders)
+    # (and the page's link to the checkout's findings, from the working folder to ``out``).
+    candidates = [tolerance, *(Path(os.path.realpath(d)).parent.parent / COMMITTED_PINS for d in folders)]
+    pins = [file_state(p) for p in candidates if p is not None and Path(p).is_file()]
+    what = None if state is None else f"report {state} {[str(d) for d in dirs]} {[str(d) for d in figure_stores]} " \
+        f"{tolerance!r} {pins} {selection} {figures} {os.path.relpath(Path.cwd(), Path(out).resolve())} " \
+        f"{sorted(p.name for p in (Path('docs') / 'reproduction').glob('*.md'))}"
+    pages, lines = kept(what, lambda: _report_pages(dirs, Path(out), tolerance, selection, figures, figure_stores))
+    for line in lines if warn is not None else ():
+        warn(line)
+    return _write_site(Path(out), pages, force, [os.path.normpath(str(d)) for d in dirs])
+
+
+def _report_pages(dirs, out, tolerance, selection, figures, figure_stores):
+    """([(page name, html)], the lines a reader must not miss) of ``build_report``."""
     from jinja2 import Environment
 
-
+    lines = []
     read_once = {}  # each folder read once: the pages' records and the benchmark's groups of folders
-    judged = _judge(dirs, tolerance, selection, warn, read_once)
+    judged = _judge(dirs, tolerance, selection, lines.append, read_once)
     built, prov = judged.built, judged.prov
     extra_provenance, store_configs = _store_provenance(dirs, prov)
     drawn = _figures(dirs, figure_stores, loaded=(judged.records, prov), tables_built=built) if figures else {}
@@ -206,8 +226,6 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     page, index = env.from_string(_template_text("page.html")), env.from_string(_template_text("index.html"))
     css, js = _template_text("report.css"), _template_text("report.js")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     # What every page carries: the navigation, the provenance of the results, the style and the script.
     common = {"papers": nav, "provenance": provenance_lines(prov, "")[1:] + extra_provenance,
               "configs": store_configs, "css": css, "js": js}
@@ -226,7 +244,7 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
                                                 comparison=comparison is not None, benchmark=bool(benchmark),
                                                 pins=str(pins) if pins is not None else None)))
-    return _write_site(out, pages, force, [os.path.normpath(str(d)) for d in dirs])
+    return pages, lines
 
 
 @dataclass(frozen=True)

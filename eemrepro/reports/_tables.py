@@ -20,6 +20,7 @@ from ._cells import (  # noqa: F401  (the cells' pieces, as the reports and thei
     solvers_phrase,
     timeout_limit,
 )
+from ._kept import kept, stable_text
 from ._records import Records, split_by_kind  # noqa: F401  (split_by_kind: as the reports name it)
 from ._shapes import (  # noqa: F401  (re-exported through reports)
     Table,
@@ -78,7 +79,7 @@ def rows_by_datasets(dirs, specs, rules=("best-of-grid",), budget=None):
             if values:
                 applies.add(spec.id)
             for rule in dict.fromkeys(Table(spec, rule).selection for rule in rules):
-                makers[(spec.id, rule)].add(mine)
+                makers[(spec.id, rule)].add(mine, results.group_state)
             if len(records) >= LARGE_FRAME:
                 # What a table's selection allocated over a large frame is handed back before the next table's:
                 # else each table's arrays come on top of the heap the last left (TABLE_RESULTS: 45 MB a table).
@@ -97,8 +98,12 @@ class TableRows:
         self.table = Table(spec, selection)
         self.rows, self.extra = {}, {}
 
-    def add(self, records):
-        rows, extra = self.table.shape.rows(records, self.table, self.unfinished)
+    def add(self, records, state=None):
+        """The cells of ``records`` (a group of data sets' records of the table's kind); ``state``: what the group
+        was read from (``Records.group_state``), under which its cells are kept for the next command (``_kept``)."""
+        what = None if state is None else \
+            f"cells {state} {stable_text(self.spec)} {self.table.selection} {sorted(map(repr, self.unfinished))}"
+        rows, extra = kept(what, lambda: self.table.shape.rows(records, self.table, self.unfinished))
         self.rows.update(rows)
         self.extra.update(extra)
 

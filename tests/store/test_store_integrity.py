@@ -21,32 +21,17 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
-from eemrepro.experiments import load_config, run_experiment
 from eemrepro.store import DamagedSegmentError, ResultStore, StoreWarning, same_values, upgrade_store
 from eemrepro.store._segments import not_a_record
+from tests.helpers import killed_run as make_killed_run
 from tests.helpers import store_record
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
-CONFIG = """name: killed
-datasets: [heart]
-models:
-  Centroid: {estimator: 'tests.helpers:Sleepy', grid: {fail: [false]}}
-protocol: {folds: 3, repeats: 1, seed: 0}
-"""
-
-
 @pytest.fixture(scope="module")
 def killed_run(tmp_path_factory):
-    """A results folder whose run finished every unit and died before sealing: its records are all in its
-    write-ahead segment (a kill after the last unit; ``close`` never came)."""
-    folder = tmp_path_factory.mktemp("killed")
-    (folder / "c.yaml").write_text(CONFIG)
-    close = ResultStore.close
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ResultStore, "close", lambda self, seal=True: close(self, seal=False))
-        run_experiment(load_config(folder / "c.yaml"), out=folder / "o", jobs=1, progress=False)
-    return folder / "o"
+    """A results folder whose run finished every unit and died before sealing (``helpers.killed_run``)."""
+    return make_killed_run(tmp_path_factory.mktemp("killed"))
 
 
 def _copy(killed_run, tmp_path):
