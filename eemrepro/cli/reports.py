@@ -83,7 +83,8 @@ def _warn(line):
 
 def tables_cmd(
     results: ResultsArg,
-    format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
+    format: Annotated[list[Format] | None, typer.Option(
+        "--format", help="md, csv, latex (repeatable). Default: all three.")] = None,
     out: Annotated[Path | None, typer.Option(
         help="Folder for the table files (default: RESULTS/tables beside the one results folder).")] = None,
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
@@ -97,11 +98,12 @@ def tables_cmd(
 ):
     """Rebuild the papers' tables from stored results, next to the published numbers."""
     from ..reports import build_tables
+    from ..reports._build import FORMATS
     from ._common import fail
 
     from ..reports._outputs import writing
 
-    formats = [f.value for f in format] if format else ["md", "csv"]
+    formats = [f.value for f in format] if format else list(FORMATS)
     out = _default_out(results, out, "tables")
     try:
         with writing(out, "tables"):
