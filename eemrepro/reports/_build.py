@@ -114,7 +114,8 @@ def _write_document(doc, out, formats, limit, dirs, specs, benches):
     for bench, df, bench_prov in benches:
         written += _write_benchmark(bench, df, out, formats, bench_prov, doc.selection, limit)
     if doc.cells is not None:
-        written.append(_write_check(doc.cells, out, doc.prov, specs))
+        if doc.cells:  # no paper's table holds these data sets: nothing to check, no check.md
+            written.append(_write_check(doc.cells, out, doc.prov, specs))
         written += _write_readings(dirs, out, doc.prov, specs, doc.readings, formats)
         if doc.claims:
             written.append(_write_claims(doc, out))
@@ -251,12 +252,15 @@ def _write_readings(dirs, out, prov, specs, frames, formats):
 
 
 def _write_check(cells, out, prov, specs):
-    """check.md: per table, cells within the default tolerance (``cells``, from ``check``) and every cell not."""
+    """check.md: per table, cells within the default tolerance (``cells``, from ``check``, one at least) and
+    every cell not."""
 
     lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
     lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]
     rules = {s.id: describe_rule(s) for s in specs if s.tolerance is not None and any(c.table == s.id for c in cells)}
-    lines += ["- tolerance: " + "; ".join(f"{t}: {r}" for t, r in rules.items()), ""]
+    if rules:
+        lines += ["- tolerance: " + "; ".join(f"{t}: {r}" for t, r in rules.items())]
+    lines.append("")
     for table in dict.fromkeys(c.table for c in cells):
         group = [c for c in cells if c.table == table]
         counts = Counter(c.outcome for c in group)

@@ -202,6 +202,8 @@ def run_cell(metric, limit, digits=1):
 #: The legend printed under a run's table.
 RUN_LEGEND = ("cell: reproduced mean±std over the test folds; (paper P, D): the published value and "
               "D = reproduced - published; '> N': past the fit budget; '–': not run or no value")
+#: The legend under a run's table where no cell has a published value (a benchmark of the user's data).
+RUN_LEGEND_UNPUBLISHED = "cell: mean±std over the test folds; '> N': past the fit budget; '–': not run or no value"
 
 
 def plain_cell(r, metric, digits=1, limit=None):

@@ -81,8 +81,9 @@ class TableShape:
     takes_reference = False
     #: A cell shows the mark of its fits that did not finish (``FITS_LEGEND`` under the table).
     marks_fits = False
-    #: What the run's printed table says under a table of this shape.
-    run_legend = ""
+    def run_legend(self, df):
+        """What the run's printed table says under ``df``, a table of this shape ("": nothing)."""
+        return ""
 
     def value_column(self, spec):
         return spec.metric

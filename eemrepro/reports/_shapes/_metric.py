@@ -11,7 +11,19 @@ from ...experiments._selection import FIT_COUNTS, _point_sort_key
 from ...store._segments import as_frame
 from ...store._store import repeats_per_cell
 from .._cells import _combine, _facet, _fit_counts, _of_kind, _order
-from .._render import FAILED_MARK, RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, printed, run_cell
+from .._render import (
+    FAILED_MARK,
+    RUN_LEGEND,
+    RUN_LEGEND_UNPUBLISHED,
+    RowFormat,
+    _fmt,
+    _signed,
+    fits_mark,
+    fits_note,
+    metric_cell,
+    printed,
+    run_cell,
+)
 from ._base import UNJUDGED, VERDICTS, Table, TableShape, register_shape
 
 
@@ -287,7 +299,11 @@ class MetricShape(TableShape):
     compares_methods = True
     takes_reference = True
     marks_fits = True
-    run_legend = RUN_LEGEND
+
+    def run_legend(self, df):
+        """The paper's value and the delta explained where a cell has one; else the cell alone."""
+        published = df["published"].notna().any() if "published" in df else False
+        return RUN_LEGEND if published else RUN_LEGEND_UNPUBLISHED
 
     def rows(self, records, table, unfinished=(), per_fold=None):
         return metric_rows(records, table.spec, table.selection, unfinished, per_fold=per_fold), {}
