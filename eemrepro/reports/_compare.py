@@ -217,7 +217,7 @@ def _draw(plt, sp, ranks, significance, n_datasets, highlight, size, with_ranks,
     """``cd_figure``'s drawing: (figure, CD bar, its label)."""
     methods = list(significance.columns)
     rows = (len(methods) + 1) // 2
-    fig, ax = plt.subplots(figsize=size or (COLUMN_INCHES, 0.75 + 0.2 * rows))
+    fig, ax = plt.subplots(figsize=size or (COLUMN_INCHES, 0.8 + 0.22 * rows))
     # scikit-posthocs wants a colour for every label when it is given any.
     colors = {m: HIGHLIGHT if m in set(highlight) else "k" for m in methods} if highlight else None
     formats = ("{label} ({rank:.2f})", "({rank:.2f}) {label}") if with_ranks else ("{label}", "{label}")
@@ -234,8 +234,8 @@ def _draw(plt, sp, ranks, significance, n_datasets, highlight, size, with_ranks,
     start = float(ranks.min())
     (bar,) = ax.plot([start, start + cd], [y, y], color="k", linewidth=1.5, marker="|", markersize=8,
                      clip_on=False, gid=f"{name}-bar")
-    label = ax.text(start + cd / 2, y, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=CD_POINTS,
-                    gid=f"{name}-label")
+    label = ax.annotate(f"CD = {cd:.2f}", (start + cd / 2, y), xytext=(0, 3), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=CD_POINTS, gid=f"{name}-label", annotation_clip=False)
     ax.set_ylim(low, y + 0.1 * (high - low))
     ax.set_xlim(1, len(methods))  # the ranks' whole range, each rank a tick, as Demšar draws it
     ax.set_xticks(range(1, len(methods) + 1))
@@ -289,7 +289,7 @@ def cd_files(wide, greater_is_better=True, highlight=(), min_datasets=2, name="c
     """{"svg": bytes, "pdf": bytes} of ``wide``'s critical-difference diagram (``cd_figure``, a paper's column
     wide), or None under ``min_datasets`` data sets or three methods, or without matplotlib. The same records
     give the same bytes: the SVG's ids salted with a fixed text, its text kept as text (a paper's fonts), the
-    PDF's fonts embedded (TrueType), no date in either."""
+    PDF's fonts embedded (TrueType), no date or matplotlib version in either."""
     if wide.shape[0] < min_datasets or wide.shape[1] < 3:
         return None
     try:
@@ -300,7 +300,9 @@ def cd_files(wide, greater_is_better=True, highlight=(), min_datasets=2, name="c
     out = {}
     with plt.rc_context({"svg.hashsalt": "eemrepro", "svg.fonttype": "none", "pdf.fonttype": 42}):
         fig, _, _ = cd_figure(wide, greater_is_better, highlight, name=name)
-        for fmt, metadata in (("svg", {"Date": None}), ("pdf", {"CreationDate": None})):
+        # No date, and no matplotlib version: a committed diagram rebuilds alike under another release.
+        for fmt, metadata in (("svg", {"Date": None, "Creator": None}),
+                              ("pdf", {"CreationDate": None, "Creator": None, "Producer": None})):
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, bbox_inches="tight", pad_inches=0.01, metadata=metadata)
             out[fmt] = buf.getvalue()
