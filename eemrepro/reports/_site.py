@@ -163,7 +163,8 @@ def _asked_for(spec, df, unfinished):
 
 def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False, figure_stores=(),
                  warn=None):
-    """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
+    """Write the report site for the results in ``dirs`` to ``out``; return the files written (the pages, then
+    the files of the critical-difference diagrams they show, ``<stem>_cd.svg`` and ``.pdf``).
 
     ``figure_stores``: results folders whose figures the pages show too, each read alone (MELM's restarts and
     embeddings, EEM's h sweep: `make report` passes them).
