@@ -224,7 +224,9 @@ def _draw(plt, sp, ranks, significance, n_datasets, highlight, size, with_ranks,
     drawn = sp.critical_difference_diagram(ranks, significance, ax=ax, color_palette=colors,
                                            label_props={"fontsize": CD_POINTS}, label_fmt_left=formats[0],
                                            label_fmt_right=formats[1])
-    _in_order(ax, [line for lines in drawn["crossbars"] for line in lines])
+    levels = _in_order(ax, [line for lines in drawn["crossbars"] for line in lines])
+    if size is None:  # a line of text a label's row or a crossbar's level
+        fig.set_figheight(0.7 + 0.19 * (rows + levels))
     ax.tick_params(labelsize=CD_POINTS)
     # The scale a reader measures the gaps with: scikit-posthocs (before 0.12) draws none. Above the rank axis
     # (whose tick labels sit just over it), starting at the best rank as in Demšar's figures.
@@ -240,7 +242,7 @@ def _draw(plt, sp, ranks, significance, n_datasets, highlight, size, with_ranks,
     ax.set_xlim(1, len(methods))  # the ranks' whole range, each rank a tick, as Demšar draws it
     ax.set_xticks(range(1, len(methods) + 1))
     if size is None:
-        _fit_labels(fig, ax, drawn["labels"])
+        _fit_labels(fig, ax)
     return fig, bar, label
 
 
@@ -248,7 +250,8 @@ def _in_order(ax, crossbars):
     """scikit-posthocs draws each crossbar through a set of the methods' names (its cliques), in the set's order,
     and stacks bars of equal lowest rank in the order its sets gave: the drawing (and the SVG's bytes) followed
     PYTHONHASHSEED. Each bar's points are put in rank order, the bars stacked again by (lowest, highest rank)
-    as scikit-posthocs stacks them, and added back in that order."""
+    as scikit-posthocs stacks them (first fit: as many levels whatever the order), and added back in that order.
+    Returns the number of levels."""
     bars = sorted(crossbars, key=lambda line: (min(line.get_xdata()), max(line.get_xdata()),
                                                tuple(sorted(line.get_xdata()))))
     levels = []
@@ -263,16 +266,17 @@ def _in_order(ax, crossbars):
         line.set_data(xs, [-level - 1] * len(xs))
         line.remove()
         ax.add_line(line)
+    return len(levels)
 
 
-def _fit_labels(fig, ax, labels, pad=0.04, axis=1.0):
+def _fit_labels(fig, ax, pad=0.04, axis=1.0):
     """Place the axis so that what hangs off its ends (the labels, a label's width in points whatever the axis)
     fits the figure's width: a few passes, each moving the axis ends by what the drawing overflows (or leaves
     free); the figure is widened only where the labels leave less than ``axis`` inches of axis."""
     width = fig.get_figwidth()
     for _ in range(4):
         fig.canvas.draw()
-        drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+        drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # inches: the labels, the ticks, the CD bar
         box = ax.get_position()
         x0 = box.x0 * width + pad - drawn.x0
         x1 = box.x1 * width - (drawn.x1 - (width - pad))

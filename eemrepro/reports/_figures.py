@@ -309,5 +309,6 @@ def _build_figures(dirs, out, selection, figures, loaded, tables_built, diagrams
                                             f"{dataset}: the stored projections")
     if not written:
         raise ValueError(f"no figure can be drawn from {', '.join(map(str, dirs))}: no registered figure's records "
-                         "are there (`eemrepro papers` lists the figures and what each needs)")
+                         "are there (`eemrepro papers` lists the figures and what each needs), and a critical-"
+                         "difference diagram needs three models with values on two data sets at least")
     return written

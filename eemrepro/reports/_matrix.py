@@ -2,7 +2,8 @@
 
 ``Matrix`` is made once per table (``Matrix.of``, the ``Document``'s section holds it) from its ``Table``: the
 printed decimals, the metric's direction and the draw rule (``_stats.DrawRule.best``: every model whose value
-prints as the best of its data set is best, ties at the printed digits too), the cell's mark ``†k`` where k of
+prints as the best of its data set is best, ties at the printed digits too, where two models at least have a
+value there), the cell's mark ``†k`` where k of
 its fits failed or ran past the budget, and the average ranks of the comparison as its last row. Markdown and
 LaTeX are rendered here, the report's page draws the same cells and marks (``_shapes._metric``): no renderer
 decides a mark of its own. ``latex_table`` writes any frame (a comparison's pairs, whatever its columns) as a
@@ -57,7 +58,10 @@ class Matrix:
         text, marks, best = {}, {}, set()
         ok = df["status"] == "ok"
         for dataset, rows in df.groupby("dataset", sort=False):
-            mask = rule.best(rows[value].where(ok[rows.index]))
+            values = rows[value].where(ok[rows.index])
+            if values.notna().sum() < 2:
+                continue  # a lone value is the best of nothing: no mark
+            mask = rule.best(values)
             best.update((dataset, m) for m, b in zip(rows["method"], mask, strict=True) if b)
         for r in df.to_dict("records"):
             key = (r["dataset"], r["method"])

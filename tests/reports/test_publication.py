@@ -248,6 +248,9 @@ def test_the_matrix_bolds_the_best_at_the_printed_digits_in_the_metrics_directio
     assert cells["d1"] == ["d1", "**0.100±0.010**", "**0.100±0.010**", "0.200±0.010"]
     assert cells["d3"] == ["d3", "**0.050±0.010** †2", "– †2", "0.060±0.010"]
     assert cells["average rank"] == ["average rank", "2.00", "**1.00**", "3.00"]
+    # A data set where one model alone has a value: the best of nothing, no mark (d3 without C).
+    alone = Matrix.of(table, df[~((df["dataset"] == "d3") & (df["method"] == "C"))])
+    assert alone.best == BOLD - {("d3", "A")}
 
 
 def test_the_page_shows_each_cell_as_its_legend_says_and_marks_the_best(store, tmp_path):
