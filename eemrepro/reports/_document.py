@@ -20,6 +20,7 @@ from ._cells import timeout_limit
 from ._benchmark import comparison_title as benchmark_title
 from ._compare import PAPER_SIDES, cd_files, compare_methods
 from ._matrix import Matrix
+from ._records import SITE_COLUMNS, Records
 from ._shapes import Table
 
 
@@ -159,8 +160,6 @@ def benchmark_parts(dirs, parts, unfinished, selection, read_once=None):
     built from ``parts`` (the folders' records by kind, ``unfinished`` their unfinished cells), or, for a
     benchmark of some of the folders, from those folders' own records (``read_once``: the folders read
     already, ``Records``')."""
-    from ._records import Records, SITE_COLUMNS
-
     out = []
     for bench in benchmarks(dirs):
         own_parts, own_unfinished = parts, unfinished

@@ -248,8 +248,10 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None
 
     from ._outputs import publish_built
 
+    sources = [os.path.normpath(str(d)) for d in dirs]
     return publish_built(lambda staging: _build_figures(dirs, staging, selection, figures, loaded, tables_built,
-                                                        diagrams), out, FIGURES_MANIFEST, [os.path.normpath(str(d)) for d in dirs], force, "eemrepro figures")
+                                                        diagrams), out, FIGURES_MANIFEST, sources, force,
+                         "eemrepro figures")
 
 
 def _build_figures(dirs, out, selection, figures, loaded, tables_built, diagrams=True):

@@ -437,9 +437,9 @@ class ReportExistsError(FilesExistError):
 
 
 def _write_site(out, pages, force, sources):
-    """Write ``pages`` ([(name, html or a file's bytes)]) into ``out`` from the results folders ``sources``: written into a staging
-    folder and moved into place (``_outputs.publish``), a file of the same name that an earlier report did not
-    write from these results not overwritten unless ``force`` (nothing is written then)."""
+    """Write ``pages`` ([(name, html or a file's bytes)]) into ``out`` from the results folders ``sources``:
+    written into a staging folder and moved into place (``_outputs.publish``), a file of the same name that an
+    earlier report did not write from these results not overwritten unless ``force`` (nothing is written then)."""
     def make(staging):
         for name, content in pages:
             if isinstance(content, bytes):
