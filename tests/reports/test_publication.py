@@ -317,3 +317,25 @@ def test_the_pairs_latex_renders_whatever_columns_the_comparison_holds():
                      "P(yours better)"],
                     ["my\\_model", "EEMrbf", "5", "1", "3", "-1.23", "--", "0.912"]]
     assert "\\footnotesize rope: 1 point" in tex and tex.startswith("% hand-made\n")
+
+
+def test_figures_with_nothing_to_draw_leave_no_empty_folder_behind(tmp_path):
+    """Main said "no figure can be drawn" and left an empty figures/ folder in the store: one model on one data set
+    has no diagram (three models and two data sets at least), and the command made the folder before knowing."""
+    from tests.helpers import blobs_frame, run_config
+
+    blobs_frame(n=45).to_csv(tmp_path / "one.csv", index=False)
+    cfg = tmp_path / "one.yaml"
+    cfg.write_text("name: one\ndatasets: [one]\nlocal_datasets: {one: {file: one.csv, target: status}}\n"
+                   'models:\n  LR: {estimator: "sklearn.linear_model:LogisticRegression", grid: {C: [1.0]}}\n'
+                   "protocol: {folds: 3, repeats: 1, seed: 0}\n")
+    run_config(cfg, tmp_path / "store")
+    result = runner.invoke(app, ["figures", str(tmp_path / "store")])
+    assert result.exit_code == 1 and "no figure can be drawn" in result.output
+    assert "three models with values on two data sets" in " ".join(result.output.split())
+    assert not (tmp_path / "store" / "figures").exists()
+    # A folder that was there before stays, with what it held.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("kept\n")
+    assert runner.invoke(app, ["figures", str(tmp_path / "store"), "--out", str(tmp_path / "mine")]).exit_code == 1
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
