@@ -60,6 +60,26 @@ class DrawRule:
         sa, sb = self.scores(a), self.scores(b)
         return int((sa > sb).sum()), int((sa == sb).sum()), int((sa < sb).sum())
 
+    def best(self, values):
+        """A mask of ``values`` (one data set's models) that print as the best value in the metric's direction:
+        every value tied with it at the printed decimals is best too; a missing value never is.
+
+        Examples
+        --------
+        >>> DrawRule(decimals=1).best(pd.Series([83.45, 83.5, 80.0])).tolist()  # both print 83.5
+        [True, True, False]
+        >>> DrawRule(decimals=3, greater_is_better=False).best(pd.Series([0.3, 0.25, np.nan])).tolist()
+        [False, True, False]
+        """
+        values = pd.Series(values, dtype=float)
+        known = values.notna().to_numpy()
+        if not known.any():
+            return np.zeros(len(values), dtype=bool)
+        scores = self.scores(values[known])
+        out = np.zeros(len(values), dtype=bool)
+        out[known] = (scores == scores.max()).to_numpy()
+        return out
+
     def describe(self):
         """The rule in words, for a heading: "equal at one decimal"."""
         text = "equal at " + _DECIMALS.get(self.decimals, f"{self.decimals} decimals")

@@ -83,7 +83,8 @@ def _warn(line):
 
 def tables_cmd(
     results: ResultsArg,
-    format: Annotated[list[Format] | None, typer.Option("--format", help="md, csv, latex (repeatable).")] = None,
+    format: Annotated[list[Format] | None, typer.Option(
+        "--format", help="md, csv, latex (repeatable). Default: all three.")] = None,
     out: Annotated[Path | None, typer.Option(
         help="Folder for the table files (default: RESULTS/tables beside the one results folder).")] = None,
     selection: Annotated[Selection, typer.Option(help="Grid-point selection.")] = Selection.best,
@@ -97,11 +98,12 @@ def tables_cmd(
 ):
     """Rebuild the papers' tables from stored results, next to the published numbers."""
     from ..reports import build_tables
+    from ..reports._build import FORMATS
     from ._common import fail
 
     from ..reports._outputs import writing
 
-    formats = [f.value for f in format] if format else ["md", "csv"]
+    formats = [f.value for f in format] if format else list(FORMATS)
     out = _default_out(results, out, "tables")
     try:
         with writing(out, "tables"):
@@ -147,6 +149,8 @@ def check_cmd(
         _write_pins(pin, pin_reason, tol, cells_under)
         return
     cells = cells_under(tol)
+    if not cells:
+        _not_judged(results, reference, report_only)
     for cell in cells:
         if cell.outcome in ("fail", "missing"):
             typer.echo(cell.line())
@@ -161,6 +165,19 @@ def check_cmd(
                    "(eemrepro tables counts them in <table>_readings.md)")
     if not report_only and (changed or any(c.outcome in ("fail", "missing") for c in cells)):
         raise typer.Exit(code=1)
+
+
+def _not_judged(results, reference, report_only):
+    """No cell to judge (a store no paper's table holds, or no cell shared with ``--reference``): said in one line,
+    and not a pass: exit 1 (0 with ``--report-only``)."""
+    folders = ", ".join(map(str, results))
+    if reference:
+        typer.echo(f"not judged: {folders} and {', '.join(map(str, reference))} share no cell to compare")
+    else:
+        typer.echo(f"not judged: no paper's table holds a value of {folders} (none has their data sets, or none of "
+                   "their fits there finished): nothing published to compare with (`eemrepro tables` writes their "
+                   "benchmark)")
+    raise typer.Exit(code=0 if report_only else 1)
 
 
 def _check_places(pin, pin_claims):

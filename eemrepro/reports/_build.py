@@ -10,9 +10,10 @@ from ..experiments import get_metric
 from ._benchmark import BENCHMARK, PUBLISHED_COLUMNS, benchmark_tables, benchmarks
 from ._check import check, describe_rule, summary_line
 from ._claims import evaluate_claims
-from ._compare import comparison_frame, comparison_markdown
+from ._compare import comparison_frame, comparison_markdown, comparison_notes, write_cd
 from ._document import benchmark_section, document
 from ._kept import kept, stable_text, tree_state
+from ._matrix import latex_table
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
 from ._records import with_baselines
@@ -38,7 +39,11 @@ class TablesExistError(FilesExistError):
     """The output folder holds table files built from other results (overwritten only with ``force``)."""
 
 
-def build_tables(dirs, out, formats=("md", "csv"), selection="best-of-grid", layout="run", tables=None,
+#: What ``tables`` writes without ``--format``: every format (docs/reports.md lists the files).
+FORMATS = ("md", "csv", "latex")
+
+
+def build_tables(dirs, out, formats=FORMATS, selection="best-of-grid", layout="run", tables=None,
                  force=False, warn=None):
     """Write the tables of the records in ``dirs`` to ``out``; return the paths written.
 
@@ -122,7 +127,8 @@ def _write_document(doc, out, formats, limit, dirs, specs, benches):
     for bench, df, bench_prov in benches:
         written += _write_benchmark(bench, df, out, formats, bench_prov, doc.selection, limit)
     if doc.cells is not None:
-        written.append(_write_check(doc.cells, out, doc.prov, specs))
+        if doc.cells:  # no paper's table holds these data sets: nothing to check, no check.md
+            written.append(_write_check(doc.cells, out, doc.prov, specs))
         written += _write_readings(dirs, out, doc.prov, specs, doc.readings, formats)
         if doc.claims:
             written.append(_write_claims(doc, out))
@@ -141,6 +147,7 @@ def _write_paper_table(section, out, formats, prov, limit):
         # The summary ranks the paper's columns; it names the file that ranks the others, where there is one.
         ranked = next((p.name for p in sorted(compared, key=lambda p: p.suffix != ".md")), None)
         written.append(_write_summary(section.summary, out / f"{spec.summary}.md", ranked))
+        written += write_cd(section.summary.diagram, out / f"{section.summary.stem}_cd")
     return written + compared
 
 
@@ -167,7 +174,7 @@ def protocol_warnings(prov):
 
 def _write_benchmark(bench, df, out, formats, prov, selection, limit):
     """``<stem>.md/.csv/.tex`` of a benchmark (``_benchmark``) and its comparison (``<stem>_comparison``)."""
-    section = benchmark_section(bench, df, selection)
+    section = benchmark_section(bench, df, selection, limit)
     table, spec = section.table, section.spec
     columns, (index, across, _) = table.columns(limit)
     # No published cell to show beside: neither its columns nor a delta in the cells.
@@ -176,8 +183,8 @@ def _write_benchmark(bench, df, out, formats, prov, selection, limit):
     ranked = _write_comparison(section.comparison, out, formats, prov)
     notes = section.notes + [f"average ranks, Friedman/Nemenyi, wins/draws/losses and Wilcoxon-Holm: {p.name}"
                              for p in ranked if p.suffix == ".md"]
-    return [write_table(df, out / spec.stem, fmt, section.title, prov, columns, wide, notes, fill="–")
-            for fmt in formats] + ranked
+    return [write_table(df, out / spec.stem, fmt, section.title, prov, columns, wide, notes, fill="–",
+                        matrix=section.matrix) for fmt in formats] + ranked
 
 
 def summary_markdown(summary, compared=None):
@@ -213,8 +220,9 @@ def _write_summary(summary, path, compared=None):
 
 
 def _write_comparison(comparison, out, formats, prov):
-    """``<stem>_comparison.md`` (and ``.csv``) of a ``Comparison`` (``_compare``); nothing without one (a table
-    of the paper's models alone)."""
+    """``<stem>_comparison.md`` (and ``.csv``, ``.tex``: its pairs, whatever columns they hold) of a
+    ``Comparison`` (``_compare``) and its critical-difference diagram ``<stem>_cd.svg`` and ``.pdf``; nothing
+    without one (a table of the paper's models alone)."""
     if comparison is None:
         return []
     spec, result = comparison.spec, comparison.result
@@ -230,7 +238,12 @@ def _write_comparison(comparison, out, formats, prov):
         path = out / f"{spec.stem}_comparison.csv"
         comparison_frame(result).to_csv(path, index=False, float_format="%.6g")
         written.append(path)
-    return written
+    if "latex" in formats:
+        path = out / f"{spec.stem}_comparison.tex"
+        path.write_text(latex_table(comparison_frame(result), provenance_lines(prov, comparison.title),
+                                    comparison_notes(result)))
+        written.append(path)
+    return written + write_cd(comparison.diagram, out / f"{comparison.stem}_cd")
 
 
 def _write_readings(dirs, out, prov, specs, frames, formats):
@@ -252,12 +265,15 @@ def _write_readings(dirs, out, prov, specs, frames, formats):
 
 
 def _write_check(cells, out, prov, specs):
-    """check.md: per table, cells within the default tolerance (``cells``, from ``check``) and every cell not."""
+    """check.md: per table, cells within the default tolerance (``cells``, from ``check``, one at least) and
+    every cell not."""
 
     lines = [f"# {provenance_lines(prov, 'Reproduced vs published cells (default tolerance)')[0]}", ""]
     lines += [f"- {line}" for line in provenance_lines(prov, "")[1:]]
     rules = {s.id: describe_rule(s) for s in specs if s.tolerance is not None and any(c.table == s.id for c in cells)}
-    lines += ["- tolerance: " + "; ".join(f"{t}: {r}" for t, r in rules.items()), ""]
+    if rules:
+        lines += ["- tolerance: " + "; ".join(f"{t}: {r}" for t, r in rules.items())]
+    lines.append("")
     for table in dict.fromkeys(c.table for c in cells):
         group = [c for c in cells if c.table == table]
         counts = Counter(c.outcome for c in group)

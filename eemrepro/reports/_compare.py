@@ -22,6 +22,7 @@ The statistics themselves are ``_stats``' (one draw rule for every page).
 
 import io
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -155,6 +156,19 @@ def comparison_markdown(spec, result, title, sides=PAPER_SIDES):
     return "\n".join(lines) + "\n"
 
 
+def comparison_notes(result):
+    """The lines under a comparison's table of pairs (its LaTeX): the data sets, Friedman and Nemenyi, the tests."""
+    n, of = len(result["datasets"]), len(result["of"])
+    notes = [f"on {n} of {of} data sets (those where every compared model has a value)"]
+    if "friedman" in result:
+        stat, p = result["friedman"]
+        notes.append(f"Friedman chi2 = {stat:.3f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
+                     f"{result['cd']:.2f}")
+    notes.append(f"wins / draws / losses: a draw equal at the printed {result['digits']} decimal(s); Wilcoxon "
+                 f"signed-rank p (none under {MIN_WILCOXON} data sets), Holm's correction over these tests")
+    return notes
+
+
 def _num(x, fmt):
     return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
 
@@ -164,12 +178,23 @@ def comparison_frame(result):
     return result["pairs"]
 
 
-def cd_figure(wide, greater_is_better=True, highlight=(), size=(7, 2.2), alpha=0.05, name="cd"):
+#: A paper's column, 8.5 cm, in inches: the CD diagram is drawn this wide, its text at ``CD_POINTS``, so that printed
+#: at a column's width no label is smaller than that.
+COLUMN_INCHES = 8.5 / 2.54
+CD_POINTS = 8
+#: The colour of the models compared with the others (yours) in a CD diagram; the others are black.
+HIGHLIGHT = "#d62728"  # matplotlib's tab:red
+
+
+def cd_figure(wide, greater_is_better=True, highlight=(), size=None, alpha=0.05, name="cd"):
     """Demšar's critical-difference diagram of ``wide`` (data sets x methods; two data sets and three methods at
     least) as a matplotlib figure: scikit-posthocs' diagram (ranks, and a bar joining the methods
     Nemenyi does not tell apart) with the scale of the critical difference above it, a bar of length CD
-    from the best rank, labelled with its value (Demšar's Figure 1). Returns (figure, the CD bar's line, its
-    label); the artists' ids (SVG) are ``<name>-bar`` and ``<name>-label``. Needs matplotlib."""
+    from the best rank, labelled with its value (Demšar's Figure 1). ``size``: (width, height) in inches, by
+    default a paper's column (``COLUMN_INCHES``) and a height for the methods, every text at ``CD_POINTS`` and
+    the axis placed so that the labels fit the width. ``highlight``: methods drawn in red, the others in black
+    (none: scikit-posthocs' own colours). Returns (figure, the CD bar's line, its label); the artists' ids
+    (SVG) are ``<name>-bar`` and ``<name>-label``. Needs matplotlib."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,29 +204,96 @@ def cd_figure(wide, greater_is_better=True, highlight=(), size=(7, 2.2), alpha=0
     ranks = average_ranks(wide, greater_is_better)
     significance = sp.posthoc_nemenyi_friedman(wide.to_numpy())
     significance.index = significance.columns = list(wide.columns)
-    plt.rcParams["svg.hashsalt"] = "eemrepro"
-    fig, ax = plt.subplots(figsize=size)
+    # Each label with its rank where the labels leave an axis of an inch in a column's width; else the names
+    # alone (the rank axis gives them).
+    for with_ranks in (True, False):
+        drawn = _draw(plt, sp, ranks, significance, len(wide), highlight, size, with_ranks, alpha, name)
+        if size is not None or drawn[0].get_figwidth() <= COLUMN_INCHES or not with_ranks:
+            return drawn
+        plt.close(drawn[0])
+
+
+def _draw(plt, sp, ranks, significance, n_datasets, highlight, size, with_ranks, alpha, name):
+    """``cd_figure``'s drawing: (figure, CD bar, its label)."""
+    methods = list(significance.columns)
+    rows = (len(methods) + 1) // 2
+    fig, ax = plt.subplots(figsize=size or (COLUMN_INCHES, 0.8 + 0.22 * rows))
     # scikit-posthocs wants a colour for every label when it is given any.
-    colors = {m: "tab:red" if m in set(highlight) else "0.35" for m in wide.columns} if highlight else None
-    sp.critical_difference_diagram(ranks, significance, ax=ax, color_palette=colors)
+    colors = {m: HIGHLIGHT if m in set(highlight) else "k" for m in methods} if highlight else None
+    formats = ("{label} ({rank:.2f})", "({rank:.2f}) {label}") if with_ranks else ("{label}", "{label}")
+    drawn = sp.critical_difference_diagram(ranks, significance, ax=ax, color_palette=colors,
+                                           label_props={"fontsize": CD_POINTS}, label_fmt_left=formats[0],
+                                           label_fmt_right=formats[1])
+    levels = _in_order(ax, [line for lines in drawn["crossbars"] for line in lines])
+    if size is None:  # a line of text a label's row or a crossbar's level
+        fig.set_figheight(0.7 + 0.19 * (rows + levels))
+    ax.tick_params(labelsize=CD_POINTS)
     # The scale a reader measures the gaps with: scikit-posthocs (before 0.12) draws none. Above the rank axis
     # (whose tick labels sit just over it), starting at the best rank as in Demšar's figures.
-    cd = nemenyi_cd(wide.shape[1], wide.shape[0], alpha)
+    cd = nemenyi_cd(len(methods), n_datasets, alpha)
     low, high = ax.get_ylim()
     y = high + 0.35 * (high - low)
     start = float(ranks.min())
     (bar,) = ax.plot([start, start + cd], [y, y], color="k", linewidth=1.5, marker="|", markersize=8,
                      clip_on=False, gid=f"{name}-bar")
-    label = ax.text(start + cd / 2, y, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8, gid=f"{name}-label")
+    label = ax.annotate(f"CD = {cd:.2f}", (start + cd / 2, y), xytext=(0, 3), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=CD_POINTS, gid=f"{name}-label", annotation_clip=False)
     ax.set_ylim(low, y + 0.1 * (high - low))
+    ax.set_xlim(1, len(methods))  # the ranks' whole range, each rank a tick, as Demšar draws it
+    ax.set_xticks(range(1, len(methods) + 1))
+    if size is None:
+        _fit_labels(fig, ax)
     return fig, bar, label
 
 
-def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=(7, 2.2), name="cd"):
-    """Demšar's critical-difference diagram (``cd_figure``) of ``wide`` (data sets x methods) as SVG text;
-    None under ``min_datasets`` data sets or three methods, or without matplotlib. ``highlight``: methods
-    drawn in red, the others in grey (none: scikit-posthocs' own colours). ``name``: the prefix of the ids of
-    its CD bar and label (one per diagram of a page)."""
+def _in_order(ax, crossbars):
+    """scikit-posthocs draws each crossbar through a set of the methods' names (its cliques), in the set's order,
+    and stacks bars of equal lowest rank in the order its sets gave: the drawing (and the SVG's bytes) followed
+    PYTHONHASHSEED. Each bar's points are put in rank order, the bars stacked again by (lowest, highest rank)
+    as scikit-posthocs stacks them (first fit: as many levels whatever the order), and added back in that order.
+    Returns the number of levels."""
+    bars = sorted(crossbars, key=lambda line: (min(line.get_xdata()), max(line.get_xdata()),
+                                               tuple(sorted(line.get_xdata()))))
+    levels = []
+    for line in bars:
+        xs = sorted(line.get_xdata())
+        low, high = xs[0], xs[-1]
+        level = next((k for k, spans in enumerate(levels) if not any(low <= b and a <= high for a, b in spans)),
+                     len(levels))
+        if level == len(levels):
+            levels.append([])
+        levels[level].append((low, high))
+        line.set_data(xs, [-level - 1] * len(xs))
+        line.remove()
+        ax.add_line(line)
+    return len(levels)
+
+
+def _fit_labels(fig, ax, pad=0.04, axis=1.0):
+    """Place the axis so that what hangs off its ends (the labels, a label's width in points whatever the axis)
+    fits the figure's width: a few passes, each moving the axis ends by what the drawing overflows (or leaves
+    free); the figure is widened only where the labels leave less than ``axis`` inches of axis."""
+    width = fig.get_figwidth()
+    for _ in range(4):
+        fig.canvas.draw()
+        drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # inches: the labels, the ticks, the CD bar
+        box = ax.get_position()
+        x0 = box.x0 * width + pad - drawn.x0
+        x1 = box.x1 * width - (drawn.x1 - (width - pad))
+        if x1 - x0 < axis:
+            width += axis - (x1 - x0)
+            fig.set_figwidth(width)
+            x1 = x0 + axis
+        ax.set_position([x0 / width, box.y0, (x1 - x0) / width, box.height])
+        if abs(drawn.x0 - pad) < 0.01 and abs(drawn.x1 - (width - pad)) < 0.01:
+            break
+
+
+def cd_files(wide, greater_is_better=True, highlight=(), min_datasets=2, name="cd"):
+    """{"svg": bytes, "pdf": bytes} of ``wide``'s critical-difference diagram (``cd_figure``, a paper's column
+    wide), or None under ``min_datasets`` data sets or three methods, or without matplotlib. The same records
+    give the same bytes: the SVG's ids salted with a fixed text, its text kept as text (a paper's fonts), the
+    PDF's fonts embedded (TrueType), no date or matplotlib version in either."""
     if wide.shape[0] < min_datasets or wide.shape[1] < 3:
         return None
     try:
@@ -209,9 +301,48 @@ def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=
         import scikit_posthocs  # noqa: F401
     except ImportError:
         return None
-    fig, _, _ = cd_figure(wide, greater_is_better, highlight, size, name=name)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    out = {}
+    with plt.rc_context({"svg.hashsalt": "eemrepro", "svg.fonttype": "none", "pdf.fonttype": 42}):
+        fig, _, _ = cd_figure(wide, greater_is_better, highlight, name=name)
+        # No date, and no matplotlib version: a committed diagram rebuilds alike under another release.
+        for fmt, metadata in (("svg", {"Date": None, "Creator": None}),
+                              ("pdf", {"CreationDate": None, "Creator": None, "Producer": None})):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, bbox_inches="tight", pad_inches=0.01, metadata=metadata)
+            out[fmt] = buf.getvalue()
     plt.close(fig)
-    text = buf.getvalue()
+    return out
+
+
+def write_cd_files(wide, stem, greater_is_better=True, highlight=(), min_datasets=2, name="cd"):
+    """``stem.svg`` and ``stem.pdf``: ``wide``'s critical-difference diagram (``cd_files``); the paths written,
+    [] where none can be drawn."""
+    return write_cd(cd_files(wide, greater_is_better, highlight, min_datasets, name), stem)
+
+
+def write_cd(drawn, stem):
+    """``stem.svg`` and ``stem.pdf`` of a drawn diagram (``cd_files``' bytes); [] for None."""
+    if drawn is None:
+        return []
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_name(f"{stem.name}.{fmt}") for fmt in ("svg", "pdf")]
+    for path in paths:
+        path.write_bytes(drawn[path.suffix[1:]])
+    return paths
+
+
+def svg_inline(drawn):
+    """The ``<svg>`` element of a diagram's files (``cd_files``), for a page; None without one."""
+    if drawn is None:
+        return None
+    text = drawn["svg"].decode("utf-8")
     return text[text.index("<svg"):]
+
+
+def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, name="cd"):
+    """Demšar's critical-difference diagram (``cd_figure``) of ``wide`` (data sets x methods) as SVG text (the
+    ``<svg>`` element of ``cd_files``' SVG); None under ``min_datasets`` data sets or three methods, or without
+    matplotlib. ``highlight``: methods drawn in red, the others in black (none: scikit-posthocs' own colours).
+    ``name``: the prefix of the ids of its CD bar and label (one per diagram of a page)."""
+    return svg_inline(cd_files(wide, greater_is_better, highlight, min_datasets, name))

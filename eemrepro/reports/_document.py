@@ -9,14 +9,18 @@ a number, a title or a note of its own, and each prints a cell with its table's 
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pandas as pd
 
 from .._stats import ranks_and_tests, wins_draws_losses
 from ..experiments import get_metric
-from ._benchmark import SIDES, compared
+from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
+from ._cells import timeout_limit
 from ._benchmark import comparison_title as benchmark_title
-from ._compare import PAPER_SIDES, compare_methods
+from ._compare import PAPER_SIDES, cd_files, compare_methods
+from ._matrix import Matrix
+from ._records import SITE_COLUMNS, Records
 from ._shapes import Table
 
 
@@ -34,6 +38,18 @@ class Summary:
     def rule(self):
         return self.table.draw_rule
 
+    @property
+    def stem(self):
+        """The name of its files: ``<summary>.md``, its diagram ``<summary>_cd.svg`` and ``.pdf``."""
+        return self.table.spec.summary
+
+    @cached_property
+    def diagram(self):
+        """The critical-difference diagram of the paper's columns (``_compare.cd_files``: SVG and PDF bytes), drawn
+        once for the files and the page; None under three data sets or three methods."""
+        wide = self.frame.pivot_table(index="dataset", columns="method", values=self.table.value).dropna()
+        return cd_files(wide, self.rule.greater_is_better, min_datasets=3, name=f"{self.table.id}-summary-cd")
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -43,6 +59,19 @@ class Comparison:
     result: dict
     title: str
     sides: tuple = PAPER_SIDES
+
+    @property
+    def stem(self):
+        """The name of its files: ``<table>_comparison.md``; its diagram's ``<table>_cd.svg`` and ``.pdf``."""
+        return self.spec.stem
+
+    @cached_property
+    def diagram(self):
+        """The critical-difference diagram of its models (``_compare.cd_files``: SVG and PDF bytes), the new ones
+        in red where there are others, drawn once for the files and the page; None where none can be drawn."""
+        result = self.result
+        return cd_files(result["wide"], result["rule"].greater_is_better,
+                        highlight=result["new"] if result["baselines"] else (), name=f"{self.spec.id}-cd")
 
 
 @dataclass(frozen=True)
@@ -55,6 +84,7 @@ class Section:
     notes: list
     summary: Summary = None
     comparison: Comparison = None
+    matrix: Matrix = None  # a benchmark's data sets x models, its best cells marked (``_matrix``)
 
     @property
     def spec(self):
@@ -100,13 +130,51 @@ def paper_section(table, df, selection):
                    comparison=compare(table.spec, df, selection) if ranks else None)
 
 
-def benchmark_section(bench, df, selection):
+def benchmark_section(bench, df, selection, limit=None):
     """A benchmark's ``Section`` (``_benchmark``: every data set and model of the results): its models ranked
-    with each other (``compared``), no summary."""
+    with each other (``compared``), no summary, and its matrix (``Matrix``: the best of each data set marked,
+    the comparison's average ranks as its last row). ``limit``: the fit budget a timed-out cell ran past."""
     table = Table(bench.spec, selection)
     comparison = compare(bench.spec, df, selection, new=compared(bench, df), sides=SIDES,
                          title=benchmark_title(bench.spec, selection))
-    return Section(table, df, table.title(df), table.notes(df), comparison=comparison)
+    ranks = comparison.result.get("ranks") if comparison is not None else None
+    matrix = Matrix.of(table, df, limit=limit,
+                       ranks=None if ranks is None else ranks.set_index("method")["average rank"],
+                       ranked=None if ranks is None else len(comparison.result["datasets"]))
+    return Section(table, df, table.title(df), table.notes(df), comparison=comparison, matrix=matrix)
+
+
+@dataclass(frozen=True)
+class BenchmarkPart:
+    """A benchmark's ``Section`` as the report and ``figures`` read it, with what its page's drill-down reads:
+    the records it was built from (``mine``), each cell's points chosen per fold, the fit budget."""
+
+    section: Section
+    records: pd.DataFrame
+    per_fold: dict
+    limit: float
+
+
+def benchmark_parts(dirs, parts, unfinished, selection, read_once=None):
+    """[``BenchmarkPart``] of every benchmark of the results folders ``dirs`` (``_benchmark.benchmarks``):
+    built from ``parts`` (the folders' records by kind, ``unfinished`` their unfinished cells), or, for a
+    benchmark of some of the folders, from those folders' own records (``read_once``: the folders read
+    already, ``Records``')."""
+    out = []
+    for bench in benchmarks(dirs):
+        own_parts, own_unfinished = parts, unfinished
+        if bench.dirs is not None:  # a group of its own among the folders: its records alone
+            own_parts, prov = Records(list(bench.dirs), columns=SITE_COLUMNS, read_once=read_once).read_by_kind()
+            own_unfinished = {tuple(c) for c in prov["unfinished"]}
+        mine = own_parts.get(bench.spec.kind)
+        if mine is None:
+            continue
+        per_fold, table = {}, Table(bench.spec, selection)
+        df = benchmark_frame(bench, table.build(mine, unfinished=own_unfinished, layout="run", per_fold=per_fold))
+        if df is not None:
+            limit = timeout_limit(mine)
+            out.append(BenchmarkPart(benchmark_section(bench, df, selection, limit), mine, per_fold, limit))
+    return out
 
 
 @dataclass(frozen=True)

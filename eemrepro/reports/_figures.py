@@ -207,6 +207,21 @@ def embedding_figure(records, stem, dataset, title=""):
     return _finish(plt, fig, stem, title or f"{dataset}: 2-D projections")
 
 
+def _benchmark_diagrams(dirs, records, unfinished, selection, out):
+    """The critical-difference diagram of each benchmark of the results (``_document.benchmark_parts``: what
+    ``tables`` and ``report`` draw of it), as ``<benchmark>_cd.svg`` and ``.pdf``."""
+    from ._compare import write_cd
+    from ._document import benchmark_parts
+    from ._records import split_by_kind
+
+    written = []
+    for part in benchmark_parts(dirs, split_by_kind(records), unfinished, selection):
+        comparison = part.section.comparison
+        if comparison is not None:
+            written += write_cd(comparison.diagram, Path(out) / f"{comparison.stem}_cd")
+    return written
+
+
 def _embedding_rows(df, dataset):
     if not len(df) or "embedding" not in df or "kind" not in df:
         return []
@@ -218,8 +233,11 @@ def _embedding_rows(df, dataset):
 FIGURES_MANIFEST = "figures-manifest.json"
 
 
-def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None, tables_built=None, force=False):
-    """Draw ``figures`` (names; default: each registered figure the records can draw) into ``out``.
+def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None, tables_built=None, force=False,
+                  diagrams=True):
+    """Draw ``figures`` (names; default: each registered figure the records can draw, and the critical-difference
+    diagram of each benchmark of the results, ``<benchmark>_cd.svg`` and ``.pdf`` as ``tables`` writes them,
+    unless not ``diagrams``) into ``out``.
 
     ``loaded``: ``Records(dirs).read()`` if the caller has it (the report); ``tables_built``: {table id: table}
     built from it with ``selection`` (what a scatter figure draws). Drawn in a staging folder and moved into
@@ -230,11 +248,13 @@ def build_figures(dirs, out, selection="best-of-grid", figures=None, loaded=None
 
     from ._outputs import publish_built
 
-    return publish_built(lambda staging: _build_figures(dirs, staging, selection, figures, loaded, tables_built),
-                         out, FIGURES_MANIFEST, [os.path.normpath(str(d)) for d in dirs], force, "eemrepro figures")
+    sources = [os.path.normpath(str(d)) for d in dirs]
+    return publish_built(lambda staging: _build_figures(dirs, staging, selection, figures, loaded, tables_built,
+                                                        diagrams), out, FIGURES_MANIFEST, sources, force,
+                         "eemrepro figures")
 
 
-def _build_figures(dirs, out, selection, figures, loaded, tables_built):
+def _build_figures(dirs, out, selection, figures, loaded, tables_built, diagrams=True):
     from ..experiments import get_metric
     from ._records import Records
     from ._spec import registered_figures, registered_tables
@@ -279,6 +299,8 @@ def _build_figures(dirs, out, selection, figures, loaded, tables_built):
             written += draw()
         elif figures:
             raise ValueError(f"cannot draw the {name} figure from {', '.join(map(str, dirs))}: {why}")
+    if not figures and diagrams:
+        written += _benchmark_diagrams(dirs, records, unfinished, selection, out)
     if not figures:
         # Embeddings of data sets no paper's figure shows (a user's own): one figure each, as the papers' are.
         shown = {f.dataset for f in specs.values() if f.drawer == "embedding"}
@@ -289,5 +311,6 @@ def _build_figures(dirs, out, selection, figures, loaded, tables_built):
                                             f"{dataset}: the stored projections")
     if not written:
         raise ValueError(f"no figure can be drawn from {', '.join(map(str, dirs))}: no registered figure's records "
-                         "are there (`eemrepro papers` lists the figures and what each needs)")
+                         "are there (`eemrepro papers` lists the figures and what each needs), and a critical-"
+                         "difference diagram needs three models with values on two data sets at least")
     return written

@@ -144,15 +144,20 @@ def recorded_owners(path):
 
 def publish_built(make, out, manifest, sources, force, command):
     """Build an output folder's files in a staging folder inside ``out`` (``make(staging)`` returns their paths)
-    and move them into place with :func:`publish`; the staging folder is gone afterwards, whatever happened.
+    and move them into place with :func:`publish`; the staging folder is gone afterwards, whatever happened, and
+    so is ``out`` where this call made it and nothing was published (``figures`` with nothing to draw left an
+    empty folder in the store).
     The one route of every command that writes a folder of files (``tables``, ``figures``, ``report``)."""
     out = Path(out)
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{command.split()[-1]}-", dir=out))
     try:
         return publish(make(staging), out, manifest, sources, force, command)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if made and not any(out.iterdir()):
+            out.rmdir()
 
 
 def publish(built, out, manifest, sources, force, command):

@@ -78,13 +78,14 @@ def printed(columns):
     return {c: (lambda r, c=c, fn=fn: _text(r, c, fn)) for c, _, fn in columns}
 
 
-def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), fill=""):
+def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), fill="", matrix=None):
     """Write ``df`` (long format) as ``path_stem.<ext>`` with a provenance header.
 
     ``columns``: [(column, header, formatter)] for Markdown/LaTeX long tables
     (a ``RowFormat`` formatter is given the row);
     ``wide``: optional (index, columns, cell formatter) for a compact wide view,
-    ``fill`` its text where a (row, column) has no row of ``df``.
+    ``fill`` its text where a (row, column) has no row of ``df``; ``matrix``: a ``_matrix.Matrix`` that is the
+    wide view instead (the Markdown's, and the whole LaTeX: data sets x models, its best cells in bold).
     """
     head = provenance_lines(prov, title, notes)
     path_stem = Path(path_stem)
@@ -101,7 +102,9 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), f
 
         out = path_stem.with_suffix(".md")
         text = f"# {head[0]}\n\n" + "".join(f"- {line}\n" for line in head[1:]) + "\n"
-        if wide is not None:
+        if matrix is not None:
+            text += matrix.markdown() + "\n\n"
+        elif wide is not None:
             index, cols, cell = wide
             pivot = _wide(df, index, cols, cell, fill)
             text += tabulate(pivot.values.tolist(), headers=[index] + list(pivot.columns[1:]),
@@ -109,8 +112,14 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), f
         text += tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) + "\n"
         out.write_text(text)
         return out
+    if fmt == "latex" and matrix is not None:
+        out = path_stem.with_suffix(".tex")
+        out.write_text(matrix.latex(head))
+        return out
     if fmt == "latex":
         out = path_stem.with_suffix(".tex")
+        # The long list's own escapes (a paper's committed tables are these bytes); a matrix escapes every
+        # special character (``_matrix.latex_escape``).
         esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("±", r"$\pm$") \
             .replace(FAILED_MARK, r"$^\dagger$")
         text = "".join(f"% {line}\n" for line in head)
@@ -193,6 +202,17 @@ def run_cell(metric, limit, digits=1):
 #: The legend printed under a run's table.
 RUN_LEGEND = ("cell: reproduced mean±std over the test folds; (paper P, D): the published value and "
               "D = reproduced - published; '> N': past the fit budget; '–': not run or no value")
+#: The legend under a run's table where no cell has a published value (a benchmark of the user's data).
+RUN_LEGEND_UNPUBLISHED = "cell: mean±std over the test folds; '> N': past the fit budget; '–': not run or no value"
+
+
+def plain_cell(r, metric, digits=1, limit=None):
+    """A metric cell's text without its mark: mean±std; "> limit" past the fit budget; "–" no value."""
+    if r["status"] == "timed-out":
+        return f"> {limit:g}" if limit is not None else "> the fit budget"
+    if r["status"] != "ok":
+        return "–"
+    return f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}"
 
 
 def metric_cell(metric, limit, digits=1, delta=True):
@@ -201,13 +221,12 @@ def metric_cell(metric, limit, digits=1, delta=True):
     past the budget (``fits_mark``)."""
 
     def cell(r):
-        mark = fits_mark(r)
+        text = plain_cell(r, metric, digits, limit) + fits_mark(r)
         if r["status"] == "timed-out":
-            return f"> {limit:g}{mark}"
+            return text
         if r["status"] != "ok":
             published = r.get("published", np.nan)
-            return f"–{mark}" if np.isnan(published) else f"–{mark} ({_fmt(published, digits)})"
-        text = f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}{mark}"
+            return text if np.isnan(published) else f"{text} ({_fmt(published, digits)})"
         return f"{text} ({_signed(r['delta'], digits)})" if delta else text
 
     return cell

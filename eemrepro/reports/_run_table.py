@@ -32,7 +32,7 @@ def run_table(config, out):
         body = [[i] + [grid.get((i, c), "") for c in cols] for i in rows]
         parts.append(f"{title}\n\n" + tabulate(body, headers=[index] + cols, tablefmt="github",
                                                disable_numparse=True))
-    legends = [Table(s).shape.run_legend for s, *_ in tables]
+    legends = [Table(s).shape.run_legend(df) for s, df, *_ in tables]
     legend = next((text for text in legends if text), "")
     if legend and any(text and marked(df) for text, (_, df, *_) in zip(legends, tables, strict=True)):
         legend += "; " + FITS_LEGEND  # said where a cell shows the mark

@@ -23,7 +23,6 @@ import pandas as pd
 import yaml
 
 from ..papers import registered_papers
-from ._benchmark import benchmark_frame, benchmarks
 from ._build import protocol_warnings
 from ._check import COMMITTED_PINS, Tolerance, baseline_pins, check, load_tolerance
 from ._claims import evaluate_claims
@@ -31,12 +30,12 @@ from ._compare import (
     MIN_WILCOXON,
     RANKS_NOTE,
     TESTS_NOTE,
-    cd_diagram,
     compared_sides,
     comparison_frame,
     new_methods,
+    svg_inline,
 )
-from ._document import benchmark_section, document
+from ._document import benchmark_parts, document
 from ._figures import build_figures
 from ._kept import file_state, kept, tree_state
 from ._outputs import FilesExistError, publish_built
@@ -102,13 +101,7 @@ def _summaries(summary):
         out.append({"title": "Wilcoxon signed-rank tests of the paper's pairs",
                     "html": pd.DataFrame(tests["wilcoxon"]).style.hide(axis="index").format(precision=3)
                    .set_uuid(f"{spec.id}_wilcoxon").to_html(doctype_html=False)})
-    return out, _cd_diagram(summary.frame, summary.table.value, summary.rule.greater_is_better)
-
-
-def _cd_diagram(df, metric, better):
-    """Demsar's critical-difference diagram of a paper's table (``_compare.cd_diagram``): SVG text, or None."""
-    wide = df.pivot_table(index="dataset", columns="method", values=metric).dropna()
-    return cd_diagram(wide, better, min_datasets=3, size=(6, 1.8))
+    return out, svg_inline(summary.diagram)
 
 
 def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
@@ -124,7 +117,7 @@ def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
             try:
                 # The report's own records and tables are not read or built again for its figures.
                 written += build_figures(group, tmp / str(k), loaded=loaded if k == 0 else None,
-                                         tables_built=tables_built if k == 0 else None)
+                                         tables_built=tables_built if k == 0 else None, diagrams=False)
             except (ValueError, RuntimeError):
                 continue  # no matplotlib, or nothing drawable there: the pages go without those figures
         for path in written:
@@ -171,7 +164,8 @@ def _asked_for(spec, df, unfinished):
 
 def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=True, force=False, figure_stores=(),
                  warn=None):
-    """Write the report site for the results in ``dirs`` to ``out``; return the pages written.
+    """Write the report site for the results in ``dirs`` to ``out``; return the files written (the pages, then
+    the files of the critical-difference diagrams they show, ``<stem>_cd.svg`` and ``.pdf``).
 
     ``figure_stores``: results folders whose figures the pages show too, each read alone (MELM's restarts and
     embeddings, EEM's h sweep: `make report` passes them).
@@ -240,6 +234,7 @@ def _report_pages(dirs, out, tolerance, selection, figures, figure_stores):
         pages.append(("comparison.html", comparison))
     if benchmark:
         pages.append(("benchmark.html", _benchmark_page(page, benchmark, common)))
+    pages += _diagram_files(judged.doc, benchmark)
     pins = judged.pins
     pages.insert(0, ("index.html", index.render(papers=summary, results=", ".join(str(d) for d in dirs), css=css,
                                                 comparison=comparison is not None, benchmark=bool(benchmark),
@@ -355,6 +350,7 @@ def _table_section(spec, judged):
             "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
             "wide": section["wide"], "rows": len(display),
             "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
+            "cd_file": f"{content.summary.stem}_cd" if cd else None,
             "notes": notes, "readings": _readings_html(judged.doc.readings.get(spec.id), COLUMNS)}
 
 
@@ -366,30 +362,21 @@ def _benchmark_page(page, benchmark, common):
         fits_legend=legend, claims=[], findings=None, tables=benchmark, figures=[], benchmark=True,
         intro="Every data set the results hold (a paper's, the registry's or a file of your own) and every "
               "model (the baselines' too), at the metric the configs select by: mean±std over the test folds "
-              "at the selected grid point, '–' where a model has no value; then the models ranked.",
+              "at the selected grid point, the best of each data set in bold (ties at the printed digits too), "
+              "'–' where a model has no value; then the models ranked.",
         **common)
 
 
 def _benchmark_sections(dirs, parts, unfinished, selection, read_once=None):
     """The sections of ``benchmark.html``: each benchmark table (``_benchmark``) of the results, every cell
-    clickable for its folds, then its comparison (``_comparison_section``); [] when there is none.
-    ``read_once``: the folders read already (``Records``')."""
+    clickable for its folds, its matrix's best cells marked, then its comparison (``_comparison_section``); []
+    when there is none. ``read_once``: the folders read already (``Records``')."""
     sections = []
-    for bench in benchmarks(dirs):
-        spec = bench.spec
-        own_parts, own_unfinished = parts, unfinished
-        if bench.dirs is not None:  # a group of its own among the folders: its records alone
-            own_parts, prov = Records(list(bench.dirs), columns=SITE_COLUMNS, read_once=read_once).read_by_kind()
-            own_unfinished = {tuple(c) for c in prov["unfinished"]}
-        mine = own_parts.get(spec.kind)
-        if mine is None:
-            continue
-        per_fold, table = {}, Table(spec, selection)
-        df = benchmark_frame(bench, table.build(mine, unfinished=own_unfinished, layout="run", per_fold=per_fold))
-        if df is None:
-            continue
-        content = benchmark_section(bench, df, selection)  # what ``tables`` writes of it too
-        section = table.shape.site_section(table, df, {}, mine, per_fold, None, judged=False)
+    for part in benchmark_parts(dirs, parts, unfinished, selection, read_once):
+        content = part.section  # what ``tables`` writes of it too
+        table, df, spec = content.table, content.frame, content.spec
+        section = table.shape.site_section(table, df, {}, part.records, part.per_fold, part.limit, judged=False,
+                                           matrix=content.matrix)
         display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
         counts = f"{df['dataset'].nunique()} data set(s), {df['method'].nunique()} model(s)"
         sections.append({"id": spec.id, "title": content.title,
@@ -408,7 +395,6 @@ def _comparison_section(comparison):
     ranks, Friedman and Nemenyi, the pairs' wins/draws/losses and Wilcoxon-Holm, the critical-difference
     diagram; ``tables`` writes the same as ``<stem>_comparison.md``."""
     spec, result = comparison.spec, comparison.result
-    better = result["rule"].greater_is_better
     who, heading = compared_sides(result, comparison.sides)
     n, of = len(result["datasets"]), len(result["of"])
     counts = f"{who} Ranks and tests on {n} of {of} data sets (those where every compared model has a value: " \
@@ -429,9 +415,9 @@ def _comparison_section(comparison):
             "counts": counts, "html": html, "details": "[]",
             "summaries": [{"title": pairs_title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs")
                           .to_html(doctype_html=False)}],
-            "cd": cd_diagram(result["wide"], better, highlight=result["new"] if result["baselines"] else (),
-                             name=f"{spec.id}-cd"),
-            "notes": notes, "readings": None}
+            "cd": svg_inline(comparison.diagram),
+            "cd_file": f"{comparison.stem}_cd" if comparison.diagram else None,
+            "notes": notes, "readings": None, "comparison": comparison}
 
 
 def _comparison_page(doc, page, nav, extra_provenance, store_configs, css, js):
@@ -450,6 +436,16 @@ def _comparison_page(doc, page, nav, extra_provenance, store_configs, css, js):
                              "paper's pages keep its own comparisons.")
 
 
+def _diagram_files(doc, benchmark):
+    """[(file name, bytes)]: the critical-difference diagrams the pages show, as SVG and PDF files beside them (the
+    files ``tables`` writes: ``<summary>_cd``, ``<table>_cd``), each drawn once (``Summary.diagram``,
+    ``Comparison.diagram``)."""
+    drawn = [part for s in doc.sections.values() for part in (s.summary, s.comparison) if part is not None]
+    drawn += [s["comparison"] for s in benchmark if s.get("comparison") is not None]
+    return [(f"{part.stem}_cd.{fmt}", part.diagram[fmt]) for part in drawn if part.diagram is not None
+            for fmt in ("svg", "pdf")]
+
+
 #: The files of an output folder that ``eemrepro report`` wrote, and from which results (``_outputs.publish``).
 SITE_MANIFEST = "report-manifest.json"
 
@@ -459,12 +455,15 @@ class ReportExistsError(FilesExistError):
 
 
 def _write_site(out, pages, force, sources):
-    """Write ``pages`` ([(name, html)]) into ``out`` from the results folders ``sources``: written into a staging
-    folder and moved into place (``_outputs.publish``), a file of the same name that an earlier report did not
-    write from these results not overwritten unless ``force`` (nothing is written then)."""
+    """Write ``pages`` ([(name, html or a file's bytes)]) into ``out`` from the results folders ``sources``:
+    written into a staging folder and moved into place (``_outputs.publish``), a file of the same name that an
+    earlier report did not write from these results not overwritten unless ``force`` (nothing is written then)."""
     def make(staging):
-        for name, html in pages:
-            (staging / name).write_text(html, encoding="utf-8")
+        for name, content in pages:
+            if isinstance(content, bytes):
+                (staging / name).write_bytes(content)
+            else:
+                (staging / name).write_text(content, encoding="utf-8")
         return [staging / name for name, _ in pages]
 
     try:

@@ -126,11 +126,13 @@ def test_the_report_of_local_data_has_a_benchmark_page_with_its_cd_diagram(local
     index = (tmp_path / "site" / "index.html").read_text()
     assert 'href="benchmark.html"' in index
     page = (tmp_path / "site" / "benchmark.html").read_text()
-    # The table in the paper's shape: data sets as rows, models as columns, each cell its mean at one decimal.
+    # The table in the paper's shape: data sets as rows, models as columns, each cell mean±std at one decimal (as
+    # the page's legend says: issue 67).
     expected = _cells(out)
     wide = html_table_rows(page, "benchmark_gmean", "benchmark_gmean_wide")
     assert [r[0] for r in wide] == list(LOCAL)
-    assert [[f"{expected[(r[0], m)][0]:.1f}" for m in ("Mine", "LR", "EEMrbf")] for r in wide] == [r[1:] for r in wide]
+    assert [[f"{expected[(r[0], m)][0]:.1f}±{expected[(r[0], m)][1]:.1f}" for m in ("Mine", "LR", "EEMrbf")]
+            for r in wide] == [r[1:] for r in wide]
     # The critical-difference diagram, with its CD scale bar and label (``cd_figure``'s artists).
     assert "<svg" in page and 'id="benchmark_gmean-cd-bar"' in page and 'id="benchmark_gmean-cd-label"' in page
     # Why Nemenyi and Wilcoxon-Holm can disagree, and how ranks and draws are read, said on the page.

@@ -81,8 +81,9 @@ class TableShape:
     takes_reference = False
     #: A cell shows the mark of its fits that did not finish (``FITS_LEGEND`` under the table).
     marks_fits = False
-    #: What the run's printed table says under a table of this shape.
-    run_legend = ""
+    def run_legend(self, df):
+        """What the run's printed table says under ``df``, a table of this shape ("": nothing)."""
+        return ""
 
     def value_column(self, spec):
         return spec.metric
@@ -195,10 +196,11 @@ class TableShape:
             return f"{high} repeats" if low == high else f"{low} to {high} repeats"
         return ""
 
-    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
+    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True, matrix=None):
         """The report's section of the table: {display, classes, tips, details, wide} (display: the long list,
         classes and tips: frames like it, details: what a click on each row shows, wide: HTML or None). By
-        default the long view's columns, with each cell's verdict."""
+        default the long view's columns, with each cell's verdict. ``matrix``: the table's ``_matrix.Matrix``
+        where its section has one (a benchmark's): the wide view's cells and best marks."""
         rows, details, classes = [], [], []
         columns = self.columns(table, limit)[0]
         for _, r in df.iterrows():

@@ -126,7 +126,7 @@ class CorrelationShape(TableShape):
     def size(self, df):
         return f"{int(df['layers'].max())} layers per cell"
 
-    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
+    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True, matrix=None):
         rows, details, classes, cell = [], [], [], printed(self.columns(table, limit)[0])
         for _, r in df.iterrows():
             key = (table.id, r["dataset"], self.cell_label(self.cell_key(r)))

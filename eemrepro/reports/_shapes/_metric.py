@@ -11,7 +11,19 @@ from ...experiments._selection import FIT_COUNTS, _point_sort_key
 from ...store._segments import as_frame
 from ...store._store import repeats_per_cell
 from .._cells import _combine, _facet, _fit_counts, _of_kind, _order
-from .._render import RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, printed, run_cell
+from .._render import (
+    FAILED_MARK,
+    RUN_LEGEND,
+    RUN_LEGEND_UNPUBLISHED,
+    RowFormat,
+    _fmt,
+    _signed,
+    fits_mark,
+    fits_note,
+    metric_cell,
+    printed,
+    run_cell,
+)
 from ._base import UNJUDGED, VERDICTS, Table, TableShape, register_shape
 
 
@@ -222,11 +234,13 @@ def _metric_section(spec, df, verdicts, mine, per_fold, cell, judged=True):
     return display, classes, tips, details
 
 
-def _wide_section(spec, df, verdicts, judged=True):
+def _wide_section(spec, df, verdicts, judged=True, matrix=None):
     """The table in the paper's shape: data sets as rows, methods as columns (the paper's, then any other), each
     cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
     the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds). A benchmark (not
-    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set."""
+    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set; with its
+    ``matrix`` (``_matrix.Matrix``), each cell as the matrix prints it (mean±std, its mark), the best of each
+    data set in the class ``best``."""
     digits = spec.printed_digits
     m = spec.metric
     datasets = list(dict.fromkeys(df["dataset"]))
@@ -237,12 +251,15 @@ def _wide_section(spec, df, verdicts, judged=True):
     for k, (_, r) in enumerate(df.iterrows()):
         verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
                                        ("not compared", "not checked") if judged else UNJUDGED)
-        value = _fmt(r[m], digits) + fits_mark(r)
+        key = (r["dataset"], r["method"])
+        value = _fmt(r[m], digits) + fits_mark(r) if matrix is None else \
+            matrix.cell(key, bold=str, mark=lambda k: f" {FAILED_MARK}{k}")
         delta = r.get("delta")
         has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
         text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
         cls = VERDICTS[verdict] + " " if judged else ""
-        classes.at[r["dataset"], r["method"]] = f"{cls}cell-{k}"
+        best = "best " if matrix is not None and key in matrix.best else ""
+        classes.at[r["dataset"], r["method"]] = f"{cls}{best}cell-{k}"
         paper = r.get("published")
         said = (verdict, reason or "") if judged else ()
         tips.at[r["dataset"], r["method"]] = "; ".join(
@@ -282,7 +299,11 @@ class MetricShape(TableShape):
     compares_methods = True
     takes_reference = True
     marks_fits = True
-    run_legend = RUN_LEGEND
+
+    def run_legend(self, df):
+        """The paper's value and the delta explained where a cell has one; else the cell alone."""
+        published = df["published"].notna().any() if "published" in df else False
+        return RUN_LEGEND if published else RUN_LEGEND_UNPUBLISHED
 
     def rows(self, records, table, unfinished=(), per_fold=None):
         return metric_rows(records, table.spec, table.selection, unfinished, per_fold=per_fold), {}
@@ -316,11 +337,11 @@ class MetricShape(TableShape):
         wide = _pivot(df, table.value)
         return wide[wide.index.isin(claim.datasets)] if claim.datasets else wide
 
-    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
+    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True, matrix=None):
         cell = printed(self.columns(table, limit)[0])
         display, classes, tips, details = _metric_section(table.spec, df, verdicts, records, per_fold, cell, judged)
         return {"display": display, "classes": classes, "tips": tips, "details": details,
-                "wide": _wide_section(table.spec, df, verdicts, judged)}
+                "wide": _wide_section(table.spec, df, verdicts, judged, matrix)}
 
     def per_fold_points(self, table, records, unfinished=()):
         return _per_fold_points(table, records, unfinished)

@@ -131,7 +131,7 @@ class TimeShape(TableShape):
                    ("timing", "timing", None), ("point", "selected point", None)]
         return columns, ("dataset", "method", seconds)
 
-    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True):
+    def site_section(self, table, df, verdicts, records, per_fold, limit, judged=True, matrix=None):
         rows, details, cell = [], [], printed(self.columns(table, limit)[0])
         for _, r in df.iterrows():
             verdict, reason = "not compared", "training times depend on the machine"
