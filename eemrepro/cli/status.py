@@ -97,6 +97,9 @@ def _explain(plan):
     pending = len(plan.pending)
     for name, why in plan.data.unavailable.items():
         typer.secho(f"data set {name} unavailable, its units not counted: {why}", fg=typer.colors.YELLOW)
+    for change in plan.data_changes:
+        typer.echo(f"{change.said()}: its {change.units} unit(s) not done; a run moves its {change.records} old "
+                   f"record(s) to {plan.options.out}/superseded-<stamp>/ and runs them again")
     if plan.changed:
         typer.echo(f"{len(plan.changed)} cell(s) stored under another setting than the config's now (not done; "
                    "`eemrepro run --rerun-changed` reruns them): " +
