@@ -268,9 +268,9 @@ class Plan:
             rows = other[other["dataset"] == dataset]
             cells = frozenset(zip(rows["dataset"], rows["model"], strict=True))
             changes.append(DataChange(
-                dataset=dataset, file=_files_of(self.config, dataset), stored=tuple(sorted({str(s) for s in rows["data_sha256"]})),
-                now=self.data.sha256[dataset], rows=_rows_then_and_now(self.config, self.options.out, dataset),
-                records=len(rows), cells=cells,
+                dataset=dataset, file=_files_of(self.config, dataset),
+                stored=tuple(sorted({str(s) for s in rows["data_sha256"]})), now=self.data.sha256[dataset],
+                rows=_rows_then_and_now(self.config, self.options.out, dataset), records=len(rows), cells=cells,
                 units=sum((u.dataset, u.model) in cells for u in self.pending)))
         return changes
 

@@ -60,8 +60,8 @@ def test_a_users_file_with_rows_dropped_is_named_with_its_units_and_its_old_reco
     lines = csv.read_text().splitlines(keepends=True)
     csv.write_text("".join(lines[:-6]))  # 6 rows dropped: 54 left (the header stays)
     after = _sha(csv)
-    said = (f"data set second: {csv} changed since its records were made (data_sha256 {_sha_of_dataset(before)[:12]} -> {_sha_of_dataset(after)[:12]}, "
-            "rows 60 -> 54): its 6 unit(s) run again")
+    said = (f"data set second: {csv} changed since its records were made (data_sha256 "
+            f"{_sha_of_dataset(before)[:12]} -> {_sha_of_dataset(after)[:12]}, rows 60 -> 54): its 6 unit(s) run again")
 
     # In a process of its own, as a user runs it: the folder's config.yaml, read for its repeats, registers its
     # data sets as recorded (the old checksum), which the run then refused as "changed since it was checksummed".
