@@ -2,7 +2,7 @@
 
 The estimator is the judge, and no data are needed: scikit-learn's declared ``_parameter_constraints`` (what
 its ``fit`` validates first), our estimators' ``_check_params`` (what theirs calls first), for the estimator
-and for every estimator among its parameters (a pipeline's steps). A parameter that neither declares gets one
+and for every estimator among its parameters (a meta-estimator's, set as ``estimator__C``). A parameter that neither declares gets one
 cheap check of the value as built: a string where the default is a number (``C: one``, ``max_iter: '100'``)
 is refused, as a quoted number is where the protocol wants one. Nothing is fitted: a user's class may be slow,
 or fail on data for reasons of its own that the run reports as it always did.
@@ -71,13 +71,15 @@ def _ours(estimator):
 def _string_for_number(cls, key, value, shown):
     """The cheap check of a parameter no check is declared for: a string is refused where the default is a
     number (a word or a quoted number: the fit would fail on it, or compare it as text)."""
+    if not isinstance(value, str):
+        return None
     *path, leaf = key.split("__")
     defaults = cls().get_params(deep=True)
     owner = defaults["__".join(path)] if path else cls()
     declared = leaf in (getattr(type(owner), "_parameter_constraints", None) or {}) or (
         _ours(owner) and hasattr(owner, "_check_params"))
     default = defaults.get(key)
-    if declared or not isinstance(value, str) or isinstance(default, bool) or not isinstance(default, numbers.Real):
+    if declared or isinstance(default, bool) or not isinstance(default, numbers.Real):
         return None
     return (f"{shown}: a string where the default is a number ({key}={default!r}); write the number unquoted, "
             f"or, if {leaf} takes words, declare them in {type(owner).__name__}._parameter_constraints")

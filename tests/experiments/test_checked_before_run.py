@@ -22,6 +22,7 @@ HEART = "name: t\ndatasets: [heart]\nprotocol: {folds: 3, repeats: 1}\nmodels:\n
 UNCONSTRAINED = textwrap.dedent('''
     import numpy as np
     from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.linear_model import LogisticRegression
 
 
     class Scaled(ClassifierMixin, BaseEstimator):
@@ -37,6 +38,14 @@ UNCONSTRAINED = textwrap.dedent('''
 
     class Declared(Scaled):
         _parameter_constraints = {"C": [str]}  # (this one takes a word for C)
+
+
+    class Wrapping(ClassifierMixin, BaseEstimator):
+        def __init__(self, estimator=LogisticRegression()):
+            self.estimator = estimator
+
+        def fit(self, X, y):
+            raise RuntimeError("checking a config must not fit")
 ''')
 
 
@@ -70,6 +79,9 @@ def _config(tmp_path, models, text=UNCONSTRAINED):
          "models.S.grid.C", r"Scaled\(C='one'\): a string where the default is a number \(C=1\.0\)"),
         ("S: {estimator: 'MOD:Scaled', max_iter: '100'}",
          "models.S.max_iter", r"Scaled\(max_iter='100'\): a string where the default is a number \(max_iter=100\)"),
+        # a parameter of an estimator among the model's parameters (a meta-estimator's), by its own constraints
+        ("W: {estimator: 'MOD:Wrapping', grid: {estimator__C: [0.1, one]}}",
+         "models.W.grid.estimator__C", r"The 'C' parameter of LogisticRegression must be a float .*Got 'one'"),
         # an unknown name (refused already), with the model and the valid ones
         ("S: {estimator: 'MOD:Scaled', grid: {c: [1]}}", "models.S.grid.c", r"Scaled has no parameter 'c'"),
     ],
