@@ -152,9 +152,11 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         The solver's iteration count.
     converged_ : bool or None
         False where LIBSVM stopped at its iteration limit, max(10^7, 100 n)
-        (its "reaching max number of iterations"): the model is then the
-        unconverged iterate LIBSVM returns, not the optimum. None where the
-        solver does not say (oneDAL).
+        (its "reaching max number of iterations", which LIBSVM writes to
+        standard error: the fit takes it from there and warns a
+        ``ConvergenceWarning`` instead): the model is then the unconverged
+        iterate LIBSVM returns, not the optimum. None where the solver does
+        not say (oneDAL).
     solution_C_ : float
         The C the solution was computed at: ``C`` itself, or the smaller C of
         a path whose LIBSVM run is the same at this C (``iter_path``).
