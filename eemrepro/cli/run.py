@@ -42,8 +42,11 @@ def _io_error(exc, results):
 def _aside(summary, cfg, dry_run):
     """Say which records the run moved aside (or, dry, would) and where, and which changed cells it left."""
     records, cells = summary.set_aside
-    if cells:
-        where = f"to {summary.superseded}" if summary.superseded else f"to {summary.out}/superseded-<stamp>/"
+    where = f"to {summary.superseded}" if summary.superseded else f"to {summary.out}/superseded-<stamp>/"
+    for change in summary.data_changes:
+        typer.echo(f"{change.said()}: its {change.units} unit(s) run again; its {change.records} old record(s) "
+                   f"{'would move' if dry_run else 'moved'} {where}")
+    if cells > sum(len(c.cells) for c in summary.data_changes):  # (moved for another reason too)
         typer.echo(f"{'would move' if dry_run else 'moved'} {records} record(s) of {cells} cell(s) aside {where}, "
                    "to run those cells again")
     if summary.stale:

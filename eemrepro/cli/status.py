@@ -41,11 +41,10 @@ def status_cmd(
         fail(exc)
     store = ResultStore(out)
     try:
-        stored = store.frame([*PLAN_COLUMNS])
+        stored = store.frame([*PLAN_COLUMNS, "converged"])
     except StoreError as exc:
         fail(exc)
-    counts = stored.groupby(["dataset", "model"], observed=True)["status"].value_counts().to_dict() \
-        if len(stored) else {}
+    counts = _counts(stored)
     if problem is not None:  # no plan can be made: what is stored, and why a run would stop
         _table(_cells(config, {}, config.datasets), counts)
         typer.secho(f"units done: not known ({problem}); a run of this folder stops there", fg=typer.colors.YELLOW)
@@ -82,14 +81,33 @@ def _cells(config, planned, unplanned):
     return cells
 
 
+def _counts(stored):
+    """{(data set, model, status): records} of a store frame, and {(data set, model, "not converged"): records}
+    of its fits whose solver stopped short of convergence (``converged`` False)."""
+    if not len(stored):
+        return {}
+    cells = stored.groupby(["dataset", "model"], observed=True)
+    counts = cells["status"].value_counts().to_dict()
+    if "converged" in stored:
+        unconverged = (stored["converged"] == False).to_numpy(dtype=bool, na_value=False)  # noqa: E712 (bools, NA)
+        counts.update({(d, m, _UNCONVERGED): int(n) for (d, m), n in
+                       stored.assign(_n=unconverged).groupby(["dataset", "model"], observed=True)["_n"].sum().items()})
+    return counts
+
+
+#: The status table's last column: fits whose solver stopped short of convergence (the tables' ``‡k``).
+_UNCONVERGED = "not converged"
+
+
 def _table(cells, counts):
     from tabulate import tabulate
 
     rows = []
     for (dataset, model), (done, total) in cells.items():
-        c = [counts.get((dataset, model, s), 0) for s in _STATUSES]
+        c = [counts.get((dataset, model, s), 0) for s in (*_STATUSES, _UNCONVERGED)]
         rows.append([dataset, model, f"{'?' if done is None else done}/{total}", *c])
-    typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped"]))
+    typer.echo(tabulate(rows, headers=["dataset", "model", "units done", "ok", "timed out", "failed", "skipped",
+                                       _UNCONVERGED]))
 
 
 def _explain(plan):
@@ -97,6 +115,9 @@ def _explain(plan):
     pending = len(plan.pending)
     for name, why in plan.data.unavailable.items():
         typer.secho(f"data set {name} unavailable, its units not counted: {why}", fg=typer.colors.YELLOW)
+    for change in plan.data_changes:
+        typer.echo(f"{change.said()}: its {change.units} unit(s) not done; a run moves its {change.records} old "
+                   f"record(s) to {plan.options.out}/superseded-<stamp>/ and runs them again")
     if plan.changed:
         typer.echo(f"{len(plan.changed)} cell(s) stored under another setting than the config's now (not done; "
                    "`eemrepro run --rerun-changed` reruns them): " +

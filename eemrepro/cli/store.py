@@ -70,7 +70,7 @@ def export_cmd(
 ):
     """Write the stored records (one row each, the latest of a retried unit) as CSV or Parquet."""
     # Never into a results folder by default: a committed store would gain a file of every record.
-    from ..reports._outputs import OutputPlaceError, check_place, writing
+    from ..reports._outputs import OutputPlaceError, check_place, not_its_own, record_written, writing
     from ..store import StoreError, export_results
     from ._common import fail
 
@@ -79,11 +79,15 @@ def export_cmd(
         check_place(target, "export", folder=False)
     except OutputPlaceError as exc:
         fail(exc)
+    # A file this command wrote, unchanged since (its folder's manifest says so), is its own to overwrite.
     if (target.exists() or target.is_symlink()) and not force:
-        fail(f"{target} exists: choose another --out, or overwrite it with --force")
+        why = not_its_own(target, "eemrepro export")
+        if why:
+            fail(f"{target} exists ({why}): choose another --out, or overwrite it with --force")
     try:
         with writing(target, "export"):
             rows = export_results(dirs, target, fmt=format.value)
+            record_written(target, dirs, "eemrepro export")
     except (StoreError, OutputPlaceError, OSError) as exc:
         fail(exc)
     typer.echo(f"wrote {rows} records to {target}")

@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .._yaml import YAMLDocumentError, load_yaml, load_yaml_file
+from ._params import refusal
 from ._timeouts import RULES as AFTER_TIMEOUT  # the ledger states the rule; a config names one of its values
 
 # global: min-max on the whole data set (SPEC section 2); per-fold: min-max from each training
@@ -370,7 +371,8 @@ def _grid_values(ctx, path, spec):
 
 
 def _check_param(ctx, path, cls, key, value):
-    """Let the estimator validate a value by building it (its own error messages); ``cls`` None: not imported."""
+    """Let the estimator judge a value before any unit runs (``_params.refusal``: its declared constraints, its
+    own check, else a cheap check of the value as built); ``cls`` None: not imported."""
     if cls is None:
         return
     try:
@@ -379,15 +381,9 @@ def _check_param(ctx, path, cls, key, value):
         raise ctx.error(path, f"estimator {cls.__name__} cannot be built with defaults: {exc}") from exc
     if key not in params:
         raise ctx.error(path, f"{cls.__name__} has no parameter {key!r}; valid: {sorted(params)}")
-    # Our estimators validate their parameters in ``_check_params()``; another
-    # library's method of that name is private and may mean something else
-    # (scikit-learn's NMF takes X).
-    check = getattr(cls(**{key: value}), "_check_params", None) if cls.__module__.startswith("eemrepro.") else None
-    if check is not None:
-        try:
-            check()
-        except ValueError as exc:
-            raise ctx.error(path, str(exc)) from exc
+    problem = refusal(cls, key, value)
+    if problem:
+        raise ctx.error(path, problem)
 
 
 #: The most grid points one model may have: a config past it is refused with its count before anything is

@@ -20,7 +20,8 @@ import pandas as pd
 
 from ._identity import cell_identity
 from ._kinds import get_kind
-from ._run_folder import default_out
+from ..store import StoreError
+from ._run_folder import ResultsFolder, default_out
 from ._units import (
     as_category,
     cell_key,
@@ -99,8 +100,6 @@ class RunOptions:
         lowers what a folder's tables read. An explicit ``repeats`` is a partial run of the folder's (it keeps them);
         a ``fresh`` run of the whole config starts the folder over; else a config of fewer repeats is refused
         (``FewerRepeatsError``)."""
-        from ._run_folder import ResultsFolder
-
         held = ResultsFolder(out).repeats()
         if held is None or held <= stored.protocol.repeats or (self.fresh and not self.selects):
             return stored
@@ -160,8 +159,12 @@ def check_data(config, options):
 def data_checksums(config, options):
     """The checksums of the config's data sets run now (``only_datasets``), those that cannot be fetched
     named with why (with ``skip_unavailable``; else the first one's error is raised)."""
-    from ..datasets import DatasetError, dataset_checksum
+    from ..datasets import DatasetError, dataset_checksum, register_local
 
+    # The entries of the config run now: a stored config read since (the folder's, for its repeats) registered
+    # the entry it recorded under the same name, whose checksum is the file's as it was.
+    for entry in config.local_datasets.values():
+        register_local(entry)
     sha, unavailable = {}, {}
     for d in config.datasets:
         if options.only_datasets and d not in options.only_datasets:
@@ -173,6 +176,30 @@ def data_checksums(config, options):
                 raise
             unavailable[d] = str(exc)
     return DataCheck(sha256=sha, unavailable=unavailable)
+
+
+@dataclass(frozen=True)
+class DataChange:
+    """A data set run now whose stored records (of the cells run now) were made on other data than it holds now:
+    its file(s), the checksums (``data_sha256``) they were made on and the one now, its rows then and now where
+    known (a user's file: the folder's config.yaml recorded them), its old records and the cells they are of, and
+    how many of its units are not done."""
+
+    dataset: str
+    file: str
+    stored: tuple
+    now: str
+    rows: tuple | None
+    records: int
+    cells: frozenset
+    units: int
+
+    def said(self):
+        """What changed, in words: ``data set D: FILE changed since its records were made (data_sha256 ... -> ...,
+        rows n -> m)``; ``run``, ``run --dry-run`` and ``status`` each say what follows."""
+        rows = f", rows {self.rows[0]} -> {self.rows[1]}" if self.rows else ""
+        return (f"data set {self.dataset}: {self.file} changed since its records were made (data_sha256 "
+                f"{', '.join(s[:12] for s in self.stored)} -> {self.now[:12]}{rows})")
 
 
 @dataclass(frozen=True)
@@ -212,14 +239,40 @@ class Plan:
     def aside(self):
         """The (data set, model) cells whose stored records the run moves aside before it runs them again: with
         ``fresh`` every stored cell it runs now, with ``rerun_changed`` those of them stored under another
-        identity; never a cell it does not run (``--only-*``, a data set unavailable)."""
+        identity, and always those with records made on other data than now (``data_changes``); never a cell it
+        does not run (``--only-*``, a data set unavailable)."""
         options = self.options
-        if not (options.fresh or options.rerun_changed) or self.stored.empty:
+        if self.stored.empty:
             return set()
         now = {(u.dataset, u.model) for u in self.units}
         if options.fresh:
             return now & self.stored_cells()
-        return now & {(d, m) for d, m, _ in self.changed}
+        moved = {cell for change in self.data_changes for cell in change.cells}
+        if options.rerun_changed:
+            moved |= {(d, m) for d, m, _ in self.changed}
+        return now & moved
+
+    @cached_property
+    def data_changes(self):
+        """[``DataChange``] of the data sets run now, in the config's order: their cells run now whose stored
+        records were made on other data (a user's file edited, a registry file revised)."""
+        if self.stored.empty:
+            return []
+        now = {(u.dataset, u.model) for u in self.units}
+        other = self.stored[~data_ok(self.stored, self.data.sha256)][["dataset", "model", "data_sha256"]]
+        other = other.astype(object)
+        other = other[np.array([(d, m) in now for d, m in zip(other["dataset"], other["model"], strict=True)],
+                               dtype=bool)]
+        changes = []
+        for dataset in (d for d in self.config.datasets if d in set(other["dataset"])):
+            rows = other[other["dataset"] == dataset]
+            cells = frozenset(zip(rows["dataset"], rows["model"], strict=True))
+            changes.append(DataChange(
+                dataset=dataset, file=_files_of(self.config, dataset),
+                stored=tuple(sorted({str(s) for s in rows["data_sha256"]})), now=self.data.sha256[dataset],
+                rows=_rows_then_and_now(self.config, self.options.out, dataset), records=len(rows), cells=cells,
+                units=sum((u.dataset, u.model) in cells for u in self.pending)))
+        return changes
 
     def stored_cells(self):
         """The (data set, model) cells the store frame has records of."""
@@ -247,6 +300,31 @@ class Plan:
             done, total = out.get((u.dataset, u.model), (0, 0))
             out[(u.dataset, u.model)] = (done + bool(f), total + 1)
         return out
+
+
+def _files_of(config, dataset):
+    """The file a user's data set is read from (its path), else the registry's file name(s) of ``dataset``."""
+    from ..datasets import get_entry
+
+    entry = config.local_datasets.get(dataset) or get_entry(dataset)
+    return ", ".join(f.local or f.name for f in entry.files)
+
+
+def _rows_then_and_now(config, out, dataset):
+    """(rows when ``out``'s records were made, rows now) of a user's data set, where the folder's config.yaml
+    recorded them for a file of another checksum than now; else None (a registry data set's rows are its
+    registry entry's: a revised file says so in its checksum)."""
+    entry = config.local_datasets.get(dataset)
+    if entry is None:
+        return None
+    try:
+        raw = ResultsFolder(out).raw()
+    except StoreError:  # a folder's config that cannot be read: the rows are not known
+        return None
+    recorded = (raw.get("local_datasets") or {}).get(dataset) if isinstance(raw, dict) else None
+    if not isinstance(recorded, dict) or recorded.get("sha256") == entry.files[0].sha256 or "n" not in recorded:
+        return None
+    return recorded["n"], entry.expected.get("n")
 
 
 def plan_run(config, store, options, data, stored=None, stored_config=None):

@@ -14,7 +14,7 @@ import re
 import time
 import warnings
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..store import ResultStore, StoreWarning
@@ -84,6 +84,8 @@ class RunSummary:
     changed: list = field(default_factory=list)  # cells whose stored identity differs (see rerun_changed)
     # Of those, the cells not run now (--only-*): their records stay, and the reports refuse them until they run.
     stale: list = field(default_factory=list)
+    # Data sets run now whose stored records were made on other data (``_plan.DataChange``): moved aside, run again.
+    data_changes: list = field(default_factory=list)
     interrupted: bool = False
     left_out: dict = field(default_factory=dict)  # stored records the config no longer names: {reason: count}
     warnings: dict = field(default_factory=dict)  # what the fits warned: {"Category: message": fits}
@@ -182,11 +184,15 @@ def _planned(config, stored_config, store, options, data):
     whole = options.fresh and not (options.selects or data.unavailable)
     aside = plan.stored_cells() if whole else plan.aside()
     changed, stored, rest = plan.changed, len(plan.stored), plan.stored.iloc[:0] if whole else plan.without(aside)
+    data_changes = plan.data_changes
     if aside:
         plan = plan_run(config, store, options, data, stored=rest, stored_config=stored_config)
+        # (their units counted as they run: the whole of each cell moved aside)
+        data_changes = [replace(c, units=sum((u.dataset, u.model) in c.cells for u in plan.pending))
+                        for c in data_changes]
     summary = RunSummary(out=options.out, total_units=len(plan.units), pending_units=len(plan.pending),
                          unavailable=data.unavailable, changed=changed, left_out=plan.left_out,
-                         set_aside=(stored - len(rest), len(aside)), stale=plan.changed)
+                         set_aside=(stored - len(rest), len(aside)), stale=plan.changed, data_changes=data_changes)
 
     def move_aside():
         if not aside:

@@ -223,6 +223,9 @@ def _run_starts(columns):
 #: The statuses of a fit that did not finish, each with the column of a selection's row that counts them in its
 #: cell (``select``): the tables mark a cell by these counts.
 FIT_COUNTS = {"failed": "failed_fits", "timed-out": "timed_out_fits", "skipped-after-timeout": "skipped_fits"}
+#: The column of a selection's row that counts its cell's fits whose solver stopped short of convergence (records
+#: whose ``converged`` is False: LIBSVM at its iteration limit, a scikit-learn ``ConvergenceWarning``).
+UNCONVERGED = "unconverged_fits"
 
 
 def _lacking(frame, inner=False):
@@ -260,21 +263,25 @@ def _lacking(frame, inner=False):
 
 
 def _with_fit_counts(rows, frame):
-    """``rows`` (one per cell) with ``FIT_COUNTS``' columns: of each cell's records in ``frame`` (those its
-    rule read), how many failed, ran past the fit budget, were skipped after a timeout."""
+    """``rows`` (one per cell) with ``FIT_COUNTS``' columns and ``UNCONVERGED``: of each cell's records in
+    ``frame`` (those its rule read), how many failed, ran past the fit budget, were skipped after a timeout, and
+    stopped short of convergence (``converged`` False; 0 where the records do not say)."""
     if rows.empty:
         return rows
+    columns = [*FIT_COUNTS.values(), UNCONVERGED]
     counts = {}
     if len(frame):
         cells, firsts = _group_codes(frame, ["dataset", "model"])
         status = frame["status"]
-        by_status = {column: np.bincount(cells[(status == name).to_numpy()], minlength=len(firsts))
-                     for name, column in FIT_COUNTS.items()}
+        masks = {column: (status == name).to_numpy() for name, column in FIT_COUNTS.items()}
+        masks[UNCONVERGED] = (frame["converged"] == False).to_numpy(dtype=bool, na_value=False) \
+            if "converged" in frame else np.zeros(len(frame), dtype=bool)  # noqa: E712 (a column of bools and NA)
+        by_column = {c: np.bincount(cells[mask], minlength=len(firsts)) for c, mask in masks.items()}
         keys = frame.iloc[firsts][["dataset", "model"]].itertuples(index=False, name=None)
-        counts = {key: [int(by_status[c][i]) for c in FIT_COUNTS.values()] for i, key in enumerate(keys)}
-    found = [counts.get(key, [0, 0, 0]) for key in zip(rows["dataset"], rows["model"], strict=True)]
+        counts = {key: [int(by_column[c][i]) for c in columns] for i, key in enumerate(keys)}
+    found = [counts.get(key, [0] * len(columns)) for key in zip(rows["dataset"], rows["model"], strict=True)]
     rows = rows.copy()
-    for j, column in enumerate(FIT_COUNTS.values()):
+    for j, column in enumerate(columns):
         rows[column] = np.array([f[j] for f in found], dtype=np.int64)
     return rows
 
@@ -546,8 +553,8 @@ def _select(records, mode, ddof, metric, unfinished, rows=None):
     # positions of the records to select from (None: all), taken with the sort.
     from ._criteria import criterion_names
 
-    wanted = ["dataset", "model", "point", "repeat", "fold", "inner", "status", "fit_seconds", "path_size",
-              *metric_names(), *criterion_names()]
+    wanted = ["dataset", "model", "point", "repeat", "fold", "inner", "status", "converged", "fit_seconds",
+              "path_size", *metric_names(), *criterion_names()]
     df = records_frame(records, columns=wanted if len(records.columns) > len(wanted) else None, rows=rows)
     if df.empty:
         return df

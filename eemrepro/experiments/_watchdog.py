@@ -377,9 +377,13 @@ def close_fit_child(kill=False):
 
 def _with_warnings(messages):
     """``messages`` of a unit's steps, each record carrying the warnings its fit raised (``warnings``: one
-    "Category: message" per distinct warning, its count after it). Caught here, in the fit process, on every
-    backend alike: the run summarises them (loky and Dask workers would print them each their own way)."""
+    "Category: message" per distinct warning, on one line, its count after it). Caught here, in the fit process,
+    on every backend alike: the run summarises them (loky and Dask workers would print them each their own way).
+    A fit that warned a ``ConvergenceWarning`` did not converge: its record says ``converged`` False, as where
+    the solver says so itself (scikit-learn's say it in the warning alone)."""
     import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -387,11 +391,13 @@ def _with_warnings(messages):
             if message[0] == "record" and caught:
                 counts = {}
                 for w in caught:
-                    text = f"{w.category.__name__}: {w.message}"
+                    text = " ".join(f"{w.category.__name__}: {w.message}".split())
                     counts[text] = counts.get(text, 0) + 1
+                fields = {**message[2], "warnings": [t if n == 1 else f"{t} (x{n})" for t, n in counts.items()]}
+                if any(issubclass(w.category, ConvergenceWarning) for w in caught):
+                    fields["extra"] = {**(fields.get("extra") or {}), "converged": False}
                 caught.clear()
-                listed = [t if n == 1 else f"{t} (x{n})" for t, n in counts.items()]
-                message = (message[0], message[1], {**message[2], "warnings": listed})
+                message = (message[0], message[1], fields)
             yield message
 
 

@@ -86,6 +86,10 @@ class KDEClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, bandwidth=1.0):
         self.bandwidth = bandwidth
 
+    def _check_params(self):
+        """``bandwidth``'s type and range, checked without data (by ``fit``, and by a config as it is read)."""
+        _check_number(self, "bandwidth", numbers.Real, low=0, low_open=True)
+
     def fit(self, X, y):
         """Fit one KDE per class.
 
@@ -98,7 +102,7 @@ class KDEClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : object
         """
-        _check_number(self, "bandwidth", numbers.Real, low=0, low_open=True)
+        self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)

@@ -260,13 +260,16 @@ class MELM(_LinearProjection):
         self.tol = tol
         self.random_state = random_state
 
-    def _components(self, X, codes):
+    def _check_params(self):
+        super()._check_params()
         _check_number(self, "gamma", numbers.Real, low=0, low_open=True)
         _check_number(self, "n_starts", numbers.Integral, low=1)
         _check_number(self, "max_iter", numbers.Integral, low=1)
         _check_number(self, "tol", numbers.Real, low=0, low_open=True)
         _check_choice(self, "covariance", ("ledoit-wolf", "empirical"))
         _check_choice(self, "pca_start", (True, False))
+
+    def _components(self, X, codes):
         # A feature constant in the training data projects every point to the same value:
         # it cannot separate the classes and its zero variance makes an empirical class
         # covariance singular. MELM is fitted on the other features and gives it a zero

@@ -60,7 +60,7 @@ class _LinearProjection(TransformerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         name = type(self).__name__
-        _check_number(self, "n_components", numbers.Integral, low=1)
+        self._check_params()
         self.classes_, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
         if self.classes_.shape[0] < 2:
             raise ValueError(f"{name} needs samples of 2 classes to find a discriminative projection, but "
@@ -79,6 +79,10 @@ class _LinearProjection(TransformerMixin, BaseEstimator):
         self.components_ = _orient(self._components(X, codes.ravel()).T)
         self.n_features_out_ = self.components_.shape[0]
         return self
+
+    def _check_params(self):
+        """Each parameter's type and range, checked without data (by ``fit``, and by a config as it is read)."""
+        _check_number(self, "n_components", numbers.Integral, low=1)
 
     def transform(self, X):
         """Project ``X`` onto the learned directions.
@@ -232,8 +236,11 @@ class GEM(_LinearProjection):
         self.n_components = n_components
         self.gamma = gamma
 
-    def _components(self, X, codes):
+    def _check_params(self):
+        super()._check_params()
         _check_number(self, "gamma", numbers.Real, low=0, low_open=True)
+
+    def _components(self, X, codes):
         m = codes.max() + 1
         moments = [X[codes == c].T @ X[codes == c] / np.count_nonzero(codes == c) for c in range(m)]
         pairs = [(i, j) for i in range(m) for j in range(m) if i != j]

@@ -23,12 +23,19 @@ is fitted. On the committed EEM stores the reuse skips 26 % of the SVM fit
 time of the UCI part and 17 % of the unbalanced part.
 """
 
+import contextlib
 import copy
 import numbers
+import os
 import re
+import sys
+import tempfile
+import threading
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 
 from ._base import _balance_weights, _BinaryClassifierMixin, _check_number, _check_sample_weight
 from ._features import _kernel_expansion
@@ -44,6 +51,43 @@ def _libsvm_options(C, gamma, w_pos, w_neg, cache_size):
 def _libsvm_max_iter(n):
     """LIBSVM's iteration limit (svm.cpp, Solver::Solve): max(10^7, 100 n)."""
     return max(10_000_000, 100 * n)
+
+
+#: What LIBSVM writes to the process's standard error, from C (``fprintf(stderr, ...)``, past its print function),
+#: where it stops at its iteration limit. The fit's ``converged_`` and a ``ConvergenceWarning`` say it instead.
+_LIMIT_LINE = "\nWARNING: reaching max number of iterations\n"
+
+#: LIBSVM's print function and the process's standard error are global: one training at a time swaps them.
+_LIBSVM_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _c_stderr(into):
+    """What C code writes to the process's standard error (file descriptor 2) meanwhile, appended to ``into`` as
+    bytes at the end; where there is no descriptor 2 to redirect, nothing is captured."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            into.append(sink.read())
+
+
+def _said_past_the_limit(stderr):
+    """What LIBSVM wrote to standard error (``stderr``: bytes), its iteration-limit line taken out, passed on to
+    Python's ``sys.stderr`` as it was (nothing else it may say is hidden)."""
+    text = b"".join(stderr).decode(errors="replace").replace(_LIMIT_LINE, "")
+    if text.strip():
+        sys.stderr.write(text)
 
 
 def _onedal_svc():
@@ -108,9 +152,11 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         The solver's iteration count.
     converged_ : bool or None
         False where LIBSVM stopped at its iteration limit, max(10^7, 100 n)
-        (its "reaching max number of iterations"): the model is then the
-        unconverged iterate LIBSVM returns, not the optimum. None where the
-        solver does not say (oneDAL).
+        (its "reaching max number of iterations", which LIBSVM writes to
+        standard error: the fit takes it from there and warns a
+        ``ConvergenceWarning`` instead): the model is then the unconverged
+        iterate LIBSVM returns, not the optimum. None where the solver does
+        not say (oneDAL).
     solution_C_ : float
         The C the solution was computed at: ``C`` itself, or the smaller C of
         a path whose LIBSVM run is the same at this C (``iter_path``).
@@ -296,12 +342,19 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
                                               float(w[t < 0][0]), float(self.cache_size)))
         # LIBSVM reports its iteration count only through its print function ("optimization
         # finished, #iter = N"): collect what it prints instead of silencing it (-q).
-        printed = []
+        printed, stderr = [], []
         param.print_func = PRINT_STRING_FUN(printed.append)
-        model = svm_train(svm_problem(t, np.ascontiguousarray(X)), param)
+        problem = svm_problem(t, np.ascontiguousarray(X))
+        with _LIBSVM_LOCK, _c_stderr(stderr):
+            model = svm_train(problem, param)
+        _said_past_the_limit(stderr)
         found = re.search(rb"#iter = (\d+)", b"".join(printed))
         self.n_iter_ = int(found.group(1)) if found else None
         self.converged_ = None if found is None else self.n_iter_ < _libsvm_max_iter(len(t))
+        if self.converged_ is False:
+            warnings.warn(ConvergenceWarning(
+                "SVM: LIBSVM stopped at its iteration limit, max(10^7, 100 n) iterations: the model is its last "
+                "iterate, not the optimum (converged_ is False)"), stacklevel=4)
         support = np.asarray(model.get_sv_indices(), dtype=np.intp) - 1
         coef = np.array([c[0] for c in model.get_sv_coef()])
         # LIBSVM's decision value sum_i coef_i K(x_i, x) - rho is positive for

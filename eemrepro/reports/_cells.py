@@ -10,7 +10,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-from ..experiments._selection import FIT_COUNTS
+from ..experiments._selection import FIT_COUNTS, UNCONVERGED
 from ..store._segments import as_frame
 
 
@@ -87,7 +87,7 @@ def _combine(rows, how, m, greater_is_better):
         bad = [r for r in group if r["status"] != "ok"]
         row = {"dataset": dataset, "method": model, "n_folds": min(r["n_folds"] or 0 for r in group),
                "repeats": min(r["repeats"] for r in group),
-               **{c: sum(r.get(c, 0) for r in group) for c in FIT_COUNTS.values()}}  # the facets' grids are one
+               **{c: sum(r.get(c, 0) for r in group) for c in COUNT_COLUMNS}}  # the facets' grids are one
         if bad:
             row.update(status=bad[0]["status"], point=None, **{m: np.nan, m + "_std": np.nan})
         elif how == "max":
@@ -161,7 +161,20 @@ def timeout_limit(records, default=600.0):
 
 
 
+#: The counts a table's row carries of its cell's fits: those that did not finish (``FIT_COUNTS``), then those
+#: whose solver stopped short of convergence (``UNCONVERGED``).
+COUNT_COLUMNS = (*FIT_COUNTS.values(), UNCONVERGED)
+
+
 def _fit_counts(s):
-    """A selected cell's counts of fits that did not finish (``FIT_COUNTS``), as integers (0 where none)."""
-    return {c: int(s.get(c, 0) or 0) for c in FIT_COUNTS.values()}
+    """A selected cell's counts of its fits (``COUNT_COLUMNS``), as integers (0 where none)."""
+    return {c: int(s.get(c, 0) or 0) for c in COUNT_COLUMNS}
+
+
+def count_columns(df):
+    """The count columns a table frame ``df`` (of ``_fit_counts`` rows) keeps, last and in this order:
+    ``FIT_COUNTS``' always, ``UNCONVERGED`` where a cell has a fit that stopped short of convergence (a table of
+    converged fits, or of solvers that do not say, keeps the columns it had)."""
+    unconverged = UNCONVERGED in df and bool(pd.to_numeric(df[UNCONVERGED]).fillna(0).to_numpy().any())
+    return [*FIT_COUNTS.values(), *([UNCONVERGED] if unconverged else [])]
 

@@ -195,6 +195,49 @@ def publish(built, out, manifest, sources, force, command):
     return written
 
 
+#: The manifest of the files ``export`` wrote into a folder, beside them (hidden: an export goes into the user's
+#: own folders): ``{"written_by": "eemrepro export", "files": {name: {"sha256": ..., "from": [results folder,
+#: ...]}}}``. A file it lists with the checksum it has now is the command's own, overwritten without ``--force``.
+EXPORT_MANIFEST = ".eemrepro-exports.json"
+
+
+def _written_files(manifest_path):
+    """{file: {"sha256", "from"}} of a single-file command's manifest ({} where there is none, or it is not one)."""
+    try:
+        recorded = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    except (ValueError, OSError):
+        recorded = {}
+    files = recorded.get("files") if isinstance(recorded, dict) else None
+    return {str(k): v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
+
+
+def not_its_own(path, command, manifest=EXPORT_MANIFEST):
+    """Why the existing file ``path`` is not ``command``'s to overwrite, in words, or None where it is: a regular
+    file its folder's ``manifest`` lists with the sha256 it has now (written by the command, unchanged since)."""
+    from ..store._files import sha256_of
+
+    path = Path(path)
+    entry = _written_files(path.parent / manifest).get(path.name)
+    if entry is None or path.is_symlink() or not path.is_file():
+        return f"not written by {command}"
+    if entry.get("sha256") != sha256_of(path):
+        return f"changed since {command} wrote it"
+    return None
+
+
+def record_written(path, sources, command, manifest=EXPORT_MANIFEST):
+    """List the file ``path`` that ``command`` just wrote from ``sources`` (results folders) in its folder's
+    ``manifest``, with its sha256, so that the next call overwrites it (:func:`not_its_own`)."""
+    from ..store._files import atomic_write, sha256_of
+
+    path = Path(path)
+    manifest_path = path.parent / manifest
+    files = _written_files(manifest_path)
+    files[path.name] = {"sha256": sha256_of(path), "from": [str(s) for s in sources]}
+    atomic_write(manifest_path, json.dumps({"written_by": command, "files": dict(sorted(files.items()))},
+                                           indent=1) + "\n")
+
+
 def write_file(path, text, what, option):
     """Write ``text`` to the user's output file ``path`` (``check --pin``): placed as :func:`check_place` wants
     a file, written atomically (never through a link), an OSError said as :func:`writing` says it."""

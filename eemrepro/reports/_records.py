@@ -22,7 +22,7 @@ from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory,
 from ._kept import folder_state, kept_read
 
 #: The columns the tables, the checks and the figures read (``ResultStore.frame`` reads nothing else).
-REPORT_COLUMNS = ("kind", "status", "metrics", "criteria", "fit_seconds", "path_size",
+REPORT_COLUMNS = ("kind", "status", "converged", "metrics", "criteria", "fit_seconds", "path_size",
                   "standalone_fit_seconds", "finished_at", "run_id", "estimator", "fixed_params", "dcs", "ratio",
                   "values", "embedding", "labels")
 #: What the HTML report shows besides: each fold's prediction time (a drill-down the tables do not have).

@@ -121,7 +121,7 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), f
         # The long list's own escapes (a paper's committed tables are these bytes); a matrix escapes every
         # special character (``_matrix.latex_escape``).
         esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("±", r"$\pm$") \
-            .replace(FAILED_MARK, r"$^\dagger$")
+            .replace(FAILED_MARK, r"$^\dagger$").replace(UNCONVERGED_MARK, r"$^\ddagger$")
         text = "".join(f"% {line}\n" for line in head)
         text += "\\begin{tabular}{" + "l" * len(headers) + "}\n\\hline\n"
         text += " & ".join(esc(h) for h in headers) + " \\\\\n\\hline\n"
@@ -149,6 +149,12 @@ FITS_LEGEND = (f"'{FAILED_MARK}k': k of the cell's fits failed or ran past the f
                "grid points (per-fold rules: the points chosen per fold) that finished on every test fold, never over "
                "the folds that survived a failure (csv: failed_fits, timed_out_fits, and skipped_fits, not tried "
                "after a timeout)")
+#: The mark of a cell some of whose fits stopped short of convergence, followed by how many ("‡3").
+UNCONVERGED_MARK = "‡"
+#: What it means, in the legend of every table that shows one.
+UNCONVERGED_LEGEND = (f"'{UNCONVERGED_MARK}k': k of the cell's fits stopped short of convergence (LIBSVM at its "
+                      "iteration limit, a solver's ConvergenceWarning): each is the solver's last iterate, read as "
+                      "any other fit (csv: unconverged_fits)")
 
 
 def _count(r, column):
@@ -161,26 +167,38 @@ def unfinished_fits(r):
     return _count(r, "failed_fits") + _count(r, "timed_out_fits")
 
 
+def unconverged_fits(r):
+    """How many fits of a table row's cell stopped short of convergence (``select``'s count)."""
+    return _count(r, "unconverged_fits")
+
+
 def fits_mark(r):
-    """" †k" after a cell's text where k of its fits failed or ran past the fit budget; "" where none did."""
-    n = unfinished_fits(r)
-    return f" {FAILED_MARK}{n}" if n else ""
+    """" †k" after a cell's text where k of its fits failed or ran past the fit budget, " ‡k" where k stopped
+    short of convergence; "" where neither. Every rendering of a cell (Markdown, csv's long view, LaTeX, the
+    page, the run's table) takes its marks from here."""
+    n, k = unfinished_fits(r), unconverged_fits(r)
+    return (f" {FAILED_MARK}{n}" if n else "") + (f" {UNCONVERGED_MARK}{k}" if k else "")
 
 
 def fits_note(r):
     """The counts behind a cell's mark in words ("2 fits failed, 1 ran past the fit budget"), or ""."""
     failed, timed_out, skipped = (_count(r, c) for c in ("failed_fits", "timed_out_fits", "skipped_fits"))
-    if not failed + timed_out:
-        return ""
+    unconverged = unconverged_fits(r)
     parts = [f"{failed} fit{'s' if failed != 1 else ''} failed" if failed else "",
              f"{timed_out} ran past the fit budget" if timed_out else "",
-             f"{skipped} {'were' if skipped != 1 else 'was'} not tried after a timeout" if skipped else ""]
+             # (skipped fits said beside the failures and timeouts that caused them)
+             f"{skipped} {'were' if skipped != 1 else 'was'} not tried after a timeout"
+             if skipped and failed + timed_out else "",
+             f"{unconverged} stopped short of convergence" if unconverged else ""]
     return ", ".join(p for p in parts if p)
 
 
-def marked(df):
-    """Whether a table (a frame of rows) has a cell with the mark (``fits_mark``)."""
-    return any(unfinished_fits(r) for r in df.to_dict("records"))
+def fits_legends(*frames):
+    """The legends of the marks the cells of ``frames`` (table frames) show (``fits_mark``), in order; [] where
+    no cell shows one."""
+    rows = [r for df in frames for r in df.to_dict("records")]
+    return [legend for legend, count in ((FITS_LEGEND, unfinished_fits), (UNCONVERGED_LEGEND, unconverged_fits))
+            if any(count(r) for r in rows)]
 
 
 def run_cell(metric, limit, digits=1):

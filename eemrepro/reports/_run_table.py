@@ -5,7 +5,7 @@ from pathlib import Path
 from ._benchmark import metric_scale
 from ._build import protocol_warnings
 from ._records import Records
-from ._render import FITS_LEGEND, marked
+from ._render import fits_legends
 from ._shapes import Table
 from ._spec import TableSpec, registered_tables
 from ._tables import build_table, timeout_limit
@@ -34,8 +34,9 @@ def run_table(config, out):
                                                disable_numparse=True))
     legends = [Table(s).shape.run_legend(df) for s, df, *_ in tables]
     legend = next((text for text in legends if text), "")
-    if legend and any(text and marked(df) for text, (_, df, *_) in zip(legends, tables, strict=True)):
-        legend += "; " + FITS_LEGEND  # said where a cell shows the mark
+    marks = fits_legends(*(df for text, (_, df, *_) in zip(legends, tables, strict=True) if text))
+    if legend and marks:
+        legend += "; " + "; ".join(marks)  # said where a cell shows the mark
     # Stores of different protocols combined (a baseline that ran fewer repeats than its config says): said
     # under the table as `eemrepro tables` says it.
     warnings = "\n".join(protocol_warnings(prov))

@@ -41,7 +41,7 @@ from ._kept import file_state, kept, tree_state
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, readings_frames, start_readings
 from ._records import SITE_COLUMNS, Records, split_by_kind, with_baselines
-from ._render import FITS_LEGEND, marked, provenance_lines
+from ._render import fits_legends, provenance_lines
 from ._shapes import VERDICTS, Table
 from ._spec import registered_figures
 from ._tables import timeout_limit
@@ -318,7 +318,7 @@ def _paper_page(paper, judged, page, drawn, out, common):
     findings = Path("docs") / "reproduction" / f"{paper.id}.md"  # the checkout's findings page, if any
     # What the mark means, on a page one of whose cells shows it.
     shown = [judged.built[t["id"]] for t in tables if t["id"] in judged.built]
-    legend = FITS_LEGEND if any(marked(df) for df in shown) else None
+    legend = "; ".join(fits_legends(*shown)) or None
     html = page.render(title=paper.title, paper_id=paper.id, fits_legend=legend, claims=mine_claims,
                        findings=os.path.relpath(findings.resolve(), out.resolve()) if findings.is_file() else None,
                        tables=tables, figures=[drawn[f.name] for f in paper.figures if f.name in drawn],
@@ -356,7 +356,7 @@ def _table_section(spec, judged):
 
 def _benchmark_page(page, benchmark, common):
     """``benchmark.html``: every data set and model of the results (``_benchmark_sections``)."""
-    legend = FITS_LEGEND if any(s.get("marked") for s in benchmark) else None
+    legend = "; ".join(dict.fromkeys(text for s in benchmark for text in s.get("legends", ()))) or None
     return page.render(
         title="Benchmark: every model on every data set of these results", paper_id="benchmark",
         fits_legend=legend, claims=[], findings=None, tables=benchmark, figures=[], benchmark=True,
@@ -384,7 +384,7 @@ def _benchmark_sections(dirs, parts, unfinished, selection, read_once=None):
                          "wide": section["wide"],
                          "rows": len(display), "details": json.dumps(details).replace("</", "<\\/"),
                          "summaries": [], "cd": None, "notes": list(spec.notes), "readings": None,
-                         "marked": marked(df)})
+                         "legends": fits_legends(df)})
         if content.comparison is not None:
             sections.append(_comparison_section(content.comparison))
     return sections

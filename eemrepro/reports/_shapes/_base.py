@@ -35,7 +35,7 @@ from ...experiments import get_metric
 from ...experiments._registry import Registry
 from ...store._segments import as_frame
 from .._cells import _of_kind, solvers_phrase
-from .._render import FITS_LEGEND, _text, fits_note, marked
+from .._render import _text, fits_legends, fits_note
 
 _REGISTRY = Registry("table shape")
 
@@ -152,8 +152,8 @@ class TableShape:
         """The lines under the table: its spec's, the computed ones, the mark's legend where a cell shows it."""
         spec = table.spec
         notes = list(spec.notes) + (list(spec.note_fn(df)) if spec.note_fn else [])
-        if self.marks_fits and marked(df):
-            notes.append(FITS_LEGEND)
+        if self.marks_fits:
+            notes.extend(fits_legends(df))
         return notes
 
     def cell_key(self, row):

@@ -10,7 +10,7 @@ from ...experiments import get_metric, select
 from ...experiments._selection import FIT_COUNTS, _point_sort_key
 from ...store._segments import as_frame
 from ...store._store import repeats_per_cell
-from .._cells import _combine, _facet, _fit_counts, _of_kind, _order
+from .._cells import _combine, _facet, _fit_counts, _of_kind, _order, count_columns
 from .._render import (
     FAILED_MARK,
     RUN_LEGEND,
@@ -127,10 +127,10 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
             row = rows[key] = dict(row)  # the caller's rows stay as they were
             row["published"] = p[spec.value_column] * pub_scale
             row["published_std"] = p[spec.std_column] * pub_scale if spec.std_column in p else np.nan
-    counts = list(FIT_COUNTS.values())
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", m, m + "_std", "point", "n_folds",
-                                                 "repeats", *counts])
+                                                 "repeats", *FIT_COUNTS.values()])
+    counts = count_columns(df)
     for col in ("published", "published_std"):
         if col not in df:
             df[col] = np.nan
@@ -139,7 +139,7 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
     df["delta"] = df[m] - df["published"]
     # After the delta: the columns a reader of the table's csv had keep their places.
     df = df[[c for c in df.columns if c not in counts] + counts]
-    df[counts] = df[counts].astype(np.int64)
+    df[counts] = df[counts].fillna(0).astype(np.int64)
     return _order(df, pub)
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 from ...experiments import select
 from ...experiments._selection import FIT_COUNTS
 from ...store._segments import as_frame
-from .._cells import _fit_counts, _of_kind, _order, cell_solvers, column_solvers
+from .._cells import COUNT_COLUMNS, _fit_counts, _of_kind, _order, cell_solvers, column_solvers, count_columns
 from .._render import RowFormat, _fmt, fits_mark, fits_note, printed
 from ._base import Table, TableShape, register_shape
 
@@ -80,15 +80,15 @@ def time_frame(rows_and_solvers, spec, layout="full"):
                                     **dict.fromkeys(FIT_COUNTS.values(), 0)})
         row = rows[key] = dict(row)  # the caller's rows stay as they were
         row["published"] = np.inf if "more than" in str(p.get("note", "")) else float(p[value])
-    counts = list(FIT_COUNTS.values())
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", "seconds", "timing", "point",
-                                                 "solver", *counts])
+                                                 "solver", *FIT_COUNTS.values()])
+    counts = count_columns(df)
     if "published" not in df:
         df["published"] = np.nan
     # Last: the columns a reader of the table's csv had keep their places.
-    df = df[[c for c in df.columns if c not in counts] + counts]
-    df[counts] = df[counts].astype(np.int64)
+    df = df[[c for c in df.columns if c not in COUNT_COLUMNS] + counts]
+    df[counts] = df[counts].fillna(0).astype(np.int64)
     if pub is not None:
         df = df[df["dataset"].isin(set(pub["dataset"]))]
     df = _order(df, pub)
