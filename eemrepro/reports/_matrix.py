@@ -17,21 +17,28 @@ import numpy as np
 import pandas as pd
 
 from .._stats import DrawRule
-from ._render import FAILED_MARK, plain_cell, unfinished_fits
+from ._render import FAILED_MARK, UNCONVERGED_MARK, plain_cell, unconverged_fits, unfinished_fits
 
 #: How a LaTeX table is read: booktabs' rules, and what its marks mean (under the rule).
 BOLD_NOTE = "bold: the best of each data set as printed (ties at the printed digits too)"
 MARK_NOTE = "k of the cell's fits failed or ran past the fit budget"
+UNCONVERGED_NOTE = "k of the cell's fits stopped short of convergence (the solver's iteration limit)"
 RANK_LABEL = "average rank"
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "–": "--",
-          FAILED_MARK: r"$^\dagger$"}
+          FAILED_MARK: r"$^\dagger$", UNCONVERGED_MARK: r"$^\ddagger$"}
 
 
 def latex_escape(text):
     """``text`` as LaTeX typesets it literally (its special characters escaped, ± and – as LaTeX writes them)."""
     return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+def mark_text(counts):
+    """A cell's marks in text: " †n" where n of its fits did not finish, " ‡k" where k did not converge."""
+    n, k = counts
+    return (f" {FAILED_MARK}{n}" if n else "") + (f" {UNCONVERGED_MARK}{k}" if k else "")
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,7 @@ class Matrix:
     datasets: tuple
     methods: tuple
     text: dict  # {(data set, method): "mean±std" / "–" / "> N"}
-    marks: dict  # {(data set, method): k fits that did not finish}, where k > 0
+    marks: dict  # {(data set, method): (fits that did not finish, fits not converged)}, where either > 0
     best: frozenset  # {(data set, method)}: the best of its data set as printed
     ranks: dict = field(default_factory=dict)  # {method: average rank}
     ranked: int = 0  # the data sets the ranks are taken on (those where every model has a value)
@@ -66,8 +73,8 @@ class Matrix:
         for r in df.to_dict("records"):
             key = (r["dataset"], r["method"])
             text[key] = plain_cell(r, value, digits, limit)
-            if unfinished_fits(r):
-                marks[key] = unfinished_fits(r)
+            if unfinished_fits(r) or unconverged_fits(r):
+                marks[key] = (unfinished_fits(r), unconverged_fits(r))
         ranks = {} if ranks is None else {m: float(ranks[m]) for m in methods if m in ranks}
         return cls(datasets, methods, text, marks, frozenset(best), ranks,
                    len(datasets) if ranked is None else ranked)
@@ -83,7 +90,7 @@ class Matrix:
         return {m for m, b in zip(methods, mask, strict=True) if b}
 
     def cell(self, key, bold, mark, fill="–"):
-        """A cell's text with its best mark (``bold(text)``) and its ``mark(k)``."""
+        """A cell's text with its best mark (``bold(text)``) and its ``mark(counts)`` (``marks``')."""
         text = self.text.get(key, fill)
         text = bold(text) if key in self.best else text
         return text + (mark(self.marks[key]) if key in self.marks else "")
@@ -92,8 +99,8 @@ class Matrix:
         """The matrix as a GitHub Markdown table (best in bold, ``†k`` after the cell), its rank row last."""
         from tabulate import tabulate
 
-        bold, mark = (lambda t: f"**{t}**"), (lambda k: f" {FAILED_MARK}{k}")
-        rows = [[d, *(self.cell((d, m), bold, mark) for m in self.methods)] for d in self.datasets]
+        bold = lambda t: f"**{t}**"
+        rows = [[d, *(self.cell((d, m), bold, mark_text) for m in self.methods)] for d in self.datasets]
         rows += self._rank_row(bold)
         return tabulate(rows, headers=["data set", *self.methods], tablefmt="github", disable_numparse=True)
 
@@ -101,10 +108,14 @@ class Matrix:
         """The matrix as a booktabs tabular (``\\usepackage{booktabs}``): best in bold, ``†k`` as a superscript
         explained under the table, the average-rank row under a rule; ``head``: comment lines above it."""
         bold = lambda t: f"\\textbf{{{latex_escape(t)}}}"
-        mark = lambda k: f"$^{{\\dagger {k}}}$"
+        def mark(counts):
+            return "".join(f"$^{{\\{sign} {k}}}$" for sign, k in zip(("dagger", "ddagger"), counts, strict=True) if k)
+
         rows = [[latex_escape(d), *(self._latex_cell((d, m), bold, mark) for m in self.methods)]
                 for d in self.datasets]
-        notes = [BOLD_NOTE] + ([f"$^{{\\dagger k}}$: {MARK_NOTE}"] if self.marks else [])
+        notes = [BOLD_NOTE] + [f"$^{{\\{sign} k}}$: {note}" for i, (sign, note) in
+                               enumerate((("dagger", MARK_NOTE), ("ddagger", UNCONVERGED_NOTE)))
+                               if any(counts[i] for counts in self.marks.values())]
         return latex_tabular(["data set", *self.methods], rows, head, notes, "l" + "r" * len(self.methods),
                              footer=self._rank_row(bold, escape=True))
 

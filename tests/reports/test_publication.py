@@ -206,7 +206,8 @@ def _hand_table():
 
     * d1: A 0.1004 and B 0.0996 both print 0.100, the best: both bold (the unrounded minimum alone is B);
     * d2: B 0.250 is the lowest: bold (the highest, C 0.400, is not: the metric's direction);
-    * d3: A 0.050 with 2 failed fits (``†2``), B failed (no value), C 0.060: A bold, its mark a footnote.
+    * d3: A 0.050 with 2 failed fits (``†2``), B failed (no value), C 0.060 with 3 fits that did not converge
+      (``‡3``): A bold, the marks footnotes.
     """
     from eemrepro.papers import TableSpec
     from eemrepro.reports._shapes import Table
@@ -218,7 +219,8 @@ def _hand_table():
     df = pd.DataFrame([{"dataset": d, "method": m, "status": "ok" if v == v else "failed", "error": v,
                         "error_std": 0.01 if v == v else np.nan, "point": "{}", "n_folds": 3, "repeats": 1,
                         "failed_fits": 2 if (d, m) in (("d3", "A"), ("d3", "B")) else 0, "timed_out_fits": 0,
-                        "skipped_fits": 0} for d, m, v in rows])
+                        "skipped_fits": 0, "unconverged_fits": 3 if (d, m) == ("d3", "C") else 0}
+                       for d, m, v in rows])
     return Table(spec), df
 
 
@@ -241,12 +243,14 @@ def test_the_matrix_bolds_the_best_at_the_printed_digits_in_the_metrics_directio
     assert rows[1][1] == "\\textbf{0.100$\\pm$0.010}" and rows[2][3] == "0.400$\\pm$0.010"
     assert rows[3][1] == "\\textbf{0.050$\\pm$0.010}$^{\\dagger 2}$" and rows[3][2] == "--$^{\\dagger 2}$"
     assert rows[4] == ["average rank", "2.00", "\\textbf{1.00}", "3.00"]
-    assert "$^{\\dagger k}$" in tex.split("\\bottomrule", 1)[1]  # the mark's footnote, under the rule
+    assert rows[3][3] == "0.060$\\pm$0.010$^{\\ddagger 3}$"
+    below = tex.split("\\bottomrule", 1)[1]  # the marks' footnotes, under the rule
+    assert "$^{\\dagger k}$" in below and "$^{\\ddagger k}$" in below
     md = matrix.markdown()
     cells = {row[0]: row for row in ([c.strip() for c in line.split("|")[1:-1]] for line in md.splitlines())
              if row}
     assert cells["d1"] == ["d1", "**0.100±0.010**", "**0.100±0.010**", "0.200±0.010"]
-    assert cells["d3"] == ["d3", "**0.050±0.010** †2", "– †2", "0.060±0.010"]
+    assert cells["d3"] == ["d3", "**0.050±0.010** †2", "– †2", "0.060±0.010 ‡3"]
     assert cells["average rank"] == ["average rank", "2.00", "**1.00**", "3.00"]
     # A data set where one model alone has a value: the best of nothing, no mark (d3 without C).
     alone = Matrix.of(table, df[~((df["dataset"] == "d3") & (df["method"] == "C"))])

@@ -11,8 +11,8 @@ from ...experiments._selection import FIT_COUNTS, _point_sort_key
 from ...store._segments import as_frame
 from ...store._store import repeats_per_cell
 from .._cells import _combine, _facet, _fit_counts, _of_kind, _order, count_columns
+from .._matrix import mark_text
 from .._render import (
-    FAILED_MARK,
     RUN_LEGEND,
     RUN_LEGEND_UNPUBLISHED,
     RowFormat,
@@ -253,7 +253,7 @@ def _wide_section(spec, df, verdicts, judged=True, matrix=None):
                                        ("not compared", "not checked") if judged else UNJUDGED)
         key = (r["dataset"], r["method"])
         value = _fmt(r[m], digits) + fits_mark(r) if matrix is None else \
-            matrix.cell(key, bold=str, mark=lambda k: f" {FAILED_MARK}{k}")
+            matrix.cell(key, bold=str, mark=mark_text)
         delta = r.get("delta")
         has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
         text.at[r["dataset"], r["method"]] = f"{value} ({_signed(delta, digits)})" if has_delta else value
