@@ -223,6 +223,20 @@ def killed_run(folder):
     return folder / "o"
 
 
+def latex_rows(tex):
+    """The body rows of a booktabs tabular: [[cell, ...]] between \\midrule/\\toprule and \\bottomrule, the
+    rule lines left out."""
+    body = tex.split("\\begin{tabular}", 1)[1].split("\\end{tabular}", 1)[0]
+    rows = []
+    for line in body.splitlines()[1:]:
+        line = line.strip()
+        if not line or line.startswith(("\\toprule", "\\midrule", "\\bottomrule", "\\multicolumn")):
+            continue
+        assert line.endswith("\\\\"), line
+        rows.append([c.strip() for c in line[:-2].split(" & ")])
+    return rows
+
+
 def hand_edit_sealed(folder, model, fold, point, column, value, hide=None):
     """Edit one stored value of a results folder's sealed segment by hand, as a user with pandas would: the
     row of ``model``'s ``point`` (a grid point's JSON) at ``fold`` gets ``value`` in ``column`` (a stored column:

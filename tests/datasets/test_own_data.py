@@ -914,7 +914,7 @@ def _guide_section():
 
 
 @pytest.mark.slow
-def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
+def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch, capfd):
     """A new user with CSVs of their own, following only the guide: the paper's models and theirs, a table of
     data sets x models and a critical-difference diagram, in three commands, from a folder of their own.
     Expected numbers: each cell recomputed with numpy from the stored records (the mean over the test folds at
@@ -967,6 +967,48 @@ def test_the_guides_own_data_section_runs_end_to_end(tmp_path, monkeypatch):
     assert re.search(rf"\| KNM\s*\|\s*{knm:.2f} \|", comparison), comparison
     page = (store / "report" / "benchmark.html").read_text()
     assert "<svg" in page and 'id="benchmark_gmean-cd-bar"' in page
+    _journey_to_a_paper(store, config, best, tmp_path, capfd.readouterr())
+
+
+def _journey_to_a_paper(store, config, best, folder, printed):
+    """Issue 67's last step of the journey above: the files a paper takes, and a first run that tells the truth.
+    ``best``: each cell's mean recomputed from the records; ``printed``: what the commands wrote to the
+    terminal's own file descriptors (LIBSVM writes there, not through Python)."""
+    from tests.helpers import latex_rows
+
+    # No bare solver line on the terminal (the records count the fits that stopped short: the tables' ‡k).
+    assert "WARNING: reaching max number of iterations" not in printed.out + printed.err
+    tables = store / "tables"
+    # The critical-difference diagram as files a paper takes: SVG (its text kept as text) and PDF.
+    svg = (tables / "benchmark_gmean_cd.svg").read_text()
+    assert "KNM" in svg and (tables / "benchmark_gmean_cd.pdf").read_bytes().startswith(b"%PDF")
+    # The LaTeX matrix: data sets x models, the best of each data set bold at the printed decimal (GMean %: one),
+    # ties too; its last row the average ranks. Expected: the means recomputed from the records.
+    rows = latex_rows((tables / "benchmark_gmean.tex").read_text())
+    header, body = rows[0], {r[0].replace("\\_", "_"): r[1:] for r in rows[1:]}
+    for dataset in config["datasets"]:
+        top = max(round(best[(dataset, m)], 1) for m in header[1:])
+        bold = {m for m, cell in zip(header[1:], body[dataset], strict=True) if cell.startswith("\\textbf{")}
+        assert bold == {m for m in header[1:] if round(best[(dataset, m)], 1) == top}, (dataset, body[dataset])
+    assert "average rank" in body
+    # Words that fit a store no paper's table holds: no check file, no reproduction title.
+    assert not (tables / "check.md").exists()
+    assert "Reproduction report" not in (store / "report" / "index.html").read_text()
+    # A mistake in a grid is refused before the first unit, in one line naming the model, the key and the value.
+    typo = folder / "typo.yaml"
+    typo.write_text((folder / "my-data.yaml").read_text().replace("{log10: [-2, 2]}", "[0.1, one]")
+                    .replace("name: my-data-benchmark", "name: typo"))
+    result = runner.invoke(app, ["run", str(typo), "--dry-run"])
+    assert result.exit_code != 0 and not (folder / "results" / "typo").exists()
+    (line,) = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert "KNM" in line and "gamma" in line and "'one'" in line, line
+    # A changed data file is named, with what happens to its old records.
+    first = config["local_datasets"][config["datasets"][0]]["file"]
+    data = (folder / first).read_text().splitlines(keepends=True)
+    (folder / first).write_text("".join(data[:-10]))
+    result = runner.invoke(app, ["run", str(folder / "my-data.yaml"), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert first in result.output and "rows 90 -> 80" in result.output.replace("→", "->"), result.output
 
 
 def test_a_config_named_by_a_relative_path_looks_up_its_module_by_an_absolute_folder(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
-from tests.helpers import benchmark_store, html_table_rows
+from tests.helpers import benchmark_store, html_table_rows, latex_rows
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,20 +128,6 @@ def test_figures_of_a_benchmark_store_draw_its_cd_diagram(store, tmp_path):
         (tmp_path / "t" / "benchmark_gmean_cd.svg").read_bytes()
 
 
-def _latex_rows(tex):
-    """The body rows of a booktabs tabular: [[cell, ...]] between \\midrule/\\toprule and \\bottomrule, the
-    rule lines left out."""
-    body = tex.split("\\begin{tabular}", 1)[1].split("\\end{tabular}", 1)[0]
-    rows = []
-    for line in body.splitlines()[1:]:
-        line = line.strip()
-        if not line or line.startswith(("\\toprule", "\\midrule", "\\bottomrule", "\\multicolumn")):
-            continue
-        assert line.endswith("\\\\"), line
-        rows.append([c.strip() for c in line[:-2].split(" & ")])
-    return rows
-
-
 def _bold(cell):
     return cell.startswith("\\textbf{")
 
@@ -152,7 +138,7 @@ def _check_tex(tex):
     assert tex.count("{") == tex.count("}")
     spec = re.search(r"\\begin\{tabular\}\{([^}]*)\}", tex).group(1)
     columns = len(re.sub(r"[^lrc]", "", spec))
-    for row in _latex_rows(tex):
+    for row in latex_rows(tex):
         assert len(row) == columns, row
     assert "\\toprule" in tex and "\\bottomrule" in tex and "\\hline" not in tex
     if shutil.which("pdflatex"):
@@ -173,7 +159,7 @@ def test_tables_write_the_latex_matrix_and_pairs_by_default(store, tmp_path):
     assert result.exit_code == 0, result.output
     tex = (tmp_path / "t" / "benchmark_gmean.tex").read_text()
     _check_tex(tex)
-    rows = _latex_rows(tex)
+    rows = latex_rows(tex)
     assert rows[0] == ["data set", *MODELS]
     cells = _cells(out)
     datasets = ["set0", "set1", "set2"]
@@ -194,7 +180,7 @@ def test_tables_write_the_latex_matrix_and_pairs_by_default(store, tmp_path):
     pairs = pd.read_csv(tmp_path / "t" / "benchmark_gmean_comparison.csv")
     ptex = (tmp_path / "t" / "benchmark_gmean_comparison.tex").read_text()
     _check_tex(ptex)
-    prow = _latex_rows(ptex)
+    prow = latex_rows(ptex)
     assert len(prow[0]) == len(pairs.columns) and len(prow) == 1 + len(pairs)
     for r, cells_ in zip(pairs.itertuples(index=False), prow[1:], strict=True):
         assert cells_[:6] == [r.model, r.baseline, str(r.wins), str(r.draws), str(r.losses), str(r.datasets)]
@@ -236,7 +222,7 @@ def test_the_matrix_bolds_the_best_at_the_printed_digits_in_the_metrics_directio
     assert matrix.best == BOLD
     tex = matrix.latex(["hand-made"])
     _check_tex(tex)
-    rows = _latex_rows(tex)
+    rows = latex_rows(tex)
     assert rows[0] == ["data set", "A", "B", "C"]
     bold = {(r[0], m) for r in rows[1:4] for m, c in zip("ABC", r[1:], strict=True) if _bold(c)}
     assert bold == BOLD
@@ -316,7 +302,7 @@ def test_the_pairs_latex_renders_whatever_columns_the_comparison_holds():
                           "median difference": [-1.2345], "wilcoxon p": [np.nan], "P(yours better)": [0.91234]})
     tex = latex_table(pairs, ["hand-made"], ["rope: 1 point"])
     _check_tex(tex)
-    rows = _latex_rows(tex)
+    rows = latex_rows(tex)
     assert rows == [["model", "baseline", "wins", "draws", "losses", "median difference", "wilcoxon p",
                      "P(yours better)"],
                     ["my\\_model", "EEMrbf", "5", "1", "3", "-1.23", "--", "0.912"]]
