@@ -46,6 +46,7 @@ class Benchmark:
     datasets: tuple
     models: tuple
     yours: tuple
+    rope: float = None  # the Bayesian tests' rope its folders' configs set (``tables: {rope}``); None: the default
 
 
 def benchmarks(dirs):
@@ -85,8 +86,10 @@ def benchmarks(dirs):
                    "value (its fits failed or ran past the fit budget)",
                    "a paper's own tables show its cells beside the published values; this one holds every data "
                    "set and model of the results, whatever their data set"))
+        ropes = [c.rope for own, c in configs if own]
         out.append(Benchmark(spec, None if {os.path.realpath(d) for d in read} == everything else tuple(read),
-                             tuple(dict.fromkeys(datasets)), tuple(dict.fromkeys([*theirs, *own])), tuple(yours)))
+                             tuple(dict.fromkeys(datasets)), tuple(dict.fromkeys([*theirs, *own])), tuple(yours),
+                             ropes[0] if ropes else None))
     return out
 
 

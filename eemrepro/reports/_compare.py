@@ -15,7 +15,11 @@ sets"):
   (Demšar 2006), drawn as a critical-difference diagram by scikit-posthocs
   with the scale of the critical difference above it;
 * a Wilcoxon signed-rank test of each new model against each of the
-  paper's, with Holm's correction over those tests (statsmodels).
+  paper's, with Holm's correction over those tests (statsmodels);
+* beside them, the Bayesian tests (Benavoli et al. 2017) with a rope (the
+  region of practical equivalence, ``_stats.ROPE`` by default): the signed-rank
+  test of each pair across the data sets both have, and the correlated t-test of
+  each pair on each data set, on the test folds of every repeat.
 
 The statistics themselves are ``_stats``' (one draw rule for every page).
 """
@@ -26,7 +30,19 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from .._stats import MIN_WILCOXON, average_ranks, friedman, nemenyi_cd, pair_tests
+from .._stats import (
+    BAYES_COLUMNS,
+    MIN_WILCOXON,
+    ROPE,
+    average_ranks,
+    correlated_pairs,
+    friedman,
+    nemenyi_cd,
+    pair_tests,
+    signed_rank_pairs,
+    SIGNED_RANK_SAMPLES,
+)
+from ._render import FOLD_VALUES
 from ._shapes import Table
 
 
@@ -55,7 +71,7 @@ def new_methods(spec, df):
     return [m for m in _with_values(df, table.value) if m not in set(pub["method"])]
 
 
-def compare_methods(spec, df, alpha=0.05, new=None):
+def compare_methods(spec, df, alpha=0.05, new=None, rope=None):
     """The comparison of the new methods of ``df`` (a metric table) with the others; None without new ones.
 
     ``new``: the methods compared with the others (default those the paper's
@@ -72,7 +88,12 @@ def compare_methods(spec, df, alpha=0.05, new=None):
     ``pairs`` (a frame: new method, baseline, wins, draws, losses, median
     difference, Wilcoxon p, Holm-adjusted p: ``_stats.pair_tests``), ``wide``
     (the values, data sets x methods, for the diagram), ``digits`` and ``rule``
-    (the draw rule).
+    (the draw rule). The Bayesian tests, ``rope`` in the metric's own units
+    (0 to 1; default ``_stats.ROPE``, one point of a percent metric): ``rope``
+    (in the table's units, as every output states it), the pairs' signed-rank
+    probabilities in ``pairs`` (``BAYES_COLUMNS``), ``by_dataset`` (a frame: each
+    pair's correlated t-test on each data set, ``_stats.correlated_pairs``) and
+    ``posteriors`` ({(model, baseline): the signed-rank posterior's samples}).
     """
     table = Table(spec)
     metric = table.value
@@ -101,7 +122,50 @@ def compare_methods(spec, df, alpha=0.05, new=None):
         out["cd"] = nemenyi_cd(len(methods), len(wide), alpha)
     pairs = [(m, b) for m in new for b in baselines] if baselines else list(itertools.combinations(new, 2))
     out["pairs"] = pair_tests(wide_all, pairs, rule)
+    _bayes(out, spec, df, wide_all, pairs, ROPE if rope is None else rope)
     return out
+
+
+def _bayes(out, spec, df, wide_all, pairs, rope):
+    """The Bayesian tests of ``compare_methods``' ``pairs`` into ``out``, ``rope`` (the metric's units) in the
+    table's units: the signed-rank test beside each pair's frequentist tests (on ``wide_all``'s data sets both
+    have, as Wilcoxon's), the correlated t-test on each data set's test folds."""
+    rule, scaled = out["rule"], rope * spec.scale
+    bayes, out["posteriors"] = signed_rank_pairs(wide_all, pairs, scaled, rule.greater_is_better)
+    out["rope"], out["scale"] = scaled, spec.scale
+    out["pairs"] = pd.concat([out["pairs"], bayes[["rope", *BAYES_COLUMNS]]], axis=1)
+    folds = {}
+    if FOLD_VALUES in df:
+        for d, m, v in zip(df["dataset"], df["method"], df[FOLD_VALUES], strict=True):
+            if isinstance(v, tuple) and v:
+                folds[(d, m)] = v
+    out["by_dataset"] = correlated_pairs(folds, pairs, scaled, rule.greater_is_better)
+
+
+#: What the Bayesian probabilities are, and when to read them rather than the ranks: said wherever they are shown.
+BAYES_NOTE = ("The Bayesian tests (Benavoli, Corani, Demšar and Zaffalon, JMLR 2017) give, for a pair, the "
+              "probability that the model is better by more than the rope, that the two are practically "
+              "equivalent (their difference within the rope, {rope}: the config's tables.rope), and "
+              "that the other is better. The signed-rank test reads the pair's means on the data sets both have "
+              "(the share of {samples:,} seeded posterior draws in which each region is the most probable); the "
+              "correlated t-test reads one data set's test folds of every repeat, paired, their correlation the "
+              "test part's share (1/k for k folds; Nadeau and Bengio's correction). Unlike a mean-rank "
+              "post-hoc verdict, which depends on which other models are compared (Benavoli, Corani and Mangili, "
+              "JMLR 2016), they read the pair alone.")
+
+
+#: The probabilities' headers in the Markdown and on the page (``_stats.BAYES_COLUMNS``, the pair's "vs" model
+#: the baseline).
+BAYES_HEADERS = ("P(model better)", "P(rope)", "P(vs better)")
+
+
+def rope_text(result, metric):
+    """The rope of a ``compare_methods`` result in the table's units, in words: "±1 GMean point (of 100)" on a
+    percent table, "±0.01 error" on one of fractions."""
+    rope = result["rope"]
+    if result["scale"] == 100:
+        return f"±{rope:g} {metric.title} point{'' if rope == 1 else 's'} (of 100)"
+    return f"±{rope:g} {metric.title}"
 
 
 #: Who is compared with whom: (the new models, the others) as a paper's comparison names them.
@@ -151,8 +215,35 @@ def comparison_markdown(spec, result, title, sides=PAPER_SIDES):
                 for r in pairs.to_dict("records")]
         lines += [tabulate(rows, headers=["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
                                           "Wilcoxon p", "Holm p"], tablefmt="github", disable_numparse=True), ""]
-    lines += [RANKS_NOTE.format(digits=result["digits"]), "", TESTS_NOTE, ""]
+        lines += _bayes_markdown(result, metric, heading)
+    lines += [RANKS_NOTE.format(digits=result["digits"]), "", TESTS_NOTE, "",
+              BAYES_NOTE.format(rope=rope_text(result, metric), samples=SIGNED_RANK_SAMPLES), ""]
     return "\n".join(lines) + "\n"
+
+
+def _bayes_markdown(result, metric, heading):
+    """The Markdown lines of a comparison's Bayesian tests: each pair's signed-rank probabilities across the data
+    sets, then each pair's correlated t-test on each data set."""
+    from tabulate import tabulate
+
+    rope, p = rope_text(result, metric), lambda x: _num(x, ".3f")
+    lines = [f"## {heading}: Bayesian signed-rank test across data sets (rope {rope})", "",
+             "P(model better) / P(rope) / P(vs better): the probability that the model is better by more than the "
+             "rope, that the two are practically equivalent, that the other is better (on the data sets both have).",
+             ""]
+    rows = [[r["model"], r["baseline"], r["datasets"], *(p(r[c]) for c in BAYES_COLUMNS)]
+            for r in result["pairs"].to_dict("records")]
+    lines += [tabulate(rows, headers=["model", "vs", "data sets", *BAYES_HEADERS], tablefmt="github",
+                       disable_numparse=True), ""]
+    by = result["by_dataset"]
+    lines += [f"## {heading}: Bayesian correlated t-test on each data set (rope {rope})", ""]
+    if not len(by):
+        return lines + ["No data set where both models of a pair have the test folds of a k-fold cross-validation "
+                        "(a train-test split's folds do not tell their test share).", ""]
+    rows = [[r["model"], r["baseline"], r["dataset"], r["folds"], _num(r["mean difference"], "+.2f"),
+             *(p(r[c]) for c in BAYES_COLUMNS)] for r in by.to_dict("records")]
+    return lines + [tabulate(rows, headers=["model", "vs", "data set", "folds", "mean diff.", *BAYES_HEADERS],
+                             tablefmt="github", disable_numparse=True), ""]
 
 
 def _num(x, fmt):

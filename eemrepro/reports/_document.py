@@ -82,22 +82,33 @@ def summarize(table, df):
     return Summary(table, df, extra, wdl, tests)
 
 
-def compare(spec, df, selection, new=None, sides=None, title=None):
+def compare(spec, df, selection, new=None, sides=None, title=None, rope=None):
     """The ``Comparison`` of the models of ``df`` the paper has not (or ``new``) with the others, or None.
-    ``sides``, ``title``: how the two sides are named, the heading (a benchmark's)."""
-    result = compare_methods(spec, df, new=new)
+    ``sides``, ``title``: how the two sides are named, the heading (a benchmark's); ``rope``: the Bayesian tests'
+    (the metric's units; None: the default)."""
+    result = compare_methods(spec, df, new=new, rope=rope)
     if result is None:
         return None
     return Comparison(spec, result, title or comparison_title(spec, selection), sides or PAPER_SIDES)
 
 
-def paper_section(table, df, selection):
+def paper_section(table, df, selection, rope=None):
     """A paper's table's ``Section``: its title and notes, the paper's summary of its columns and the comparison
-    of its new models (a table that compares methods: the metric shape's)."""
+    of its new models (a table that compares methods: the metric shape's), its Bayesian tests under ``rope``."""
     ranks = table.shape.compares_methods
     return Section(table, df, table.title(df), table.notes(df),
                    summary=summarize(table, df) if ranks else None,
-                   comparison=compare(table.spec, df, selection) if ranks else None)
+                   comparison=compare(table.spec, df, selection, rope=rope) if ranks else None)
+
+
+def configured_rope(prov):
+    """The rope the results folders' configs set (``tables: {rope}``, their last run's config in the provenance),
+    the first folder's that sets one; None where none does (the default)."""
+    for config in (prov or {}).get("run_configs", {}).values():
+        rope = ((config or {}).get("tables") or {}).get("rope")
+        if rope is not None:
+            return float(rope)
+    return None
 
 
 def benchmark_section(bench, df, selection):
@@ -105,7 +116,7 @@ def benchmark_section(bench, df, selection):
     with each other (``compared``), no summary."""
     table = Table(bench.spec, selection)
     comparison = compare(bench.spec, df, selection, new=compared(bench, df), sides=SIDES,
-                         title=benchmark_title(bench.spec, selection))
+                         title=benchmark_title(bench.spec, selection), rope=bench.rope)
     return Section(table, df, table.title(df), table.notes(df), comparison=comparison)
 
 
@@ -126,5 +137,6 @@ def document(specs, built, prov, selection, cells=None, claims=(), readings=None
     """The ``Document`` of ``built`` ({table id: frame}, the tables of ``specs`` the results hold, read under
     ``selection``), with the check's ``cells``, the judged ``claims`` and the ``readings``' frames."""
     tables = [Table(s, selection) for s in specs if s.id in built]
-    sections = {t.id: paper_section(t, built[t.id], selection) for t in tables if t.shape.shows(built[t.id])}
+    rope = configured_rope(prov)
+    sections = {t.id: paper_section(t, built[t.id], selection, rope) for t in tables if t.shape.shows(built[t.id])}
     return Document(prov, selection, sections, cells, list(claims or ()), dict(readings or {}))

@@ -144,9 +144,13 @@ def _check_statistics(section, written, summaries):
             assert f"- {method}: {rank:.2f}" in text
     if section.comparison is not None:
         text = written["comparison"].read_text()
-        md = _md_rows(text.split("wins / draws / losses", 1)[1])
+        md = _md_rows(text.split("wins / draws / losses", 1)[1].split("\n## ", 1)[0])
         pairs = section.comparison.result["pairs"]
         assert [r[:6] for r in md[1:]] == [[str(v) for v in row[:6]] for row in pairs.to_numpy().tolist()]
+        # The Bayesian signed-rank probabilities of each pair, under their rope (``tests/reports/test_bayes.py``).
+        bayes = _md_rows(text.split("signed-rank test across data sets", 1)[1].split("\n## ", 1)[0])
+        assert [r[3:] for r in bayes[1:]] == [[f"{p:.3f}" for p in row] for row in
+                                              pairs[["P(model better)", "P(rope)", "P(baseline better)"]].to_numpy()]
         return True
     return False
 

@@ -11,7 +11,7 @@ from ...experiments._selection import FIT_COUNTS, _point_sort_key
 from ...store._segments import as_frame
 from ...store._store import repeats_per_cell
 from .._cells import _combine, _facet, _fit_counts, _of_kind, _order
-from .._render import RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, printed, run_cell
+from .._render import FOLD_VALUES, RUN_LEGEND, RowFormat, _fmt, _signed, fits_mark, fits_note, metric_cell, printed, run_cell
 from ._base import UNJUDGED, VERDICTS, Table, TableShape, register_shape
 
 
@@ -69,6 +69,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
     mine = grid if datasets is None or not len(grid) else \
         grid.loc[grid["dataset"].isin(datasets).to_numpy(), ["dataset", "model", "repeat"]]
     repeats = repeats_per_cell(mine) if len(mine) else {}
+    folds = _fold_values(grid, sel, m, spec.scale)
     rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:
@@ -83,7 +84,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
             m: spec.scale * s.get(m + "_mean", np.nan) if ok else np.nan,
             m + "_std": spec.scale * spread if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": repeats.get((s["dataset"], s["model"]), 0),
-            **_fit_counts(s),
+            FOLD_VALUES: folds.get((str(s["dataset"]), str(s["model"]))) if ok else None, **_fit_counts(s),
         }
     if spec.combine:
         rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
@@ -95,6 +96,35 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
                                                                         strict=True))
                          for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
     return rows
+
+
+def _fold_values(grid, sel, metric, scale):
+    """{(data set, model): ((repeat, fold, value), ...)} of each selected cell: its test folds' ``metric`` (times
+    ``scale``) at the point it selected (the point each fold chose, where the rule chooses per fold), in (repeat,
+    fold) order; what the Bayesian correlated t-test pairs fold by fold (``_stats.correlated_ttest``)."""
+    if not len(sel) or "status" not in sel or metric not in grid:
+        return {}
+    chosen = sel[sel["status"] == "ok"]
+    if "folds" in chosen:  # chosen per fold: one (repeat, fold, point) row each
+        chosen = chosen[chosen["folds"].map(lambda f: isinstance(f, list))]
+        keys = ["dataset", "model", "repeat", "fold", "point"]
+        chosen = pd.DataFrame([(d, mo, int(r), int(f), p) for d, mo, fs, ps in
+                               zip(chosen["dataset"], chosen["model"], chosen["folds"], chosen["points"], strict=True)
+                               for (r, f), p in zip(fs, ps, strict=True)], columns=keys)
+    else:
+        keys = ["dataset", "model", "point"]
+        chosen = chosen[keys]
+    if not len(chosen):
+        return {}
+    outer = grid.loc[grid["inner"].isna().to_numpy() & (grid["status"] == "ok").to_numpy()
+                     & grid["point"].isin(set(chosen["point"])).to_numpy(),
+                     ["dataset", "model", "point", "repeat", "fold", metric]]
+    as_text = lambda f: f.astype({k: str for k in ("dataset", "model", "point")})
+    at = as_text(outer).merge(as_text(chosen), on=keys).sort_values(["dataset", "model", "repeat", "fold"],
+                                                                  kind="stable")
+    return {key: tuple(zip(g["repeat"].astype(int), g["fold"].astype(int), scale * g[metric].astype(float),
+                           strict=True))
+            for key, g in at.groupby(["dataset", "model"], sort=False)}
 
 
 def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
@@ -118,15 +148,17 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
     counts = list(FIT_COUNTS.values())
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", m, m + "_std", "point", "n_folds",
-                                                 "repeats", *counts])
+                                                 "repeats", FOLD_VALUES, *counts])
     for col in ("published", "published_std"):
         if col not in df:
             df[col] = np.nan
+    if FOLD_VALUES not in df:
+        df[FOLD_VALUES] = None
     df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
-             "published_std", *counts]]
+             "published_std", FOLD_VALUES, *counts]]
     df["delta"] = df[m] - df["published"]
     # After the delta: the columns a reader of the table's csv had keep their places.
-    df = df[[c for c in df.columns if c not in counts] + counts]
+    df = df[[c for c in df.columns if c not in (*counts, FOLD_VALUES)] + [FOLD_VALUES] + counts]
     df[counts] = df[counts].astype(np.int64)
     return _order(df, pub)
 

@@ -1,0 +1,146 @@
+"""The Bayesian comparisons beside the frequentist ones (``eemrepro/_stats.py``): the correlated t-test on one data
+set's folds and the signed-rank test across data sets, cross-checked with baycomp (Benavoli et al.'s own
+package), in closed-form cases, in the metric's direction, seeded, and shown with their rope in every output
+(the comparison's Markdown, CSV and page)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from eemrepro._stats import (
+    ROPE,
+    SIGNED_RANK_SAMPLES,
+    correlated_pairs,
+    correlated_ttest,
+    signed_rank,
+)
+
+baycomp = pytest.importorskip("baycomp")
+
+
+def _folds(seed, n=50, shift=0.01, spread=0.02):
+    """Two models' scores on n test folds (10-fold CV, 5 repeats): b is a plus ``shift`` plus noise."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(0.8, 0.05, n)
+    return a, a + rng.normal(shift, spread, n)
+
+
+# -- the correlated t-test: baycomp's CorrelatedTTest, exactly (both are a Student t's cdf) --------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("rope", [0.0, 0.01, 0.05])
+def test_correlated_ttest_is_baycomps(seed, rope):
+    a, b = _folds(seed)
+    mine = correlated_ttest(a, b, rope, test_share=1 / 10)
+    # baycomp's (x, y): left is x better; runs=5 repeats of 10 folds gives its rho = 1/10 (1/(k-1) correction).
+    theirs = baycomp.CorrelatedTTest.probs(a, b, rope=rope, runs=5)
+    if rope == 0:
+        theirs = (theirs[0], 0.0, theirs[1])
+    np.testing.assert_allclose(mine.probabilities(), theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_correlated_ttest_closed_form():
+    """The posterior by hand: t with n - 1 dof at the mean difference, scale sqrt((1/n + rho/(1-rho)) var)."""
+    a, b = _folds(7, n=30)
+    d = a - b
+    scale = np.sqrt((1 / 30 + (1 / 3) / (2 / 3)) * d.var(ddof=1))  # 3-fold CV: rho = 1/3
+    post = correlated_ttest(a, b, 0.01, test_share=1 / 3)
+    assert post.better == pytest.approx(stats.t.sf(0.01, 29, d.mean(), scale), rel=1e-12)
+    assert post.worse == pytest.approx(stats.t.cdf(-0.01, 29, d.mean(), scale), rel=1e-12)
+
+
+def test_correlated_ttest_edges():
+    """Every difference inside the rope: P(rope) near 1; a shift of many stds: P(better) near 1; one fold: none;
+    every fold the same difference: the posterior is a point."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.8, 0.05, 50)
+    inside = correlated_ttest(a, a + rng.uniform(-0.001, 0.001, 50), rope=0.01, test_share=0.1)
+    assert inside.rope > 0.999
+    far = correlated_ttest(a + 0.2 + rng.normal(0, 0.01, 50), a, rope=0.01, test_share=0.1)  # 20 stds of the noise
+    assert far.better > 0.999 and far.worse < 1e-6
+    assert correlated_ttest([0.5], [0.4], 0.01, 0.1) is None
+    assert correlated_ttest([0.5, 0.6], [0.4, 0.5], 0.01, 0.1).probabilities() == (1.0, 0.0, 0.0)
+    assert correlated_ttest([0.5, 0.6], [0.495, 0.595], 0.01, 0.1).probabilities() == (0.0, 1.0, 0.0)
+
+
+# -- the signed-rank test: baycomp's SignedRankTest, within its Monte Carlo error -------------------------------
+
+
+def _datasets(seed, n=15, shift=0.01):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.6, 0.95, n)
+    return a, a + rng.normal(shift, 0.02, n)
+
+
+#: Both sides are shares of ``SIGNED_RANK_SAMPLES`` independent draws: each has a standard error of at most
+#: sqrt(0.25 / N) (0.0022 at 50,000 draws), their difference sqrt(2) times that; 5 of those is the tolerance.
+MC_TOLERANCE = 5 * np.sqrt(2 * 0.25 / SIGNED_RANK_SAMPLES)
+
+
+@pytest.mark.parametrize("seed, rope, shift", [(0, 0.01, 0.01), (1, 0.01, 0.0), (2, 0.005, 0.02), (3, 0.0, 0.01),
+                                               (4, 0.02, -0.01)])
+def test_signed_rank_is_baycomps(seed, rope, shift):
+    a, b = _datasets(seed, shift=shift)
+    mine = signed_rank(a, b, rope, seed=seed).probabilities()
+    theirs = baycomp.SignedRankTest.probs(a, b, rope=rope, random_state=seed)
+    if rope == 0:
+        theirs = (theirs[0], 0.0, theirs[1])
+    # baycomp's left is x better: ours is a better (a's difference over b above the rope).
+    np.testing.assert_allclose(mine, theirs, atol=MC_TOLERANCE)
+    assert MC_TOLERANCE < 0.02  # the check tells 0.02 apart: not a tolerance that passes anything
+
+
+def test_signed_rank_edges():
+    """Every data set's difference inside the rope: P(rope) 1; far apart on every data set: P(better) near 1."""
+    a, _ = _datasets(5, n=10)
+    assert signed_rank(a, a + np.linspace(-0.004, 0.004, 10), rope=0.01).rope == 1.0
+    far = signed_rank(a + 0.1, a, rope=0.01)
+    assert far.better > 0.99 and far.worse == 0.0
+    assert signed_rank([], [], 0.01) is None
+
+
+def test_signed_rank_rebuilds_byte_for_byte():
+    """Seeded: the same inputs give the same draws, bit for bit; another seed other draws."""
+    a, b = _datasets(6)
+    first, again = signed_rank(a, b, 0.01, seed=3), signed_rank(a, b, 0.01, seed=3)
+    assert first.samples.tobytes() == again.samples.tobytes()
+    assert first.probabilities() == again.probabilities()
+    assert signed_rank(a, b, 0.01, seed=4).samples.tobytes() != first.samples.tobytes()
+
+
+# -- the metric's direction: for a lower-is-better metric the sides swap ----------------------------------------
+
+
+def test_lower_is_better_swaps_the_sides():
+    """On an error (lower is better), a's lower values make a the better one: both tests give P(a better) where
+    the same numbers read as a score give P(b better)."""
+    a, b = _folds(8, shift=0.03, spread=0.01)  # b higher by 3 points on every fold
+    as_score = correlated_ttest(a, b, 0.01, 0.1)
+    as_error = correlated_ttest(a, b, 0.01, 0.1, greater_is_better=False)
+    assert as_score.worse > 0.99 and as_error.better > 0.99
+    assert as_error.probabilities() == pytest.approx(as_score.probabilities()[::-1], abs=1e-15)
+    x, y = _datasets(9, shift=0.03)
+    score, error = signed_rank(x, y, 0.01), signed_rank(x, y, 0.01, greater_is_better=False)
+    assert score.worse > 0.9 and error.better > 0.9
+    # baycomp knows no direction: an error is read by negating both (higher -error is better).
+    np.testing.assert_allclose(error.probabilities(), baycomp.SignedRankTest.probs(-x, -y, rope=0.01),
+                               atol=MC_TOLERANCE)
+
+
+def test_pairs_by_dataset_pair_the_same_folds():
+    """The correlated t-test of a pair pairs the folds both have (by repeat and fold), its correlation 1/k for k
+    folds a repeat; a train-test split (one test part a repeat) is left out."""
+    a, b = _folds(10, n=20)
+    keys = [(r, f) for r in range(2) for f in range(10)]
+    folds = {("d", "A"): tuple((r, f, v) for (r, f), v in zip(keys, a, strict=True)),
+             # B's folds in another order, with a repeat A has not: paired by key, the extra one left out.
+             ("d", "B"): tuple((r, f, v) for (r, f), v in reversed(list(zip(keys, b, strict=True))))
+             + ((2, 0, 0.5),),
+             ("split", "A"): tuple((r, 0, v) for r, v in enumerate(a)),
+             ("split", "B"): tuple((r, 0, v) for r, v in enumerate(b))}
+    out = correlated_pairs(folds, [("A", "B")], 0.01)
+    assert list(out["dataset"]) == ["d"] and out["folds"].iloc[0] == 20
+    expected = correlated_ttest(a, b, 0.01, test_share=1 / 10).probabilities()
+    assert tuple(out[["P(model better)", "P(rope)", "P(baseline better)"]].iloc[0]) == pytest.approx(expected)
