@@ -306,3 +306,63 @@ def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]
+
+
+def plotted_pairs(result):
+    """The pairs of a ``compare_methods`` result whose posterior is drawn (``posterior_diagram``): each of the
+    new models (yours) against each of the others; where there are no others, the first model against each."""
+    pairs = [(m, b) for m, b in zip(result["pairs"]["model"], result["pairs"]["baseline"], strict=True)
+             if (m, b) in result.get("posteriors", {})]
+    return pairs if result["baselines"] else [(m, b) for m, b in pairs if result["new"][0] in (m, b)]
+
+
+def _simplex(ax, draws, names, probabilities):
+    """One pair's signed-rank posterior drawn as baycomp draws it: each draw (P(model better), P(rope), P(vs
+    better)) a point of the triangle whose corners are the three regions (density as hexagons), the lines
+    between the regions where one region holds the most mass, the corners labelled with the probabilities."""
+    h = np.sqrt(3) / 2
+    x, y = draws[:, 2] + draws[:, 1] / 2, draws[:, 1] * h  # the model's corner left, the other's right, rope on top
+    ax.hexbin(x, y, gridsize=24, extent=(0, 1, 0, h), mincnt=1, bins="log", cmap="Blues",
+              linewidths=0.1)
+    ax.plot([0, 1, 0.5, 0], [0, 0, h, 0], color="0.3", linewidth=0.8)
+    centre = (0.5, h / 3)
+    for mx, my in ((0.5, 0), (0.25, h / 2), (0.75, h / 2)):
+        ax.plot([centre[0], mx], [centre[1], my], color="tab:orange", linewidth=0.8)
+    (left, right), (pl, pe, pr) = names, probabilities
+    ax.text(0, -0.04, f"{left}\n{pl:.3f}", ha="center", va="top", fontsize=8)
+    ax.text(1, -0.04, f"{right}\n{pr:.3f}", ha="center", va="top", fontsize=8)
+    ax.text(0.5, h + 0.03, f"rope {pe:.3f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xlim(-0.25, 1.25)
+    ax.set_ylim(-0.3, h + 0.15)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def posterior_diagram(result, cols=4):
+    """The Bayesian signed-rank posterior of each ``plotted_pairs`` pair of a ``compare_methods`` result, one
+    simplex each (``_simplex``), as SVG text; None without a pair or without matplotlib. Its points are the
+    seeded draws: the same records give the same bytes."""
+    pairs = plotted_pairs(result)
+    if not pairs:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    plt.rcParams["svg.hashsalt"] = "eemrepro"
+    cols = min(cols, len(pairs))
+    rows = -(-len(pairs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.5 * rows), squeeze=False)
+    probabilities = result["pairs"].set_index(["model", "baseline"])[list(BAYES_COLUMNS)]
+    for ax, (m, b) in zip(axes.flat, pairs, strict=False):
+        _simplex(ax, result["posteriors"][(m, b)], (m, b), tuple(probabilities.loc[(m, b)]))
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.axis("off")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]

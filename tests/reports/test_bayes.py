@@ -3,16 +3,19 @@ set's folds and the signed-rank test across data sets, cross-checked with baycom
 package), in closed-form cases, in the metric's direction, seeded, and shown with their rope in every output
 (the comparison's Markdown, CSV and page)."""
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from eemrepro._stats import (
-    ROPE,
     SIGNED_RANK_SAMPLES,
     correlated_pairs,
     correlated_ttest,
+    pair_seed,
     signed_rank,
 )
 
@@ -144,3 +147,93 @@ def test_pairs_by_dataset_pair_the_same_folds():
     assert list(out["dataset"]) == ["d"] and out["folds"].iloc[0] == 20
     expected = correlated_ttest(a, b, 0.01, test_share=1 / 10).probabilities()
     assert tuple(out[["P(model better)", "P(rope)", "P(baseline better)"]].iloc[0]) == pytest.approx(expected)
+
+
+# -- the outputs: the folds they read, the rope they state, the same bytes on a rebuild ------------------------
+
+BASELINE = Path(__file__).resolve().parents[2] / ".ci" / "quick-baseline"
+
+
+def test_a_cells_folds_are_its_records_at_the_selected_point():
+    """What the correlated t-test pairs: each benchmark cell's test folds at its selected point, read here from the
+    records through ``read_results`` and pandas (not the tables' code)."""
+    from eemrepro import read_results
+    from eemrepro.reports._benchmark import benchmark_tables, benchmarks
+    from eemrepro.reports._tables import rows_by_datasets
+
+    (bench,) = benchmarks([BASELINE])
+    _, made, _, _ = rows_by_datasets([BASELINE], [bench.spec], ("best-of-grid",))
+    ((_, df, _),) = benchmark_tables([bench], made, {}, "best-of-grid")
+    records = read_results([BASELINE])
+    records = records[records["inner"].isna() & (records["status"] == "ok")]
+    checked = 0
+    for r in df.to_dict("records"):
+        at = records[(records["dataset"] == r["dataset"]) & (records["model"] == r["method"])
+                     & (records["point"] == r["point"])].sort_values(["repeat", "fold"])
+        expected = [(int(a), int(b), 100 * v) for a, b, v in zip(at["repeat"], at["fold"], at["gmean"], strict=True)]
+        assert [(a, b) for a, b, _ in r["fold_values"]] == [(a, b) for a, b, _ in expected]
+        np.testing.assert_allclose([v for *_, v in r["fold_values"]], [v for *_, v in expected], rtol=1e-12)
+        assert np.mean([v for *_, v in r["fold_values"]]) == pytest.approx(r["gmean"], rel=1e-12)
+        checked += 1
+    assert checked == len(df) >= 10
+
+
+def _tables(store, out):
+    from eemrepro.reports import build_tables
+
+    build_tables([store], out, formats=("md", "csv"))
+    return (out / "benchmark_gmean_comparison.md").read_text(), pd.read_csv(out / "benchmark_gmean_comparison.csv")
+
+
+def test_the_tables_state_the_rope_and_rebuild_byte_for_byte(tmp_path):
+    """Every output that shows the probabilities states the rope (the Markdown's two tables and its note, the
+    CSV's column); a second build writes the same bytes; the benchmark's own CSV has no fold column."""
+    md, csv = _tables(BASELINE, tmp_path / "a")
+    rope = "rope ±1 GMean point (of 100)"
+    assert md.count(rope) == 2 and "within the rope, ±1 GMean point (of 100)" in md
+    assert list(csv["rope"].unique()) == [1.0]
+    assert {"P(model better)", "P(rope)", "P(baseline better)"} <= set(csv.columns)
+    np.testing.assert_allclose(csv[["P(model better)", "P(rope)", "P(baseline better)"]].sum(axis=1), 1.0)
+    _tables(BASELINE, tmp_path / "b")
+    for name in ("benchmark_gmean_comparison.md", "benchmark_gmean_comparison.csv", "benchmark_gmean.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert "fold_values" not in (tmp_path / "a" / "benchmark_gmean.csv").read_text()
+
+
+def test_the_configs_rope_is_the_one_used_and_stated(tmp_path):
+    """``tables: {rope: 0.05}`` in the store's config: the outputs state ±5 points, and the probabilities are the
+    signed-rank test's under a rope of 5 on the table's means (computed here from the CSV's cells)."""
+    import yaml
+
+    store = tmp_path / "quick"
+    shutil.copytree(BASELINE, store)
+    config = yaml.safe_load((store / "config.yaml").read_text())
+    (store / "config.yaml").write_text(yaml.safe_dump({**config, "tables": {"rope": 0.05}}, sort_keys=False))
+    md, csv = _tables(store, tmp_path / "out")
+    assert md.count("rope ±5 GMean points (of 100)") == 2 and list(csv["rope"].unique()) == [5.0]
+    cells = pd.read_csv(tmp_path / "out" / "benchmark_gmean.csv", comment="#")
+    wide = cells.pivot_table(index="dataset", columns="method", values="gmean")
+    row = csv.iloc[0]
+    both = wide[[row["model"], row["baseline"]]].dropna()
+    # The CSV's means are printed at 6 significant digits: the same side of the rope's edges for these cells.
+    expected = signed_rank(both[row["model"]], both[row["baseline"]], 5.0, seed=pair_seed(row["model"],
+                                                                                          row["baseline"]))
+    assert tuple(row[["P(model better)", "P(rope)", "P(baseline better)"]]) == pytest.approx(
+        expected.probabilities(), abs=1e-12)
+    assert _tables(BASELINE, tmp_path / "default")[1]["P(rope)"].tolist() != csv["P(rope)"].tolist()
+
+
+def test_the_page_shows_the_probabilities_the_rope_and_the_posterior(tmp_path):
+    """benchmark.html: the pairs with their three probabilities and the rope, each data set's correlated t-tests,
+    and the posterior simplexes as an inline SVG; a second report writes the same page."""
+    from eemrepro.reports import build_report
+
+    build_report([BASELINE], tmp_path / "a", figures=False)
+    page = (tmp_path / "a" / "benchmark.html").read_text()
+    assert "P(model better)" in page and "P(baseline better)" in page
+    assert page.count("rope ±1 GMean point (of 100)") >= 3  # the pairs, the data sets, the figure's caption
+    figure = page.split('<figure class="posterior">', 1)[1].split("</figure>", 1)[0]
+    assert "signed-rank test&#39;s posterior" in figure or "signed-rank test's posterior" in figure
+    assert figure.count("<svg") == 1 and "WELMrbf" in figure
+    build_report([BASELINE], tmp_path / "b", figures=False)
+    assert (tmp_path / "b" / "benchmark.html").read_bytes() == (tmp_path / "a" / "benchmark.html").read_bytes()
