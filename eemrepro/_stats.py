@@ -216,7 +216,7 @@ def correlated_ttest(a, b, rope, test_share, greater_is_better=True):
     scale = np.sqrt((1.0 / n + test_share / (1.0 - test_share)) * var)
     worse = float(stats.t.cdf(-rope, n - 1, loc=mean, scale=scale))
     better = float(stats.t.sf(rope, n - 1, loc=mean, scale=scale))
-    return Posterior(better, 1.0 - better - worse, worse)
+    return Posterior(better, max(0.0, 1.0 - better - worse), worse)  # (not -1e-17 where the rope holds nothing)
 
 
 def signed_rank(a, b, rope, greater_is_better=True, samples=SIGNED_RANK_SAMPLES, seed=0, prior=SIGNED_RANK_PRIOR):
@@ -269,17 +269,17 @@ def _probability_row(post):
 
 def signed_rank_pairs(wide, pairs, rope, greater_is_better=True, samples=SIGNED_RANK_SAMPLES):
     """The Bayesian signed-rank test of each (model, baseline) pair of ``wide`` (data sets x methods, the table's
-    units) on the data sets both have, ``rope`` in those units: (a frame of model, baseline, rope and the three
-    probabilities ``BAYES_COLUMNS``, {(model, baseline): the posterior's samples}). Each pair's draws are seeded by
-    its names (``pair_seed``)."""
+    units) on the data sets both have, ``rope`` in those units: (a frame of model, baseline, data sets, rope and
+    the three probabilities ``BAYES_COLUMNS``, {(model, baseline): the posterior's samples}). Each pair's draws
+    are seeded by its names (``pair_seed``)."""
     rows, draws = [], {}
     for m, b in pairs:
         both = wide[[m, b]].dropna()
         post = signed_rank(both[m], both[b], rope, greater_is_better, samples, seed=pair_seed(m, b))
-        rows.append({"model": m, "baseline": b, "rope": rope, **_probability_row(post)})
+        rows.append({"model": m, "baseline": b, "datasets": len(both), "rope": rope, **_probability_row(post)})
         if post is not None:
             draws[(m, b)] = post.samples
-    return pd.DataFrame(rows, columns=["model", "baseline", "rope", *BAYES_COLUMNS]), draws
+    return pd.DataFrame(rows, columns=["model", "baseline", "datasets", "rope", *BAYES_COLUMNS]), draws
 
 
 def fold_test_share(keys):
@@ -291,12 +291,13 @@ def fold_test_share(keys):
     return 1.0 / k if k >= 2 else None
 
 
-def correlated_pairs(folds, pairs, rope, greater_is_better=True):
+def correlated_pairs(folds, pairs, rope, greater_is_better=True, shares=None):
     """The Bayesian correlated t-test of each (model, baseline) pair on each data set where both have test folds:
     ``folds`` {(data set, method): ((repeat, fold, value), ...)} (the table's units, as ``rope``), the two paired
     on the (repeat, fold) both have. A frame: model, baseline, data set, folds, mean difference (the model's
-    minus the baseline's), rope and ``BAYES_COLUMNS``; a data set whose folds do not tell their test share
-    (``fold_test_share``) is left out."""
+    minus the baseline's), rope and ``BAYES_COLUMNS``. The correlation is the folds' test share
+    (``fold_test_share``), else the data set's in ``shares`` ({data set: its test part's share}, a train-test
+    split's); a data set with neither is left out."""
     datasets = list(dict.fromkeys(d for d, _ in folds))
     rows = []
     for m, b in pairs:
@@ -306,7 +307,7 @@ def correlated_pairs(folds, pairs, rope, greater_is_better=True):
                 continue
             theirs = {(r, f): v for r, f, v in theirs}
             paired = [((r, f), v, theirs[(r, f)]) for r, f, v in mine if (r, f) in theirs]
-            share = fold_test_share([k for k, _, _ in paired])
+            share = fold_test_share([k for k, _, _ in paired]) or (shares or {}).get(d)
             if share is None:
                 continue
             a, c = np.array([v for _, v, _ in paired]), np.array([v for _, _, v in paired])

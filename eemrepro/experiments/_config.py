@@ -600,6 +600,25 @@ def _class_sizes(dataset):
     return None
 
 
+def split_test_share(dataset, train_size):
+    """The test part's share of ``dataset`` under a stratified train-test split of ``train_size`` (a count, a
+    fraction, or a mapping data set -> one; ``floor(fraction * n)`` points train, as scikit-learn's
+    ``StratifiedShuffleSplit`` takes them): what the Bayesian correlated t-test's correlation is (Nadeau and
+    Bengio: n_test / n). None where the data set's size is not recorded (its entry's ``expected``)."""
+    import math
+
+    try:
+        sizes = _class_sizes(dataset)
+    except Exception:  # a user's file named by a stored config, not registered in this process
+        return None
+    value = train_size.get(str(dataset)) if isinstance(train_size, dict) else train_size
+    if not sizes or value is None:
+        return None
+    n = sum(sizes)
+    n_train = math.floor(value * n) if isinstance(value, float) else int(value)
+    return (n - n_train) / n if 0 < n_train < n else None
+
+
 def _check_class_sizes(ctx, datasets, folds, inner_folds):
     """Stratified k-fold needs every class in every fold: a data set with a class smaller than ``folds`` (or,
     under nested selection, whose training parts hold fewer than ``inner_folds`` of it) is refused, named."""
@@ -836,8 +855,8 @@ def _tables(ctx, raw):
             raise ctx.error(("tables", key), unknown_key(key, {"rope"}))
     rope = _number(raw.get("rope", ROPE))
     if isinstance(rope, bool) or not isinstance(rope, (int, float)) or not 0 <= rope < 1:
-        raise ctx.error(("tables", "rope"), f"a number at least 0 and below 1 in the metric's own units (0.01 is one point "
-                                            f"of a percent metric), got {rope!r}")
+        raise ctx.error(("tables", "rope"), "a number at least 0 and below 1 in the metric's own units (0.01 is "
+                                            f"one point of a percent metric), got {rope!r}")
     return float(rope)
 
 

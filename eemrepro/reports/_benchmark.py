@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 
 from ..experiments import get_metric
+from ._compare import configured_shares
 from ._shapes import Table
 from ._spec import TableSpec
 
@@ -47,6 +48,7 @@ class Benchmark:
     models: tuple
     yours: tuple
     rope: float = None  # the Bayesian tests' rope its folders' configs set (``tables: {rope}``); None: the default
+    shares: dict = None  # the test share of each data set its configs split once a repeat (``configured_shares``)
 
 
 def benchmarks(dirs):
@@ -89,7 +91,7 @@ def benchmarks(dirs):
         ropes = [c.rope for own, c in configs if own]
         out.append(Benchmark(spec, None if {os.path.realpath(d) for d in read} == everything else tuple(read),
                              tuple(dict.fromkeys(datasets)), tuple(dict.fromkeys([*theirs, *own])), tuple(yours),
-                             ropes[0] if ropes else None))
+                             ropes[0] if ropes else None, configured_shares([c.to_dict() for _, c in configs])))
     return out
 
 

@@ -42,6 +42,7 @@ from .._stats import (
     signed_rank_pairs,
     SIGNED_RANK_SAMPLES,
 )
+from ..experiments._config import split_test_share
 from ._render import FOLD_VALUES
 from ._shapes import Table
 
@@ -71,7 +72,7 @@ def new_methods(spec, df):
     return [m for m in _with_values(df, table.value) if m not in set(pub["method"])]
 
 
-def compare_methods(spec, df, alpha=0.05, new=None, rope=None):
+def compare_methods(spec, df, alpha=0.05, new=None, rope=None, shares=None):
     """The comparison of the new methods of ``df`` (a metric table) with the others; None without new ones.
 
     ``new``: the methods compared with the others (default those the paper's
@@ -93,7 +94,8 @@ def compare_methods(spec, df, alpha=0.05, new=None, rope=None):
     (in the table's units, as every output states it), the pairs' signed-rank
     probabilities in ``pairs`` (``BAYES_COLUMNS``), ``by_dataset`` (a frame: each
     pair's correlated t-test on each data set, ``_stats.correlated_pairs``) and
-    ``posteriors`` ({(model, baseline): the signed-rank posterior's samples}).
+    ``posteriors`` ({(model, baseline): the signed-rank posterior's samples}); ``shares``: the test share of
+    each data set split once a repeat (train-test), ``configured_shares``.
     """
     table = Table(spec)
     metric = table.value
@@ -122,24 +124,35 @@ def compare_methods(spec, df, alpha=0.05, new=None, rope=None):
         out["cd"] = nemenyi_cd(len(methods), len(wide), alpha)
     pairs = [(m, b) for m in new for b in baselines] if baselines else list(itertools.combinations(new, 2))
     out["pairs"] = pair_tests(wide_all, pairs, rule)
-    _bayes(out, spec, df, wide_all, pairs, ROPE if rope is None else rope)
+    _bayes(out, spec, df, wide_all, pairs, rope, shares)
     return out
 
 
-def _bayes(out, spec, df, wide_all, pairs, rope):
-    """The Bayesian tests of ``compare_methods``' ``pairs`` into ``out``, ``rope`` (the metric's units) in the
-    table's units: the signed-rank test beside each pair's frequentist tests (on ``wide_all``'s data sets both
-    have, as Wilcoxon's), the correlated t-test on each data set's test folds."""
-    rule, scaled = out["rule"], rope * spec.scale
-    bayes, out["posteriors"] = signed_rank_pairs(wide_all, pairs, scaled, rule.greater_is_better)
-    out["rope"], out["scale"] = scaled, spec.scale
-    out["pairs"] = pd.concat([out["pairs"], bayes[["rope", *BAYES_COLUMNS]]], axis=1)
+def _bayes(out, spec, df, wide_all, pairs, rope, shares):
+    """The Bayesian tests of ``compare_methods``' ``pairs`` into ``out`` (``bayes_tests``): the signed-rank
+    probabilities beside each pair's frequentist tests (on ``wide_all``'s data sets both have, as Wilcoxon's)."""
+    bayes = bayes_tests(spec, df, wide_all, pairs, rope, out["rule"].greater_is_better, shares)
+    out.update({k: v for k, v in bayes.items() if k != "pairs"})
+    out["pairs"] = pd.concat([out["pairs"], bayes["pairs"][["rope", *BAYES_COLUMNS]]], axis=1)
+
+
+def bayes_tests(spec, df, wide, pairs, rope, greater_is_better, shares=None):
+    """The Bayesian tests of the (model, baseline) ``pairs`` of a metric table ``df`` (``wide``: its values, data
+    sets x methods), ``rope`` in the metric's own units (None: ``_stats.ROPE``): a dict of ``rope`` and ``scale``
+    (the rope in the table's units, the table's scale), ``pairs`` (each pair's signed-rank test across the data
+    sets both have, ``_stats.signed_rank_pairs``), ``by_dataset`` (each pair's correlated t-test on each data
+    set's test folds, ``_stats.correlated_pairs``, ``shares`` the test share of the data sets split once a
+    repeat) and ``posteriors`` (the signed-rank samples of each pair)."""
+    scaled = (ROPE if rope is None else rope) * spec.scale
+    out = {"rope": scaled, "scale": spec.scale, "digits": Table(spec).digits}
+    out["pairs"], out["posteriors"] = signed_rank_pairs(wide, pairs, scaled, greater_is_better)
     folds = {}
     if FOLD_VALUES in df:
         for d, m, v in zip(df["dataset"], df["method"], df[FOLD_VALUES], strict=True):
             if isinstance(v, tuple) and v:
                 folds[(d, m)] = v
-    out["by_dataset"] = correlated_pairs(folds, pairs, scaled, rule.greater_is_better)
+    out["by_dataset"] = correlated_pairs(folds, pairs, scaled, greater_is_better, shares)
+    return out
 
 
 #: What the Bayesian probabilities are, and when to read them rather than the ranks: said wherever they are shown.
@@ -149,14 +162,30 @@ BAYES_NOTE = ("The Bayesian tests (Benavoli, Corani, Demšar and Zaffalon, JMLR 
               "that the other is better. The signed-rank test reads the pair's means on the data sets both have "
               "(the share of {samples:,} seeded posterior draws in which each region is the most probable); the "
               "correlated t-test reads one data set's test folds of every repeat, paired, their correlation the "
-              "test part's share (1/k for k folds; Nadeau and Bengio's correction). Unlike a mean-rank "
-              "post-hoc verdict, which depends on which other models are compared (Benavoli, Corani and Mangili, "
-              "JMLR 2016), they read the pair alone.")
+              "test part's share (1/k for k folds, n_test / n for a train-test split; Nadeau and Bengio's "
+              "correction). Unlike a mean-rank post-hoc verdict, which depends on which other models are "
+              "compared (Benavoli, Corani and Mangili, JMLR 2016), they read the pair alone.")
 
 
 #: The probabilities' headers in the Markdown and on the page (``_stats.BAYES_COLUMNS``, the pair's "vs" model
 #: the baseline).
 BAYES_HEADERS = ("P(model better)", "P(rope)", "P(vs better)")
+
+
+def configured_shares(configs):
+    """{data set: its test part's share} of the data sets that ``configs`` (config mappings, ``to_dict``'s: the
+    provenance's run configs) split once a repeat (``splitter: train-test``): the correlated t-test's correlation
+    there (``experiments._config.split_test_share``); a k-fold's folds say theirs (1/k)."""
+    out = {}
+    for config in configs:
+        protocol = (config or {}).get("protocol") or {}
+        if protocol.get("splitter") != "train-test":
+            continue
+        for d in config.get("datasets") or ():
+            share = split_test_share(d, protocol.get("train_size"))
+            if share is not None:
+                out.setdefault(str(d), share)
+    return out
 
 
 def rope_text(result, metric):
@@ -215,15 +244,15 @@ def comparison_markdown(spec, result, title, sides=PAPER_SIDES):
                 for r in pairs.to_dict("records")]
         lines += [tabulate(rows, headers=["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
                                           "Wilcoxon p", "Holm p"], tablefmt="github", disable_numparse=True), ""]
-        lines += _bayes_markdown(result, metric, heading)
+        lines += bayes_markdown(result, metric, heading)
     lines += [RANKS_NOTE.format(digits=result["digits"]), "", TESTS_NOTE, "",
               BAYES_NOTE.format(rope=rope_text(result, metric), samples=SIGNED_RANK_SAMPLES), ""]
     return "\n".join(lines) + "\n"
 
 
-def _bayes_markdown(result, metric, heading):
-    """The Markdown lines of a comparison's Bayesian tests: each pair's signed-rank probabilities across the data
-    sets, then each pair's correlated t-test on each data set."""
+def bayes_markdown(result, metric, heading):
+    """The Markdown lines of Bayesian tests (``bayes_tests``' dict, or a comparison's): each pair's signed-rank
+    probabilities across the data sets, then each pair's correlated t-test on each data set."""
     from tabulate import tabulate
 
     rope, p = rope_text(result, metric), lambda x: _num(x, ".3f")
@@ -238,9 +267,11 @@ def _bayes_markdown(result, metric, heading):
     by = result["by_dataset"]
     lines += [f"## {heading}: Bayesian correlated t-test on each data set (rope {rope})", ""]
     if not len(by):
-        return lines + ["No data set where both models of a pair have the test folds of a k-fold cross-validation "
-                        "(a train-test split's folds do not tell their test share).", ""]
-    rows = [[r["model"], r["baseline"], r["dataset"], r["folds"], _num(r["mean difference"], "+.2f"),
+        return lines + ["No data set where both models of a pair have test folds whose test share is known (k-fold "
+                        "cross-validation, or a train-test split of a data set whose size the registry records).",
+                        ""]
+    diff = f"+.{result['digits']}f"
+    rows = [[r["model"], r["baseline"], r["dataset"], r["folds"], _num(r["mean difference"], diff),
              *(p(r[c]) for c in BAYES_COLUMNS)] for r in by.to_dict("records")]
     return lines + [tabulate(rows, headers=["model", "vs", "data set", "folds", "mean diff.", *BAYES_HEADERS],
                              tablefmt="github", disable_numparse=True), ""]

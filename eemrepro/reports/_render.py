@@ -96,7 +96,8 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), f
     path_stem.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         out = path_stem.with_suffix(".csv")
-        body = df.drop(columns=[c for c in (FOLD_VALUES,) if c in df]).to_csv(index=False, float_format="%.6g", lineterminator="\n")
+        shown = df.drop(columns=[c for c in (FOLD_VALUES,) if c in df])
+        body = shown.to_csv(index=False, float_format="%.6g", lineterminator="\n")
         out.write_text("".join(f"# {line}\n" for line in head) + body)
         return out
     rows = [[_text(r, c, fn) for c, _, fn in columns] for _, r in df.iterrows()]

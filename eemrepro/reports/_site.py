@@ -106,7 +106,25 @@ def _summaries(summary):
         out.append({"title": "Wilcoxon signed-rank tests of the paper's pairs",
                     "html": pd.DataFrame(tests["wilcoxon"]).style.hide(axis="index").format(precision=3)
                    .set_uuid(f"{spec.id}_wilcoxon").to_html(doctype_html=False)})
+    out += _bayes_summaries(summary.bayes, spec, "the paper's pairs", spec.id)
     return out, _cd_diagram(summary.frame, summary.table.value, summary.rule.greater_is_better)
+
+
+def _bayes_summaries(bayes, spec, who, uuid):
+    """Bayesian tests (``_compare.bayes_tests``' dict: a paper's pairs, ``Summary.bayes``, or a comparison's) as
+    small Styler tables, their rope stated: the pairs' signed-rank tests, each data set's correlated t-tests."""
+    if bayes is None:
+        return []
+    rope = rope_text(bayes, get_metric(spec.metric))
+    out = [{"title": f"Bayesian signed-rank tests of {who} across the data sets (rope {rope}): P(model better), "
+                     "P(rope) (practically equivalent), P(baseline better)",
+            "html": bayes["pairs"].style.hide(axis="index").format(precision=3)
+           .set_uuid(f"{uuid}_bayes").to_html(doctype_html=False)}]
+    if len(bayes["by_dataset"]):
+        out.append({"title": f"Bayesian correlated t-tests of {who} on each data set's test folds (rope {rope})",
+                    "html": bayes["by_dataset"].style.hide(axis="index").format(precision=3)
+                   .set_uuid(f"{uuid}_bayes_by_dataset").to_html(doctype_html=False)})
+    return out
 
 
 def _cd_diagram(df, metric, better):
@@ -417,11 +435,7 @@ def _comparison_section(comparison):
     notes += [RANKS_NOTE.format(digits=result["digits"]), TESTS_NOTE,
               BAYES_NOTE.format(rope=rope, samples=SIGNED_RANK_SAMPLES)]
     summaries = [{"title": pairs_title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs").to_html(doctype_html=False)}]
-    if len(result["by_dataset"]):
-        summaries.append({"title": f"{heading}, on each data set: the Bayesian correlated t-test on the test folds "
-                                   f"of every repeat, rope {rope}",
-                          "html": result["by_dataset"].style.hide(axis="index").format(precision=3)
-                         .set_uuid(f"{spec.id}_cmp_by_dataset").to_html(doctype_html=False)})
+    summaries += _bayes_summaries(result, spec, heading[0].lower() + heading[1:], f"{spec.id}_cmp")[1:]
     return {"id": f"{spec.id}-comparison", "title": comparison.title,
             "counts": counts, "html": html, "details": "[]", "summaries": summaries,
             "cd": cd_diagram(result["wide"], better, highlight=result["new"] if result["baselines"] else (),

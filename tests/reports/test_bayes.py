@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from eemrepro.experiments._config import split_test_share
+
 from eemrepro._stats import (
     SIGNED_RANK_SAMPLES,
     correlated_pairs,
@@ -147,6 +149,13 @@ def test_pairs_by_dataset_pair_the_same_folds():
     assert list(out["dataset"]) == ["d"] and out["folds"].iloc[0] == 20
     expected = correlated_ttest(a, b, 0.01, test_share=1 / 10).probabilities()
     assert tuple(out[["P(model better)", "P(rope)", "P(baseline better)"]].iloc[0]) == pytest.approx(expected)
+    # A train-test split's share comes from its config: wine (178 points) with 144 training points tests 34/178.
+    share = split_test_share("wine", {"wine": 144})
+    assert share == pytest.approx(34 / 178)
+    out = correlated_pairs(folds, [("A", "B")], 0.01, shares={"split": share}).set_index("dataset")
+    expected = correlated_ttest(a, b, 0.01, test_share=34 / 178).probabilities()
+    assert tuple(out.loc["split", ["P(model better)", "P(rope)", "P(baseline better)"]]) == pytest.approx(expected)
+    assert out.loc["split", "folds"] == 20
 
 
 # -- the outputs: the folds they read, the rope they state, the same bytes on a rebuild ------------------------
