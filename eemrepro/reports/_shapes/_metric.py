@@ -102,29 +102,52 @@ def _fold_values(grid, sel, metric, scale):
     """{(data set, model): ((repeat, fold, value), ...)} of each selected cell: its test folds' ``metric`` (times
     ``scale``) at the point it selected (the point each fold chose, where the rule chooses per fold), in (repeat,
     fold) order; what the Bayesian correlated t-test pairs fold by fold (``_stats.correlated_ttest``)."""
-    if not len(sel) or "status" not in sel or metric not in grid:
+    if not len(sel) or "status" not in sel or metric not in grid or not len(grid):
         return {}
     chosen = sel[sel["status"] == "ok"]
-    if "folds" in chosen:  # chosen per fold: one (repeat, fold, point) row each
-        chosen = chosen[chosen["folds"].map(lambda f: isinstance(f, list))]
-        keys = ["dataset", "model", "repeat", "fold", "point"]
-        chosen = pd.DataFrame([(d, mo, int(r), int(f), p) for d, mo, fs, ps in
-                               zip(chosen["dataset"], chosen["model"], chosen["folds"], chosen["points"], strict=True)
-                               for (r, f), p in zip(fs, ps, strict=True)], columns=keys)
+    per_fold = "folds" in chosen
+    if per_fold:  # chosen per fold: one (data set, model, repeat, fold, point) each
+        wanted = {(str(d), str(m), int(r), int(f), str(p))
+                  for d, m, fs, ps in zip(chosen["dataset"], chosen["model"], chosen["folds"], chosen["points"],
+                                          strict=True) if isinstance(fs, list)
+                  for (r, f), p in zip(fs, ps, strict=True)}
+        cells = {k[:2] + k[4:] for k in wanted}
     else:
-        keys = ["dataset", "model", "point"]
-        chosen = chosen[keys]
-    if not len(chosen):
+        cells = {(str(d), str(m), str(p)) for d, m, p in zip(chosen["dataset"], chosen["model"], chosen["point"],
+                                                              strict=True)}
+    # The chosen (data set, model, point)s' finished test folds, told by their columns' codes (no row copied).
+    codes, names = zip(*(_codes(grid[k]) for k in ("dataset", "model", "point")), strict=True)
+    dims = tuple(max(len(n), 1) for n in names)
+    lookup = [{n: i for i, n in enumerate(ns)} for ns in names]
+    wanted_codes = [np.ravel_multi_index(tuple(x[k] for x, k in zip(lookup, cell, strict=True)), dims)
+                    for cell in cells if all(k in x for x, k in zip(lookup, cell, strict=True))]
+    usable = grid["inner"].isna().to_numpy() & (grid["status"] == "ok").to_numpy() & np.all(
+        [c >= 0 for c in codes], axis=0)
+    candidates = np.flatnonzero(usable)
+    combined = np.ravel_multi_index(tuple(c[candidates] for c in codes), dims)
+    rows = candidates[np.isin(combined, wanted_codes)]
+    d, m, p = (n[c[rows]] for n, c in zip(names, codes, strict=True))
+    r, f = grid["repeat"].to_numpy()[rows].astype(int), grid["fold"].to_numpy()[rows].astype(int)
+    v = scale * grid[metric].to_numpy(dtype=float)[rows]
+    if per_fold:
+        ok = np.array([k in wanted for k in zip(d, m, r.tolist(), f.tolist(), p, strict=True)], dtype=bool)
+        d, m, r, f, v = d[ok], m[ok], r[ok], f[ok], v[ok]
+    if not len(d):
         return {}
-    outer = grid.loc[grid["inner"].isna().to_numpy() & (grid["status"] == "ok").to_numpy()
-                     & grid["point"].isin(set(chosen["point"])).to_numpy(),
-                     ["dataset", "model", "point", "repeat", "fold", metric]]
-    as_text = lambda f: f.astype({k: str for k in ("dataset", "model", "point")})
-    at = as_text(outer).merge(as_text(chosen), on=keys).sort_values(["dataset", "model", "repeat", "fold"],
-                                                                  kind="stable")
-    return {key: tuple(zip(g["repeat"].astype(int), g["fold"].astype(int), scale * g[metric].astype(float),
-                           strict=True))
-            for key, g in at.groupby(["dataset", "model"], sort=False)}
+    order = np.lexsort((f, r, m, d))
+    d, m, triples = d[order], m[order], list(zip(r[order].tolist(), f[order].tolist(), v[order].tolist(),
+                                                  strict=True))
+    starts = np.flatnonzero(np.r_[True, (d[1:] != d[:-1]) | (m[1:] != m[:-1])])
+    ends = np.r_[starts[1:], len(d)]
+    return {(d[a], m[a]): tuple(triples[a:b]) for a, b in zip(starts, ends, strict=True)}
+
+
+def _codes(column):
+    """(codes, the distinct values as text): a categorical's own codes, else factorized (-1: missing)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), np.asarray([str(c) for c in column.cat.categories], dtype=object)
+    codes, uniques = pd.factorize(column)
+    return codes, np.asarray([str(u) for u in uniques], dtype=object)
 
 
 def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
