@@ -172,6 +172,16 @@ BAYES_NOTE = ("The Bayesian tests (Benavoli, Corani, Demšar and Zaffalon, JMLR 
 BAYES_HEADERS = ("P(model better)", "P(rope)", "P(vs better)")
 
 
+def configured_rope(prov):
+    """The rope the results folders' configs set (``tables: {rope}``, their last run's config in the provenance),
+    the first folder's that sets one; None where none does (the default)."""
+    for config in (prov or {}).get("run_configs", {}).values():
+        rope = ((config or {}).get("tables") or {}).get("rope")
+        if rope is not None:
+            return float(rope)
+    return None
+
+
 def configured_shares(configs):
     """{data set: its test part's share} of the data sets that ``configs`` (config mappings, ``to_dict``'s: the
     provenance's run configs) split once a repeat (``splitter: train-test``): the correlated t-test's correlation
@@ -342,7 +352,10 @@ def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, size=
 def plotted_pairs(result):
     """The pairs of a ``compare_methods`` result whose posterior is drawn (``posterior_diagram``): each of the
     new models (yours) against each of the others; where there are no others, the first model against each."""
-    pairs = [(m, b) for m, b in zip(result["pairs"]["model"], result["pairs"]["baseline"], strict=True)
+    frame = result["pairs"]
+    if not len(frame):  # a single model: no pair
+        return []
+    pairs = [(m, b) for m, b in zip(frame["model"], frame["baseline"], strict=True)
              if (m, b) in result.get("posteriors", {})]
     return pairs if result["baselines"] else [(m, b) for m, b in pairs if result["new"][0] in (m, b)]
 
@@ -393,7 +406,9 @@ def posterior_diagram(result, cols=4):
     for ax in list(axes.flat)[len(pairs):]:
         ax.axis("off")
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    # Its labels as text (the probabilities a reader can select and a test can find), not glyph outlines.
+    with plt.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]

@@ -16,7 +16,7 @@ from .._stats import ranks_and_tests, wins_draws_losses
 from ..experiments import get_metric
 from ._benchmark import SIDES, compared
 from ._benchmark import comparison_title as benchmark_title
-from ._compare import PAPER_SIDES, bayes_tests, compare_methods, configured_shares
+from ._compare import PAPER_SIDES, bayes_tests, compare_methods, configured_rope, configured_shares
 from ._shapes import Table
 
 
@@ -105,16 +105,6 @@ def paper_section(table, df, selection, rope=None, shares=None):
     return Section(table, df, table.title(df), table.notes(df),
                    summary=summarize(table, df, rope, shares) if ranks else None,
                    comparison=compare(table.spec, df, selection, rope=rope, shares=shares) if ranks else None)
-
-
-def configured_rope(prov):
-    """The rope the results folders' configs set (``tables: {rope}``, their last run's config in the provenance),
-    the first folder's that sets one; None where none does (the default)."""
-    for config in (prov or {}).get("run_configs", {}).values():
-        rope = ((config or {}).get("tables") or {}).get("rope")
-        if rope is not None:
-            return float(rope)
-    return None
 
 
 def benchmark_section(bench, df, selection):

@@ -246,3 +246,32 @@ def test_the_page_shows_the_probabilities_the_rope_and_the_posterior(tmp_path):
     assert figure.count("<svg") == 1 and "WELMrbf" in figure
     build_report([BASELINE], tmp_path / "b", figures=False)
     assert (tmp_path / "b" / "benchmark.html").read_bytes() == (tmp_path / "a" / "benchmark.html").read_bytes()
+
+
+def _spec_and_frame(models, n=8, seed=0):
+    from eemrepro.reports import TableSpec
+
+    rng = np.random.default_rng(seed)
+    spec = TableSpec(id="toy", stem="toy", title="toy", published=None, metric="gmean", scale=100.0)
+    rows = [{"dataset": f"d{i}", "method": m, "status": "ok", "gmean": 80 + rng.normal(0, 3) + 2 * (m == "Mine")}
+            for i in range(n) for m in models]
+    return spec, pd.DataFrame(rows)
+
+
+def test_the_posterior_plot_draws_your_model_against_each_other():
+    """With others to compare with: each of your models against each of them; a benchmark of your models alone:
+    the first against each; one model: no plot. Its labels are the pairs' probabilities, and a rebuild draws the
+    same bytes."""
+    from eemrepro.reports._compare import compare_methods, plotted_pairs, posterior_diagram
+
+    spec, df = _spec_and_frame(["A", "B", "Mine"])
+    result = compare_methods(spec, df, new=["Mine"])
+    assert plotted_pairs(result) == [("Mine", "A"), ("Mine", "B")]
+    svg = posterior_diagram(result)
+    for p in result["pairs"][["P(model better)", "P(rope)", "P(baseline better)"]].to_numpy().ravel():
+        assert f"{p:.3f}" in svg
+    assert posterior_diagram(compare_methods(spec, df, new=["Mine"])) == svg
+    alone = compare_methods(spec, df, new=["A", "B", "Mine"])
+    assert plotted_pairs(alone) == [("A", "B"), ("A", "Mine")]
+    single = compare_methods(spec, df[df["method"] == "Mine"], new=["Mine"])
+    assert single is None or posterior_diagram(single) is None
