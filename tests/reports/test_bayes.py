@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from eemrepro.experiments._config import split_test_share
+from tests.helpers import bayes_against_baycomp
 
 from eemrepro._stats import (
     SIGNED_RANK_SAMPLES,
@@ -275,3 +276,11 @@ def test_the_posterior_plot_draws_your_model_against_each_other():
     assert plotted_pairs(alone) == [("A", "B"), ("A", "Mine")]
     single = compare_methods(spec, df[df["method"] == "Mine"], new=["Mine"])
     assert single is None or posterior_diagram(single) is None
+
+
+def test_a_stores_probabilities_are_baycomps(tmp_path):
+    """The user's view: ``eemrepro tables`` on a store, its comparison's probabilities against baycomp's own tests
+    on the same numbers (``tests.helpers.bayes_against_baycomp``: the journey test asks the same)."""
+    _tables(BASELINE, tmp_path)
+    pairs, by_dataset = bayes_against_baycomp(BASELINE, tmp_path)
+    assert pairs == 10 and by_dataset == 20  # 5 models, each pair, on heart and balance
