@@ -284,3 +284,30 @@ def test_a_stores_probabilities_are_baycomps(tmp_path):
     _tables(BASELINE, tmp_path)
     pairs, by_dataset = bayes_against_baycomp(BASELINE, tmp_path)
     assert pairs == 10 and by_dataset == 20  # 5 models, each pair, on heart and balance
+
+
+@pytest.mark.parametrize("tables, says", [
+    ({"rope": 1}, "key 'tables.rope': a number at least 0 and below 1 in the metric's own units (0.01 is one point "
+                  "of a percent metric), got 1"),
+    ({"rope": "one"}, "key 'tables.rope': a number at least 0 and below 1"),
+    ({"rope": -0.01}, "got -0.01"),
+    ({"ropes": 0.01}, "key 'tables.ropes': unknown key; valid keys are ['rope']"),
+    ([0.01], "key 'tables': a mapping with the key rope"),
+])
+def test_a_wrong_rope_is_refused_in_one_line(tmp_path, tables, says):
+    """The rope a user writes on the 0-100 scale (1 for one point) is refused naming the key, the value and the
+    units; the default is 0.01 and a valid one is kept."""
+    import yaml
+
+    from eemrepro.experiments import ConfigError, load_config
+
+    path = tmp_path / "c.yaml"
+    base = {"name": "x", "datasets": ["heart"], "models": {"L": {"estimator": "WELM"}}}
+    path.write_text(yaml.safe_dump({**base, "tables": tables}))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert says in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+    path.write_text(yaml.safe_dump(base))
+    assert load_config(path).rope == 0.01
+    path.write_text(yaml.safe_dump({**base, "tables": {"rope": 0.02}}))
+    assert load_config(path).rope == 0.02
