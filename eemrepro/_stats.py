@@ -1,6 +1,9 @@
 """The statistics of a metric table's models, each computed here once: average ranks, Friedman's test and
-Nemenyi's critical difference (Demšar 2006), wins / draws / losses, and Wilcoxon signed-rank tests with Holm's
-correction. The paper summaries, the claims, the comparison pages and the report all ask here.
+Nemenyi's critical difference (Demšar 2006), wins / draws / losses, Wilcoxon signed-rank tests with Holm's
+correction, and the Bayesian tests beside them (Benavoli et al. 2017): the correlated t-test on one data set's
+repeated cross-validation folds and the signed-rank test across data sets, each giving the probabilities that one
+model is better, that the two are practically equivalent (their difference inside the rope), or that the other is
+better. The paper summaries, the claims, the comparison pages and the report all ask here.
 
 One draw rule (``DrawRule``): two values draw when they print alike at the table's printed decimals
 (``TableSpec.printed_digits``), and a win is the better printed value in the metric's direction (a lower
@@ -8,6 +11,7 @@ error wins). Average ranks, Friedman and Wilcoxon take the unrounded means. scip
 tests and the studentized range, statsmodels Holm's correction: nothing here re-implements them.
 """
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,9 +19,15 @@ import pandas as pd
 from scipy import stats
 
 from .experiments import get_metric
+from .experiments._config import ROPE  # noqa: F401  (the rope by default: the config's key owns it; asked here)
 
 #: A Wilcoxon signed-rank test on fewer pairs cannot reach p < 0.05 (two-sided: n = 6 gives 0.031 at best).
 MIN_WILCOXON = 6
+
+#: Monte Carlo draws of the Bayesian signed-rank test's posterior (baycomp's default).
+SIGNED_RANK_SAMPLES = 50_000
+#: The Dirichlet process' prior strength, its pseudo-observation at a difference of 0 (Benavoli et al. 2017).
+SIGNED_RANK_PRIOR = 0.5
 
 _DECIMALS = {1: "one decimal", 2: "two decimals", 3: "three decimals", 4: "four decimals"}
 
@@ -175,3 +185,155 @@ def ranks_and_tests(table, pairs=(), value="gmean", alpha=0.05, greater_is_bette
                         "wilcoxon_p": wilcoxon_p(wide[b], wide[a])}
                        for a, b in pairs if a in wide and b in wide]
     return out
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """The three probabilities of a Bayesian comparison of two models a and b (in the metric's direction): a is
+    better by more than the rope, the two are practically equivalent (their difference within the rope), b is
+    better by more than the rope. ``samples``: the posterior's draws (a better, rope, b better), where it is
+    sampled (the signed-rank test)."""
+
+    better: float
+    rope: float
+    worse: float
+    samples: np.ndarray = None
+
+    def probabilities(self):
+        return self.better, self.rope, self.worse
+
+
+def _signed_differences(a, b, greater_is_better):
+    """``a - b`` as floats, signed so that a positive difference is a's advantage."""
+    return (np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) * (1.0 if greater_is_better else -1.0)
+
+
+def correlated_ttest(a, b, rope, test_share, greater_is_better=True):
+    """The Bayesian correlated t-test of the paired test-fold scores ``a`` and ``b`` of one data set (every fold of
+    every repeat of a cross-validation): a ``Posterior`` (P(a better), P(rope), P(b better)), or None under two
+    folds.
+
+    Corani and Benavoli (2015): the folds' training sets overlap, so the differences are correlated, with
+    correlation ``test_share`` (the test part's share of the data, 1/k for k-fold CV; Nadeau and Bengio's
+    correction). The posterior of the mean difference is Student's t with n - 1 degrees of freedom, located at the
+    mean difference, scaled by sqrt((1/n + rho / (1 - rho)) var) (var the differences' sample variance). P(a
+    better) is its mass above ``rope``, P(b better) below ``-rope`` (the metric's units, as ``a`` and ``b``).
+
+    Examples
+    --------
+    >>> post = correlated_ttest([0.90, 0.92, 0.91, 0.93], [0.80, 0.81, 0.79, 0.82], rope=0.01, test_share=0.5)
+    >>> round(post.better, 3), round(post.worse, 3)
+    (0.999, 0.0)
+    """
+    diff = _signed_differences(a, b, greater_is_better)
+    n = diff.size
+    if n < 2:
+        return None
+    mean, var = float(diff.mean()), float(diff.var(ddof=1))
+    if var == 0:  # every fold the same difference: the posterior is a point there
+        better, worse = float(mean > rope), float(mean < -rope)
+        return Posterior(better, 1.0 - better - worse, worse)
+    scale = np.sqrt((1.0 / n + test_share / (1.0 - test_share)) * var)
+    worse = float(stats.t.cdf(-rope, n - 1, loc=mean, scale=scale))
+    better = float(stats.t.sf(rope, n - 1, loc=mean, scale=scale))
+    return Posterior(better, max(0.0, 1.0 - better - worse), worse)  # (not -1e-17 where the rope holds nothing)
+
+
+def signed_rank(a, b, rope, greater_is_better=True, samples=SIGNED_RANK_SAMPLES, seed=0, prior=SIGNED_RANK_PRIOR):
+    """The Bayesian signed-rank test of the paired per-data-set scores ``a`` and ``b``: a ``Posterior`` (P(a
+    better), P(rope), P(b better), and its ``samples``), or None without a data set.
+
+    Benavoli et al. (2014, 2017): a Dirichlet process over the differences, with a prior pseudo-observation of
+    weight ``prior`` at 0. Each Monte Carlo draw of its weights w gives the posterior's three masses: the sums
+    w_i w_j over the pairs of differences (the pseudo-observation's included) whose mean is above ``rope`` (a
+    better), below ``-rope`` (b better), else within it (a mean on the rope's edge counting half). Each
+    probability is the share of the draws in which its region has the largest mass, as baycomp reads them. The
+    draws come from numpy's Generator seeded with ``seed``: the same inputs give the same bytes.
+
+    Examples
+    --------
+    >>> post = signed_rank([0.9, 0.8, 0.7, 0.85, 0.75], [0.7, 0.6, 0.5, 0.65, 0.55], rope=0.01, samples=2000)
+    >>> post.better > 0.9
+    True
+    """
+    diff = _signed_differences(a, b, greater_is_better)
+    if diff.size == 0:
+        return None
+    z = np.concatenate(([0.0], diff))
+    sums = z[:, None] + z[None, :]
+    above = (sums > 2 * rope) + 0.5 * (sums == 2 * rope)
+    below = (sums < -2 * rope) + 0.5 * (sums == -2 * rope)
+    weights = np.ones(z.size)
+    weights[0] = prior
+    w = np.random.default_rng(seed).dirichlet(weights, samples)
+    # Each draw's quadratic forms w A w^T, as one matrix product per region (a third of einsum's time).
+    better = ((w @ above) * w).sum(axis=1)
+    worse = ((w @ below) * w).sum(axis=1)
+    draws = np.column_stack([better, 1.0 - better - worse, worse])
+    share = np.bincount(np.argmax(draws, axis=1), minlength=3) / samples
+    return Posterior(float(share[0]), float(share[1]), float(share[2]), draws)
+
+
+def pair_seed(*names):
+    """A signed-rank test's seed from the names it compares (CRC-32 of them): the same pair draws the same
+    samples whatever else is compared, and another pair other ones."""
+    return zlib.crc32("\x1f".join(map(str, names)).encode("utf-8"))
+
+
+#: The probabilities' columns of a pair's row, in the order of a ``Posterior``'s.
+BAYES_COLUMNS = ("P(model better)", "P(rope)", "P(baseline better)")
+
+
+def _probability_row(post):
+    return dict(zip(BAYES_COLUMNS, post.probabilities() if post is not None else (np.nan,) * 3, strict=True))
+
+
+def signed_rank_pairs(wide, pairs, rope, greater_is_better=True, samples=SIGNED_RANK_SAMPLES):
+    """The Bayesian signed-rank test of each (model, baseline) pair of ``wide`` (data sets x methods, the table's
+    units) on the data sets both have, ``rope`` in those units: (a frame of model, baseline, data sets, rope and
+    the three probabilities ``BAYES_COLUMNS``, {(model, baseline): the posterior's samples}). Each pair's draws
+    are seeded by its names (``pair_seed``)."""
+    rows, draws = [], {}
+    for m, b in pairs:
+        both = wide[[m, b]].dropna()
+        post = signed_rank(both[m], both[b], rope, greater_is_better, samples, seed=pair_seed(m, b))
+        rows.append({"model": m, "baseline": b, "datasets": len(both), "rope": rope, **_probability_row(post)})
+        if post is not None:
+            draws[(m, b)] = post.samples
+    return pd.DataFrame(rows, columns=["model", "baseline", "datasets", "rope", *BAYES_COLUMNS]), draws
+
+
+def fold_test_share(keys):
+    """The correlation of the correlated t-test of test folds ``keys`` ((repeat, fold) pairs): 1/k for k folds a
+    repeat (k-fold cross-validation: each test part is 1/k of the data); None with one test part a repeat (a
+    train-test split, whose share the folds do not tell)."""
+    per_repeat = pd.Series([f for _, f in keys]).groupby([r for r, _ in keys]).nunique()
+    k = int(per_repeat.min()) if len(per_repeat) else 0
+    return 1.0 / k if k >= 2 else None
+
+
+def correlated_pairs(folds, pairs, rope, greater_is_better=True, shares=None):
+    """The Bayesian correlated t-test of each (model, baseline) pair on each data set where both have test folds:
+    ``folds`` {(data set, method): ((repeat, fold, value), ...)} (the table's units, as ``rope``), the two paired
+    on the (repeat, fold) both have. A frame: model, baseline, data set, folds, mean difference (the model's
+    minus the baseline's), rope and ``BAYES_COLUMNS``. The correlation is the folds' test share
+    (``fold_test_share``), else the data set's in ``shares`` ({data set: its test part's share}, a train-test
+    split's); a data set with neither is left out."""
+    datasets = list(dict.fromkeys(d for d, _ in folds))
+    rows = []
+    for m, b in pairs:
+        for d in datasets:
+            mine, theirs = folds.get((d, m)), folds.get((d, b))
+            if not mine or not theirs:
+                continue
+            theirs = {(r, f): v for r, f, v in theirs}
+            paired = [((r, f), v, theirs[(r, f)]) for r, f, v in mine if (r, f) in theirs]
+            share = fold_test_share([k for k, _, _ in paired]) or (shares or {}).get(d)
+            if share is None:
+                continue
+            a, c = np.array([v for _, v, _ in paired]), np.array([v for _, _, v in paired])
+            rows.append({"model": m, "baseline": b, "dataset": d, "folds": len(paired),
+                         "mean difference": float((a - c).mean()), "rope": rope,
+                         **_probability_row(correlated_ttest(a, c, rope, share, greater_is_better))})
+    return pd.DataFrame(rows, columns=["model", "baseline", "dataset", "folds", "mean difference", "rope",
+                                       *BAYES_COLUMNS])

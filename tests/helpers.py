@@ -647,3 +647,49 @@ def benchmark_store(root, sizes=(90, 60, 120)):
     result = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1"])
     assert result.exit_code == 0, result.output
     return folder, out, result
+
+
+def bayes_against_baycomp(store, tables, metric="gmean", scale=100.0, greater_is_better=True):
+    """Check the Bayesian probabilities that ``eemrepro tables`` wrote for ``store`` (a results folder run with
+    k-fold cross-validation) into the folder ``tables``, against baycomp (Benavoli et al.'s own package):
+    ``benchmark_<metric>_comparison.csv``'s signed-rank probabilities against ``baycomp.SignedRankTest`` on the
+    benchmark CSV's per-data-set means (within the Monte Carlo error of 50,000 draws a side), and each row of the
+    Markdown's per-data-set table against ``baycomp.CorrelatedTTest`` on the records' test folds at the cells'
+    selected points (``read_results``; exactly, at the printed three decimals). Returns (signed-rank pairs,
+    correlated t-tests) checked. Needs baycomp (the ``test`` extra)."""
+    import baycomp
+    import pandas as pd
+
+    from eemrepro import read_results
+
+    tables = Path(tables)
+    sign = 1.0 if greater_is_better else -1.0
+    cells = pd.read_csv(tables / f"benchmark_{metric}.csv", comment="#")
+    pairs = pd.read_csv(tables / f"benchmark_{metric}_comparison.csv")
+    wide = cells.pivot_table(index="dataset", columns="method", values=metric)
+    tolerance = 5 * np.sqrt(2 * 0.25 / 50_000)
+    probabilities = ["P(model better)", "P(rope)", "P(baseline better)"]
+    for r in pairs.to_dict("records"):
+        both = wide[[r["model"], r["baseline"]]].dropna()
+        theirs = baycomp.SignedRankTest.probs(sign * both[r["model"]].to_numpy(), sign * both[r["baseline"]].to_numpy(),
+                                              rope=r["rope"], random_state=0)
+        assert np.allclose([r[p] for p in probabilities], theirs, atol=tolerance), (r, theirs)
+    records = read_results([store])
+    records = records[records["inner"].isna() & (records["status"] == "ok")]
+    point = cells.set_index(["dataset", "method"])["point"]
+    text = (tables / f"benchmark_{metric}_comparison.md").read_text()
+    section = text.split("Bayesian correlated t-test on each data set", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| model")]
+    rope = float(pairs["rope"].iloc[0])
+    for model, baseline, dataset, n, _, *printed in rows:
+        folds = [records[(records["dataset"] == dataset) & (records["model"] == m)
+                         & (records["point"] == point[(dataset, m)])].set_index(["repeat", "fold"])[metric]
+                 for m in (model, baseline)]
+        paired = pd.concat(folds, axis=1, join="inner").sort_index()
+        assert len(paired) == int(n)
+        runs = paired.index.get_level_values("repeat").nunique()
+        theirs = baycomp.CorrelatedTTest.probs(sign * scale * paired.iloc[:, 0].to_numpy(),
+                                               sign * scale * paired.iloc[:, 1].to_numpy(), rope=rope, runs=runs)
+        assert [float(p) for p in printed] == [round(float(p), 3) + 0.0 for p in theirs], (model, baseline, dataset)
+    return len(pairs), len(rows)

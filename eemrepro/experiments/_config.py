@@ -61,13 +61,16 @@ from ._timeouts import RULES as AFTER_TIMEOUT  # the ledger states the rule; a c
 # part; standard / standard-per-fold: zero mean, unit variance likewise; none: raw values.
 SCALINGS = ("global", "per-fold", "standard", "standard-per-fold", "none")
 _TOP_KEYS = {"name", "kind", "datasets", "models", "analysis", "protocol", "jobs", "data", "readings", "reading",
-             "baselines", "local_datasets", "paper_models"}
+             "baselines", "local_datasets", "paper_models", "tables"}
 _READING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: What a model's or a data set's name may not hold: a record's key joins names with '|' (``record_key``, and a
 #: unit's seed ``derive_seed``), and a control character would break a one-line message or a table. (A ',' is
 #: fine: the command line's lists keep a name that holds one whole, ``cli._common.split_names``.)
 _KEY_BREAKING = re.compile(r"[|\x00-\x1f\x7f]")
 _DATA_KEYS = {"mirror", "data_home"}
+#: The region of practical equivalence of the reports' Bayesian tests by default (``tables: {rope: ...}``), in the
+#: metric's own units (0 to 1): one point of a percent metric.
+ROPE = 0.01
 
 
 class ConfigError(ValueError):
@@ -224,6 +227,8 @@ class ExperimentConfig:
     # A user's own data sets: id -> registry entry of the file (``datasets._local``), registered in this process.
     local_datasets: dict = field(default_factory=dict)
     imported: bool = field(default=True, compare=False)  # False: read for the reports, user estimators not imported
+    # The reports' region of practical equivalence (``tables: {rope: ...}``), the metric's units (0 to 1).
+    rope: float = ROPE
 
     def model(self, name):
         for m in self.models:
@@ -249,6 +254,8 @@ class ExperimentConfig:
             out["reading"] = self.reading.to_dict()
         if self.baselines:
             out["baselines"] = list(self.baselines)
+        if self.rope != ROPE:
+            out["tables"] = {"rope": self.rope}
         if self.local_datasets:
             from ..datasets._local import stored_spec
 
@@ -589,6 +596,25 @@ def _class_sizes(dataset):
     return None
 
 
+def split_test_share(dataset, train_size):
+    """The test part's share of ``dataset`` under a stratified train-test split of ``train_size`` (a count, a
+    fraction, or a mapping data set -> one; ``floor(fraction * n)`` points train, as scikit-learn's
+    ``StratifiedShuffleSplit`` takes them): what the Bayesian correlated t-test's correlation is (Nadeau and
+    Bengio: n_test / n). None where the data set's size is not recorded (its entry's ``expected``)."""
+    import math
+
+    try:
+        sizes = _class_sizes(dataset)
+    except Exception:  # a user's file named by a stored config, not registered in this process
+        return None
+    value = train_size.get(str(dataset)) if isinstance(train_size, dict) else train_size
+    if not sizes or value is None:
+        return None
+    n = sum(sizes)
+    n_train = math.floor(value * n) if isinstance(value, float) else int(value)
+    return (n - n_train) / n if 0 < n_train < n else None
+
+
 def _check_class_sizes(ctx, datasets, folds, inner_folds):
     """Stratified k-fold needs every class in every fold: a data set with a class smaller than ``folds`` (or,
     under nested selection, whose training parts hold fewer than ``inner_folds`` of it) is refused, named."""
@@ -810,8 +836,24 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         mirror=data.get("mirror"), data_home=data.get("data_home"), source=source,
         kind=kind_name, analysis=analysis, readings=_readings(ctx, raw), reading=reading,
         home=home, imported=import_estimators, baselines=_baselines(ctx, raw.get("baselines")),
-        local_datasets=local,
+        local_datasets=local, rope=_tables(ctx, raw.get("tables")),
     )
+
+
+def _tables(ctx, raw):
+    """The ``tables:`` section: how the reports read the records (its one key, ``rope``); the rope it sets."""
+    if raw is None:
+        return ROPE
+    if not isinstance(raw, dict):
+        raise ctx.error(("tables",), "a mapping with the key rope")
+    for key in raw:
+        if key != "rope":
+            raise ctx.error(("tables", key), unknown_key(key, {"rope"}))
+    rope = _number(raw.get("rope", ROPE))
+    if isinstance(rope, bool) or not isinstance(rope, (int, float)) or not 0 <= rope < 1:
+        raise ctx.error(("tables", "rope"), "a number at least 0 and below 1 in the metric's own units (0.01 is "
+                                            f"one point of a percent metric), got {rope!r}")
+    return float(rope)
 
 
 def key_breaking(name):

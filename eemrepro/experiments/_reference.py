@@ -43,6 +43,11 @@ TOP_KEYS = {
                       "checksum goes into every record, as a registry set's.",
     "readings": "Name -> `{set: {dotted.key: value}, about}`: the paper's open choices read another way "
                 "(SPEC section 8), each run with `--reading NAME` into `<results>/readings/<name>`.",
+    "tables": "`{rope}`: how the reports compare the models. `rope`, the region of practical equivalence of the "
+              "Bayesian tests (two models whose difference lies within it are practically equivalent), in the "
+              "metric's own units from 0 to 1: default `0.01`, one point of a percent metric (shown as 1.0 on a "
+              "table at 0-100, 0.01 on the error table). Every output that shows the probabilities states it "
+              "(docs/benchmarking.md).",
     "reading": "Written by the run into a reading's stored config: which reading it is. Not for a user's config.",
 }
 

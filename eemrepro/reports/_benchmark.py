@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 
 from ..experiments import get_metric
+from ._compare import configured_shares
 from ._shapes import Table
 from ._spec import TableSpec
 
@@ -46,6 +47,8 @@ class Benchmark:
     datasets: tuple
     models: tuple
     yours: tuple
+    rope: float = None  # the Bayesian tests' rope its folders' configs set (``tables: {rope}``); None: the default
+    shares: dict = None  # the test share of each data set its configs split once a repeat (``configured_shares``)
 
 
 def benchmarks(dirs):
@@ -85,8 +88,10 @@ def benchmarks(dirs):
                    "value (its fits failed or ran past the fit budget)",
                    "a paper's own tables show its cells beside the published values; this one holds every data "
                    "set and model of the results, whatever their data set"))
+        ropes = [c.rope for own, c in configs if own]
         out.append(Benchmark(spec, None if {os.path.realpath(d) for d in read} == everything else tuple(read),
-                             tuple(dict.fromkeys(datasets)), tuple(dict.fromkeys([*theirs, *own])), tuple(yours)))
+                             tuple(dict.fromkeys(datasets)), tuple(dict.fromkeys([*theirs, *own])), tuple(yours),
+                             ropes[0] if ropes else None, configured_shares([c.to_dict() for _, c in configs])))
     return out
 
 

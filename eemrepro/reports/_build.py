@@ -10,7 +10,16 @@ from ..experiments import get_metric
 from ._benchmark import BENCHMARK, PUBLISHED_COLUMNS, benchmark_tables, benchmarks
 from ._check import check, describe_rule, summary_line
 from ._claims import evaluate_claims
-from ._compare import comparison_frame, comparison_markdown, comparison_notes, write_cd
+from ._compare import (
+    BAYES_NOTE,
+    SIGNED_RANK_SAMPLES,
+    bayes_markdown,
+    comparison_frame,
+    comparison_markdown,
+    comparison_notes,
+    rope_text,
+    write_cd,
+)
 from ._document import benchmark_section, document
 from ._kept import kept, stable_text, tree_state
 from ._matrix import latex_table
@@ -209,6 +218,10 @@ def summary_markdown(summary, compared=None):
         lines += ["", "## Wilcoxon signed-rank tests of the paper's pairs", ""]
         lines += [f"- {t['pair']}: median difference {t['median_difference']:+.2f}, p = {t['wilcoxon_p']:.3g}"
                   for t in tests["wilcoxon"]]
+    if summary.bayes is not None:
+        metric = get_metric(table.spec.metric)
+        lines += [""] + bayes_markdown(summary.bayes, metric, "The paper's pairs")
+        lines += [BAYES_NOTE.format(rope=rope_text(summary.bayes, metric), samples=SIGNED_RANK_SAMPLES)]
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..experiments._selection import FIT_COUNTS, UNCONVERGED
 from ..store._segments import as_frame
+from ._render import FOLD_VALUES
 
 
 def _order(df, pub, index="method"):
@@ -94,7 +95,8 @@ def _combine(rows, how, m, greater_is_better):
             values = np.array([r[m] for r in group]) * (1 if greater_is_better else -1)
             best = int(np.argmax(values))
             row.update(status="ok", point=f"{names[best]}: {group[best]['point']}",
-                       **{m: group[best][m], m + "_std": group[best][m + "_std"]})
+                       **{m: group[best][m], m + "_std": group[best][m + "_std"],
+                          FOLD_VALUES: group[best].get(FOLD_VALUES)})
         else:
             row.update(status="ok", point="; ".join(f"{n}: {r['point']}" for n, r in zip(names, group, strict=True)),
                        **{m: float(np.mean([r[m] for r in group])), m + "_std": float(np.mean([r[m + "_std"]

@@ -15,7 +15,11 @@ sets"):
   (Demšar 2006), drawn as a critical-difference diagram by scikit-posthocs
   with the scale of the critical difference above it;
 * a Wilcoxon signed-rank test of each new model against each of the
-  paper's, with Holm's correction over those tests (statsmodels).
+  paper's, with Holm's correction over those tests (statsmodels);
+* beside them, the Bayesian tests (Benavoli et al. 2017) with a rope (the
+  region of practical equivalence, ``_stats.ROPE`` by default): the signed-rank
+  test of each pair across the data sets both have, and the correlated t-test of
+  each pair on each data set, on the test folds of every repeat.
 
 The statistics themselves are ``_stats``' (one draw rule for every page).
 """
@@ -27,7 +31,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._stats import MIN_WILCOXON, average_ranks, friedman, nemenyi_cd, pair_tests
+from .._stats import (
+    BAYES_COLUMNS,
+    MIN_WILCOXON,
+    ROPE,
+    average_ranks,
+    correlated_pairs,
+    friedman,
+    nemenyi_cd,
+    pair_tests,
+    signed_rank_pairs,
+    SIGNED_RANK_SAMPLES,
+)
+from ..experiments._config import split_test_share
+from ._render import FOLD_VALUES
 from ._shapes import Table
 
 
@@ -56,7 +73,7 @@ def new_methods(spec, df):
     return [m for m in _with_values(df, table.value) if m not in set(pub["method"])]
 
 
-def compare_methods(spec, df, alpha=0.05, new=None):
+def compare_methods(spec, df, alpha=0.05, new=None, rope=None, shares=None):
     """The comparison of the new methods of ``df`` (a metric table) with the others; None without new ones.
 
     ``new``: the methods compared with the others (default those the paper's
@@ -73,7 +90,13 @@ def compare_methods(spec, df, alpha=0.05, new=None):
     ``pairs`` (a frame: new method, baseline, wins, draws, losses, median
     difference, Wilcoxon p, Holm-adjusted p: ``_stats.pair_tests``), ``wide``
     (the values, data sets x methods, for the diagram), ``digits`` and ``rule``
-    (the draw rule).
+    (the draw rule). The Bayesian tests, ``rope`` in the metric's own units
+    (0 to 1; default ``_stats.ROPE``, one point of a percent metric): ``rope``
+    (in the table's units, as every output states it), the pairs' signed-rank
+    probabilities in ``pairs`` (``BAYES_COLUMNS``), ``by_dataset`` (a frame: each
+    pair's correlated t-test on each data set, ``_stats.correlated_pairs``) and
+    ``posteriors`` ({(model, baseline): the signed-rank posterior's samples}); ``shares``: the test share of
+    each data set split once a repeat (train-test), ``configured_shares``.
     """
     table = Table(spec)
     metric = table.value
@@ -102,7 +125,87 @@ def compare_methods(spec, df, alpha=0.05, new=None):
         out["cd"] = nemenyi_cd(len(methods), len(wide), alpha)
     pairs = [(m, b) for m in new for b in baselines] if baselines else list(itertools.combinations(new, 2))
     out["pairs"] = pair_tests(wide_all, pairs, rule)
+    _bayes(out, spec, df, wide_all, pairs, rope, shares)
     return out
+
+
+def _bayes(out, spec, df, wide_all, pairs, rope, shares):
+    """The Bayesian tests of ``compare_methods``' ``pairs`` into ``out`` (``bayes_tests``): the signed-rank
+    probabilities beside each pair's frequentist tests (on ``wide_all``'s data sets both have, as Wilcoxon's)."""
+    bayes = bayes_tests(spec, df, wide_all, pairs, rope, out["rule"].greater_is_better, shares)
+    out.update({k: v for k, v in bayes.items() if k != "pairs"})
+    out["pairs"] = pd.concat([out["pairs"], bayes["pairs"][["rope", *BAYES_COLUMNS]]], axis=1)
+
+
+def bayes_tests(spec, df, wide, pairs, rope, greater_is_better, shares=None):
+    """The Bayesian tests of the (model, baseline) ``pairs`` of a metric table ``df`` (``wide``: its values, data
+    sets x methods), ``rope`` in the metric's own units (None: ``_stats.ROPE``): a dict of ``rope`` and ``scale``
+    (the rope in the table's units, the table's scale), ``pairs`` (each pair's signed-rank test across the data
+    sets both have, ``_stats.signed_rank_pairs``), ``by_dataset`` (each pair's correlated t-test on each data
+    set's test folds, ``_stats.correlated_pairs``, ``shares`` the test share of the data sets split once a
+    repeat) and ``posteriors`` (the signed-rank samples of each pair)."""
+    scaled = (ROPE if rope is None else rope) * spec.scale
+    out = {"rope": scaled, "scale": spec.scale, "digits": Table(spec).digits}
+    out["pairs"], out["posteriors"] = signed_rank_pairs(wide, pairs, scaled, greater_is_better)
+    folds = {}
+    if FOLD_VALUES in df:
+        for d, m, v in zip(df["dataset"], df["method"], df[FOLD_VALUES], strict=True):
+            if isinstance(v, tuple) and v:
+                folds[(d, m)] = v
+    out["by_dataset"] = correlated_pairs(folds, pairs, scaled, greater_is_better, shares)
+    return out
+
+
+#: What the Bayesian probabilities are, and when to read them rather than the ranks: said wherever they are shown.
+BAYES_NOTE = ("The Bayesian tests (Benavoli, Corani, Demšar and Zaffalon, JMLR 2017) give, for a pair, the "
+              "probability that the model is better by more than the rope, that the two are practically "
+              "equivalent (their difference within the rope, {rope}: the config's tables.rope), and "
+              "that the other is better. The signed-rank test reads the pair's means on the data sets both have "
+              "(the share of {samples:,} seeded posterior draws in which each region is the most probable); the "
+              "correlated t-test reads one data set's test folds of every repeat, paired, their correlation the "
+              "test part's share (1/k for k folds, n_test / n for a train-test split; Nadeau and Bengio's "
+              "correction). Unlike a mean-rank post-hoc verdict, which depends on which other models are "
+              "compared (Benavoli, Corani and Mangili, JMLR 2016), they read the pair alone.")
+
+
+#: The probabilities' headers in the Markdown and on the page (``_stats.BAYES_COLUMNS``, the pair's "vs" model
+#: the baseline).
+BAYES_HEADERS = ("P(model better)", "P(rope)", "P(vs better)")
+
+
+def configured_rope(prov):
+    """The rope the results folders' configs set (``tables: {rope}``, their last run's config in the provenance),
+    the first folder's that sets one; None where none does (the default)."""
+    for config in (prov or {}).get("run_configs", {}).values():
+        rope = ((config or {}).get("tables") or {}).get("rope")
+        if rope is not None:
+            return float(rope)
+    return None
+
+
+def configured_shares(configs):
+    """{data set: its test part's share} of the data sets that ``configs`` (config mappings, ``to_dict``'s: the
+    provenance's run configs) split once a repeat (``splitter: train-test``): the correlated t-test's correlation
+    there (``experiments._config.split_test_share``); a k-fold's folds say theirs (1/k)."""
+    out = {}
+    for config in configs:
+        protocol = (config or {}).get("protocol") or {}
+        if protocol.get("splitter") != "train-test":
+            continue
+        for d in config.get("datasets") or ():
+            share = split_test_share(d, protocol.get("train_size"))
+            if share is not None:
+                out.setdefault(str(d), share)
+    return out
+
+
+def rope_text(result, metric):
+    """The rope of a ``compare_methods`` result in the table's units, in words: "±1 GMean point (of 100)" on a
+    percent table, "±0.01 error" on one of fractions."""
+    rope = result["rope"]
+    if result["scale"] == 100:
+        return f"±{rope:g} {metric.title} point{'' if rope == 1 else 's'} (of 100)"
+    return f"±{rope:g} {metric.title}"
 
 
 #: Who is compared with whom: (the new models, the others) as a paper's comparison names them.
@@ -152,7 +255,9 @@ def comparison_markdown(spec, result, title, sides=PAPER_SIDES):
                 for r in pairs.to_dict("records")]
         lines += [tabulate(rows, headers=["model", "vs", "wins", "draws", "losses", "data sets", "median diff.",
                                           "Wilcoxon p", "Holm p"], tablefmt="github", disable_numparse=True), ""]
-    lines += [RANKS_NOTE.format(digits=result["digits"]), "", TESTS_NOTE, ""]
+        lines += bayes_markdown(result, metric, heading)
+    lines += [RANKS_NOTE.format(digits=result["digits"]), "", TESTS_NOTE, "",
+              BAYES_NOTE.format(rope=rope_text(result, metric), samples=SIGNED_RANK_SAMPLES), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -167,6 +272,31 @@ def comparison_notes(result):
     notes.append(f"wins / draws / losses: a draw equal at the printed {result['digits']} decimal(s); Wilcoxon "
                  f"signed-rank p (none under {MIN_WILCOXON} data sets), Holm's correction over these tests")
     return notes
+def bayes_markdown(result, metric, heading):
+    """The Markdown lines of Bayesian tests (``bayes_tests``' dict, or a comparison's): each pair's signed-rank
+    probabilities across the data sets, then each pair's correlated t-test on each data set."""
+    from tabulate import tabulate
+
+    rope, p = rope_text(result, metric), lambda x: _num(x, ".3f")
+    lines = [f"## {heading}: Bayesian signed-rank test across data sets (rope {rope})", "",
+             "P(model better) / P(rope) / P(vs better): the probability that the model is better by more than the "
+             "rope, that the two are practically equivalent, that the other is better (on the data sets both have).",
+             ""]
+    rows = [[r["model"], r["baseline"], r["datasets"], *(p(r[c]) for c in BAYES_COLUMNS)]
+            for r in result["pairs"].to_dict("records")]
+    lines += [tabulate(rows, headers=["model", "vs", "data sets", *BAYES_HEADERS], tablefmt="github",
+                       disable_numparse=True), ""]
+    by = result["by_dataset"]
+    lines += [f"## {heading}: Bayesian correlated t-test on each data set (rope {rope})", ""]
+    if not len(by):
+        return lines + ["No data set where both models of a pair have test folds whose test share is known (k-fold "
+                        "cross-validation, or a train-test split of a data set whose size the registry records).",
+                        ""]
+    diff = f"+.{result['digits']}f"
+    rows = [[r["model"], r["baseline"], r["dataset"], r["folds"], _num(r["mean difference"], diff),
+             *(p(r[c]) for c in BAYES_COLUMNS)] for r in by.to_dict("records")]
+    return lines + [tabulate(rows, headers=["model", "vs", "data set", "folds", "mean diff.", *BAYES_HEADERS],
+                             tablefmt="github", disable_numparse=True), ""]
 
 
 def _num(x, fmt):
@@ -346,3 +476,66 @@ def cd_diagram(wide, greater_is_better=True, highlight=(), min_datasets=2, name=
     matplotlib. ``highlight``: methods drawn in red, the others in black (none: scikit-posthocs' own colours).
     ``name``: the prefix of the ids of its CD bar and label (one per diagram of a page)."""
     return svg_inline(cd_files(wide, greater_is_better, highlight, min_datasets, name))
+def plotted_pairs(result):
+    """The pairs of a ``compare_methods`` result whose posterior is drawn (``posterior_diagram``): each of the
+    new models (yours) against each of the others; where there are no others, the first model against each."""
+    frame = result["pairs"]
+    if not len(frame):  # a single model: no pair
+        return []
+    pairs = [(m, b) for m, b in zip(frame["model"], frame["baseline"], strict=True)
+             if (m, b) in result.get("posteriors", {})]
+    return pairs if result["baselines"] else [(m, b) for m, b in pairs if result["new"][0] in (m, b)]
+
+
+def _simplex(ax, draws, names, probabilities):
+    """One pair's signed-rank posterior drawn as baycomp draws it: each draw (P(model better), P(rope), P(vs
+    better)) a point of the triangle whose corners are the three regions (density as hexagons), the lines
+    between the regions where one region holds the most mass, the corners labelled with the probabilities."""
+    h = np.sqrt(3) / 2
+    x, y = draws[:, 2] + draws[:, 1] / 2, draws[:, 1] * h  # the model's corner left, the other's right, rope on top
+    ax.hexbin(x, y, gridsize=24, extent=(0, 1, 0, h), mincnt=1, bins="log", cmap="Blues",
+              linewidths=0.1)
+    ax.plot([0, 1, 0.5, 0], [0, 0, h, 0], color="0.3", linewidth=0.8)
+    centre = (0.5, h / 3)
+    for mx, my in ((0.5, 0), (0.25, h / 2), (0.75, h / 2)):
+        ax.plot([centre[0], mx], [centre[1], my], color="tab:orange", linewidth=0.8)
+    (left, right), (pl, pe, pr) = names, probabilities
+    ax.text(0, -0.04, f"{left}\n{pl:.3f}", ha="center", va="top", fontsize=8)
+    ax.text(1, -0.04, f"{right}\n{pr:.3f}", ha="center", va="top", fontsize=8)
+    ax.text(0.5, h + 0.03, f"rope {pe:.3f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xlim(-0.25, 1.25)
+    ax.set_ylim(-0.3, h + 0.15)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def posterior_diagram(result, cols=4):
+    """The Bayesian signed-rank posterior of each ``plotted_pairs`` pair of a ``compare_methods`` result, one
+    simplex each (``_simplex``), as SVG text; None without a pair or without matplotlib. Its points are the
+    seeded draws: the same records give the same bytes."""
+    pairs = plotted_pairs(result)
+    if not pairs:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    plt.rcParams["svg.hashsalt"] = "eemrepro"
+    cols = min(cols, len(pairs))
+    rows = -(-len(pairs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.5 * rows), squeeze=False)
+    probabilities = result["pairs"].set_index(["model", "baseline"])[list(BAYES_COLUMNS)]
+    for ax, (m, b) in zip(axes.flat, pairs, strict=False):
+        _simplex(ax, result["posteriors"][(m, b)], (m, b), tuple(probabilities.loc[(m, b)]))
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.axis("off")
+    buf = io.StringIO()
+    # Its labels as text (the probabilities a reader can select and a test can find), not glyph outlines.
+    with plt.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]

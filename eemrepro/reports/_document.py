@@ -18,7 +18,7 @@ from ..experiments import get_metric
 from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
 from ._cells import timeout_limit
 from ._benchmark import comparison_title as benchmark_title
-from ._compare import PAPER_SIDES, cd_files, compare_methods
+from ._compare import PAPER_SIDES, bayes_tests, cd_files, compare_methods, configured_rope, configured_shares
 from ._matrix import Matrix
 from ._records import SITE_COLUMNS, Records
 from ._shapes import Table
@@ -33,6 +33,7 @@ class Summary:
     extra: list  # the table's methods the paper has not: left out of the ranking
     wdl: pd.DataFrame  # wins / draws / losses of the paper's pairs
     tests: dict  # average ranks, Friedman, Nemenyi CD, Wilcoxon (``ranks_and_tests``)
+    bayes: dict = None  # the Bayesian tests of the paper's pairs, "b vs a" as (b, a) (``_compare.bayes_tests``)
 
     @property
     def rule(self):
@@ -96,10 +97,11 @@ def comparison_title(spec, selection):
     return f"{spec.id}: new models ranked with the paper's on reproduced {get_metric(spec.metric).title} ({selection})"
 
 
-def summarize(table, df):
+def summarize(table, df, rope=None, shares=None):
     """The paper's summary of ``df`` (its table's frame), or None where the paper declares none. An extra column
     (a user's model, a variant of ours) would cut the data sets to those where it ran: only the paper's columns
-    are ranked."""
+    are ranked. Its pairs' Bayesian tests take ``rope`` (the metric's units; None: the default) and ``shares``
+    (``compare``'s)."""
     spec = table.spec
     if not spec.summary:
         return None
@@ -109,25 +111,30 @@ def summarize(table, df):
     rule = table.draw_rule
     wdl = wins_draws_losses(df, spec.pairs, value=table.value, rule=rule)
     tests = ranks_and_tests(df, spec.pairs, value=table.value, greater_is_better=rule.greater_is_better)
-    return Summary(table, df, extra, wdl, tests)
+    wide = df.pivot_table(index="dataset", columns="method", values=table.value, sort=False)
+    pairs = [(b, a) for a, b in spec.pairs if a in wide and b in wide]  # "b vs a": b's wins, b's probabilities
+    bayes = bayes_tests(spec, df, wide, pairs, rope, rule.greater_is_better, shares) if pairs else None
+    return Summary(table, df, extra, wdl, tests, bayes)
 
 
-def compare(spec, df, selection, new=None, sides=None, title=None):
+def compare(spec, df, selection, new=None, sides=None, title=None, rope=None, shares=None):
     """The ``Comparison`` of the models of ``df`` the paper has not (or ``new``) with the others, or None.
-    ``sides``, ``title``: how the two sides are named, the heading (a benchmark's)."""
-    result = compare_methods(spec, df, new=new)
+    ``sides``, ``title``: how the two sides are named, the heading (a benchmark's); ``rope``: the Bayesian tests'
+    (the metric's units; None: the default), ``shares`` the test share of each data set split once a repeat."""
+    result = compare_methods(spec, df, new=new, rope=rope, shares=shares)
     if result is None:
         return None
     return Comparison(spec, result, title or comparison_title(spec, selection), sides or PAPER_SIDES)
 
 
-def paper_section(table, df, selection):
+def paper_section(table, df, selection, rope=None, shares=None):
     """A paper's table's ``Section``: its title and notes, the paper's summary of its columns and the comparison
-    of its new models (a table that compares methods: the metric shape's)."""
+    of its new models (a table that compares methods: the metric shape's), its Bayesian tests under ``rope``
+    (``shares``: ``compare``'s)."""
     ranks = table.shape.compares_methods
     return Section(table, df, table.title(df), table.notes(df),
-                   summary=summarize(table, df) if ranks else None,
-                   comparison=compare(table.spec, df, selection) if ranks else None)
+                   summary=summarize(table, df, rope, shares) if ranks else None,
+                   comparison=compare(table.spec, df, selection, rope=rope, shares=shares) if ranks else None)
 
 
 def benchmark_section(bench, df, selection, limit=None):
@@ -136,7 +143,7 @@ def benchmark_section(bench, df, selection, limit=None):
     the comparison's average ranks as its last row). ``limit``: the fit budget a timed-out cell ran past."""
     table = Table(bench.spec, selection)
     comparison = compare(bench.spec, df, selection, new=compared(bench, df), sides=SIDES,
-                         title=benchmark_title(bench.spec, selection))
+                         title=benchmark_title(bench.spec, selection), rope=bench.rope, shares=bench.shares)
     ranks = comparison.result.get("ranks") if comparison is not None else None
     matrix = Matrix.of(table, df, limit=limit,
                        ranks=None if ranks is None else ranks.set_index("method")["average rank"],
@@ -194,5 +201,7 @@ def document(specs, built, prov, selection, cells=None, claims=(), readings=None
     """The ``Document`` of ``built`` ({table id: frame}, the tables of ``specs`` the results hold, read under
     ``selection``), with the check's ``cells``, the judged ``claims`` and the ``readings``' frames."""
     tables = [Table(s, selection) for s in specs if s.id in built]
-    sections = {t.id: paper_section(t, built[t.id], selection) for t in tables if t.shape.shows(built[t.id])}
+    rope, shares = configured_rope(prov), configured_shares((prov or {}).get("run_configs", {}).values())
+    sections = {t.id: paper_section(t, built[t.id], selection, rope, shares) for t in tables
+                if t.shape.shows(built[t.id])}
     return Document(prov, selection, sections, cells, list(claims or ()), dict(readings or {}))

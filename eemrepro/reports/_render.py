@@ -78,6 +78,11 @@ def printed(columns):
     return {c: (lambda r, c=c, fn=fn: _text(r, c, fn)) for c, _, fn in columns}
 
 
+#: A metric table's column of each cell's test-fold values at its selected point (what the Bayesian correlated
+#: t-test pairs); the CSV leaves it out (a tuple a cell), as the Markdown and LaTeX views do.
+FOLD_VALUES = "fold_values"
+
+
 def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), fill="", matrix=None):
     """Write ``df`` (long format) as ``path_stem.<ext>`` with a provenance header.
 
@@ -92,7 +97,8 @@ def write_table(df, path_stem, fmt, title, prov, columns, wide=None, notes=(), f
     path_stem.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         out = path_stem.with_suffix(".csv")
-        body = df.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+        shown = df.drop(columns=[c for c in (FOLD_VALUES,) if c in df])
+        body = shown.to_csv(index=False, float_format="%.6g", lineterminator="\n")
         out.write_text("".join(f"# {line}\n" for line in head) + body)
         return out
     rows = [[_text(r, c, fn) for c, _, fn in columns] for _, r in df.iterrows()]

@@ -22,17 +22,22 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..experiments import get_metric
 from ..papers import registered_papers
 from ._build import protocol_warnings
 from ._check import COMMITTED_PINS, Tolerance, baseline_pins, check, load_tolerance
 from ._claims import evaluate_claims
 from ._compare import (
+    BAYES_NOTE,
     MIN_WILCOXON,
     RANKS_NOTE,
+    SIGNED_RANK_SAMPLES,
     TESTS_NOTE,
     compared_sides,
     comparison_frame,
     new_methods,
+    posterior_diagram,
+    rope_text,
     svg_inline,
 )
 from ._document import benchmark_parts, document
@@ -101,7 +106,25 @@ def _summaries(summary):
         out.append({"title": "Wilcoxon signed-rank tests of the paper's pairs",
                     "html": pd.DataFrame(tests["wilcoxon"]).style.hide(axis="index").format(precision=3)
                    .set_uuid(f"{spec.id}_wilcoxon").to_html(doctype_html=False)})
+    out += _bayes_summaries(summary.bayes, spec, "the paper's pairs", spec.id)
     return out, svg_inline(summary.diagram)
+
+
+def _bayes_summaries(bayes, spec, who, uuid):
+    """Bayesian tests (``_compare.bayes_tests``' dict: a paper's pairs, ``Summary.bayes``, or a comparison's) as
+    small Styler tables, their rope stated: the pairs' signed-rank tests, each data set's correlated t-tests."""
+    if bayes is None:
+        return []
+    rope = rope_text(bayes, get_metric(spec.metric))
+    out = [{"title": f"Bayesian signed-rank tests of {who} across the data sets (rope {rope}): P(model better), "
+                     "P(rope) (practically equivalent), P(baseline better)",
+            "html": bayes["pairs"].style.hide(axis="index").format(precision=3)
+           .set_uuid(f"{uuid}_bayes").to_html(doctype_html=False)}]
+    if len(bayes["by_dataset"]):
+        out.append({"title": f"Bayesian correlated t-tests of {who} on each data set's test folds (rope {rope})",
+                    "html": bayes["by_dataset"].style.hide(axis="index").format(precision=3)
+                   .set_uuid(f"{uuid}_bayes_by_dataset").to_html(doctype_html=False)})
+    return out
 
 
 def _figures(dirs, figure_stores=(), loaded=None, tables_built=None):
@@ -402,22 +425,37 @@ def _comparison_section(comparison):
     ranks = result.get("ranks")
     html = ranks.style.hide(axis="index").format(precision=2).set_uuid(f"{spec.id}_cmp_ranks") \
         .to_html(doctype_html=False) if ranks is not None else "<p>no data set where every model ran</p>"
+    rope = rope_text(result, get_metric(spec.metric))
     pairs_title = f"{heading}: wins / draws / losses (a draw: equal at the printed {result['digits']} " \
-                  f"decimal(s)), Wilcoxon signed-rank p (none under {MIN_WILCOXON} data sets) and Holm-adjusted p"
+                  f"decimal(s)), Wilcoxon signed-rank p (none under {MIN_WILCOXON} data sets) and Holm-adjusted p; " \
+                  f"the Bayesian signed-rank test across the data sets both have, rope {rope}: P(model better), " \
+                  "P(rope) (practically equivalent), P(baseline better)"
     pairs = comparison_frame(result).style.hide(axis="index").format(precision=3, na_rep="–")
     notes = []
     if "friedman" in result:
         stat, p = result["friedman"]
         notes.append(f"Friedman chi2 = {stat:.2f}, p = {p:.3g}; Nemenyi critical difference (alpha 0.05) = "
                      f"{result['cd']:.2f}: two models whose average ranks differ by less are not told apart.")
-    notes += [RANKS_NOTE.format(digits=result["digits"]), TESTS_NOTE]
+    notes += [RANKS_NOTE.format(digits=result["digits"]), TESTS_NOTE,
+              BAYES_NOTE.format(rope=rope, samples=SIGNED_RANK_SAMPLES)]
+    summaries = [{"title": pairs_title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs").to_html(doctype_html=False)}]
+    summaries += _bayes_summaries(result, spec, heading[0].lower() + heading[1:], f"{spec.id}_cmp")[1:]
     return {"id": f"{spec.id}-comparison", "title": comparison.title,
-            "counts": counts, "html": html, "details": "[]",
-            "summaries": [{"title": pairs_title, "html": pairs.set_uuid(f"{spec.id}_cmp_pairs")
-                          .to_html(doctype_html=False)}],
+            "counts": counts, "html": html, "details": "[]", "summaries": summaries,
             "cd": svg_inline(comparison.diagram),
             "cd_file": f"{comparison.stem}_cd" if comparison.diagram else None,
+            "posterior": posterior_diagram(result), "posterior_caption": _posterior_caption(result, rope),
             "notes": notes, "readings": None, "comparison": comparison}
+
+
+def _posterior_caption(result, rope):
+    """What the posterior simplexes of a comparison show (``_compare.posterior_diagram``)."""
+    who = "each of your models against each of the others" if result["baselines"] else \
+        f"{result['new'][0]} against each of the others"
+    return (f"The Bayesian signed-rank test's posterior, {who}: each of {SIGNED_RANK_SAMPLES:,} seeded draws is a "
+            "point of the triangle whose corners are 'the first model better', 'practically equivalent' (rope "
+            f"{rope}) and 'the second better'; the orange lines part the regions where each is the most probable, "
+            "and each corner's number is the share of the draws in its region.")
 
 
 def _comparison_page(doc, page, nav, extra_provenance, store_configs, css, js):

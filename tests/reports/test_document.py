@@ -139,14 +139,25 @@ def _check_statistics(section, written, summaries):
         text = written["summary"].read_text()
         wdl = next(s for s in summaries if s["title"].startswith("Wins / draws / losses"))
         html_rows = _html_rows(wdl["html"], f"{section.spec.id}_wdl")
-        assert [r[:5] for r in html_rows] == [r[:5] for r in _md_rows(text)[1:]]
+        wdl_md = _md_rows(text.split("## Wins / draws / losses", 1)[1].split("\n## ", 1)[0])
+        assert [r[:5] for r in html_rows] == [r[:5] for r in wdl_md[1:]]
         for method, rank in section.summary.tests.get("average_rank", {}).items():
             assert f"- {method}: {rank:.2f}" in text
+        # The paper's pairs' Bayesian signed-rank probabilities, the same in Markdown and HTML.
+        bayes = section.summary.bayes["pairs"][["P(model better)", "P(rope)", "P(baseline better)"]].to_numpy()
+        md = _md_rows(text.split("signed-rank test across data sets", 1)[1].split("\n## ", 1)[0])
+        assert [r[3:] for r in md[1:]] == [[f"{p:.3f}" for p in row] for row in bayes]
+        html = next(s for s in summaries if s["title"].startswith("Bayesian signed-rank"))
+        assert [r[-3:] for r in _html_rows(html["html"], f"{section.spec.id}_bayes")] == [r[3:] for r in md[1:]]
     if section.comparison is not None:
         text = written["comparison"].read_text()
-        md = _md_rows(text.split("wins / draws / losses", 1)[1])
+        md = _md_rows(text.split("wins / draws / losses", 1)[1].split("\n## ", 1)[0])
         pairs = section.comparison.result["pairs"]
         assert [r[:6] for r in md[1:]] == [[str(v) for v in row[:6]] for row in pairs.to_numpy().tolist()]
+        # The Bayesian signed-rank probabilities of each pair, under their rope (``tests/reports/test_bayes.py``).
+        bayes = _md_rows(text.split("signed-rank test across data sets", 1)[1].split("\n## ", 1)[0])
+        assert [r[3:] for r in bayes[1:]] == [[f"{p:.3f}" for p in row] for row in
+                                              pairs[["P(model better)", "P(rope)", "P(baseline better)"]].to_numpy()]
         return True
     return False
 

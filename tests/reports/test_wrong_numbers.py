@@ -278,8 +278,9 @@ def test_a_pair_on_exactly_six_data_sets_is_tested_and_counts_in_holm():
     assert _md_rows(lines[21:23]) == [
         ["Mine", b, *map(str, wdl[b]), str(sum(wdl[b])), f"{median[b]:+.2f}", f"{raw[b]:.3g}", f"{holm[b]:.3g}"]
         for b in ("EEMrbf", "SVMrbf")]
-    # (after the table, how ranks and draws are read and why the two tests can disagree: issue 59's notes)
-    assert all(not line.startswith("|") for line in lines[23:])
+    # (after the table, the pairs' Bayesian tests, then how ranks and draws are read and why the tests can
+    # disagree: issue 59's notes; the Bayesian tables are tests/reports/test_bayes.py's)
+    assert lines[23] == "" and lines[24].startswith("## Each new model against each of the paper's: Bayesian ")
     assert [f"{raw[b]:.3g}" for b in raw] == ["0.0625", "0.00781"] and f"{holm['SVMrbf']:.3g}" == "0.0156"
 
 
@@ -1347,7 +1348,14 @@ def test_a_comparison_of_your_models_alone_compares_each_pair_and_prints_small_p
     from scipy import stats
     from statsmodels.stats.multitest import multipletests
 
-    from eemrepro.reports._compare import RANKS_NOTE, TESTS_NOTE, compare_methods, comparison_markdown
+    from eemrepro.reports._compare import (
+        BAYES_NOTE,
+        RANKS_NOTE,
+        SIGNED_RANK_SAMPLES,
+        TESTS_NOTE,
+        compare_methods,
+        comparison_markdown,
+    )
 
     base = np.array([60.0 + (7 * i) % 20 for i in range(20)])
     values = {"A": base + 2 + 0.01 * np.arange(20), "B": base + 1 - 0.02 * np.arange(20) / 3, "C": base}
@@ -1362,8 +1370,11 @@ def test_a_comparison_of_your_models_alone_compares_each_pair_and_prints_small_p
     rows = [r for r in _md_rows([line for line in lines if line.startswith(("| A ", "| B "))]) if len(r) == 9]
     assert [r[-2:] for r in rows] == [[f"{p:.3g}", f"{h:.3g}"] for p, h in zip(raw, holm, strict=True)]
     assert rows[0][-2:] == ["1.91e-06", "5.72e-06"]
-    assert lines[-4:] == [RANKS_NOTE.format(digits=1), "", TESTS_NOTE, ""] and text.endswith(TESTS_NOTE + "\n\n")
-    assert lines[-5] == "" and lines[-6].startswith("| B ")
+    bayes = BAYES_NOTE.format(rope="±1 GMean point (of 100)", samples=SIGNED_RANK_SAMPLES)
+    assert lines[-6:] == [RANKS_NOTE.format(digits=1), "", TESTS_NOTE, "", bayes, ""]
+    assert text.endswith(bayes + "\n\n")
+    bayes_at = lines.index(next(line for line in lines if line.startswith("## Each pair of models: Bayesian ")))
+    assert lines[bayes_at - 1] == "" and lines[bayes_at - 2].startswith("| B ")  # the pairs' table, then these
 
 
 def test_a_local_csv_of_a_header_alone_is_refused_in_one_line(tmp_path):

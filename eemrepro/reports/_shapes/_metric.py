@@ -13,6 +13,7 @@ from ...store._store import repeats_per_cell
 from .._cells import _combine, _facet, _fit_counts, _of_kind, _order, count_columns
 from .._matrix import mark_text
 from .._render import (
+    FOLD_VALUES,
     RUN_LEGEND,
     RUN_LEGEND_UNPUBLISHED,
     RowFormat,
@@ -81,6 +82,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
     mine = grid if datasets is None or not len(grid) else \
         grid.loc[grid["dataset"].isin(datasets).to_numpy(), ["dataset", "model", "repeat"]]
     repeats = repeats_per_cell(mine) if len(mine) else {}
+    folds = _fold_values(grid, sel, m, spec.scale)
     rows = {}
     for _, s in sel.iterrows():
         if datasets is not None and s["dataset"] not in datasets:
@@ -95,7 +97,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
             m: spec.scale * s.get(m + "_mean", np.nan) if ok else np.nan,
             m + "_std": spec.scale * spread if ok else np.nan,
             "point": s["point"], "n_folds": s.get("n_folds"), "repeats": repeats.get((s["dataset"], s["model"]), 0),
-            **_fit_counts(s),
+            FOLD_VALUES: folds.get((str(s["dataset"]), str(s["model"]))) if ok else None, **_fit_counts(s),
         }
     if spec.combine:
         rows = _combine(rows, spec.combine, m, get_metric(m).greater_is_better)
@@ -107,6 +109,58 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
                                                                         strict=True))
                          for r in sel.to_dict("records") if isinstance(r.get("folds"), list)})
     return rows
+
+
+def _fold_values(grid, sel, metric, scale):
+    """{(data set, model): ((repeat, fold, value), ...)} of each selected cell: its test folds' ``metric`` (times
+    ``scale``) at the point it selected (the point each fold chose, where the rule chooses per fold), in (repeat,
+    fold) order; what the Bayesian correlated t-test pairs fold by fold (``_stats.correlated_ttest``)."""
+    if not len(sel) or "status" not in sel or metric not in grid or not len(grid):
+        return {}
+    chosen = sel[sel["status"] == "ok"]
+    per_fold = "folds" in chosen
+    if per_fold:  # chosen per fold: one (data set, model, repeat, fold, point) each
+        wanted = {(str(d), str(m), int(r), int(f), str(p))
+                  for d, m, fs, ps in zip(chosen["dataset"], chosen["model"], chosen["folds"], chosen["points"],
+                                          strict=True) if isinstance(fs, list)
+                  for (r, f), p in zip(fs, ps, strict=True)}
+        cells = {k[:2] + k[4:] for k in wanted}
+    else:
+        cells = {(str(d), str(m), str(p)) for d, m, p in zip(chosen["dataset"], chosen["model"], chosen["point"],
+                                                              strict=True)}
+    # The chosen (data set, model, point)s' finished test folds, told by their columns' codes (no row copied).
+    codes, names = zip(*(_codes(grid[k]) for k in ("dataset", "model", "point")), strict=True)
+    dims = tuple(max(len(n), 1) for n in names)
+    lookup = [{n: i for i, n in enumerate(ns)} for ns in names]
+    wanted_codes = [np.ravel_multi_index(tuple(x[k] for x, k in zip(lookup, cell, strict=True)), dims)
+                    for cell in cells if all(k in x for x, k in zip(lookup, cell, strict=True))]
+    usable = grid["inner"].isna().to_numpy() & (grid["status"] == "ok").to_numpy() & np.all(
+        [c >= 0 for c in codes], axis=0)
+    candidates = np.flatnonzero(usable)
+    combined = np.ravel_multi_index(tuple(c[candidates] for c in codes), dims)
+    rows = candidates[np.isin(combined, wanted_codes)]
+    d, m, p = (n[c[rows]] for n, c in zip(names, codes, strict=True))
+    r, f = grid["repeat"].to_numpy()[rows].astype(int), grid["fold"].to_numpy()[rows].astype(int)
+    v = scale * grid[metric].to_numpy(dtype=float)[rows]
+    if per_fold:
+        ok = np.array([k in wanted for k in zip(d, m, r.tolist(), f.tolist(), p, strict=True)], dtype=bool)
+        d, m, r, f, v = d[ok], m[ok], r[ok], f[ok], v[ok]
+    if not len(d):
+        return {}
+    order = np.lexsort((f, r, m, d))
+    d, m, triples = d[order], m[order], list(zip(r[order].tolist(), f[order].tolist(), v[order].tolist(),
+                                                  strict=True))
+    starts = np.flatnonzero(np.r_[True, (d[1:] != d[:-1]) | (m[1:] != m[:-1])])
+    ends = np.r_[starts[1:], len(d)]
+    return {(d[a], m[a]): tuple(triples[a:b]) for a, b in zip(starts, ends, strict=True)}
+
+
+def _codes(column):
+    """(codes, the distinct values as text): a categorical's own codes, else factorized (-1: missing)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), np.asarray([str(c) for c in column.cat.categories], dtype=object)
+    codes, uniques = pd.factorize(column)
+    return codes, np.asarray([str(u) for u in uniques], dtype=object)
 
 
 def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
@@ -129,16 +183,18 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
             row["published_std"] = p[spec.std_column] * pub_scale if spec.std_column in p else np.nan
     df = pd.DataFrame(list(rows.values()),
                       columns=None if rows else ["dataset", "method", "status", m, m + "_std", "point", "n_folds",
-                                                 "repeats", *FIT_COUNTS.values()])
+                                                 "repeats", FOLD_VALUES, *FIT_COUNTS.values()])
     counts = count_columns(df)
     for col in ("published", "published_std"):
         if col not in df:
             df[col] = np.nan
+    if FOLD_VALUES not in df:
+        df[FOLD_VALUES] = None
     df = df[["dataset", "method", "status", m, m + "_std", "point", "n_folds", "repeats", "published",
-             "published_std", *counts]]
+             "published_std", FOLD_VALUES, *counts]]
     df["delta"] = df[m] - df["published"]
     # After the delta: the columns a reader of the table's csv had keep their places.
-    df = df[[c for c in df.columns if c not in counts] + counts]
+    df = df[[c for c in df.columns if c not in (*counts, FOLD_VALUES)] + [FOLD_VALUES] + counts]
     df[counts] = df[counts].fillna(0).astype(np.int64)
     return _order(df, pub)
 
