@@ -974,7 +974,7 @@ def _journey_to_a_paper(store, config, best, folder, printed):
     """Issue 67's last step of the journey above: the files a paper takes, and a first run that tells the truth.
     ``best``: each cell's mean recomputed from the records; ``printed``: what the commands wrote to the
     terminal's own file descriptors (LIBSVM writes there, not through Python)."""
-    from tests.helpers import latex_rows
+    from tests.helpers import bayes_against_baycomp, latex_rows
 
     # No bare solver line on the terminal (the records count the fits that stopped short: the tables' ‡k).
     assert "WARNING: reaching max number of iterations" not in printed.out + printed.err
@@ -991,6 +991,9 @@ def _journey_to_a_paper(store, config, best, folder, printed):
         bold = {m for m, cell in zip(header[1:], body[dataset], strict=True) if cell.startswith("\\textbf{")}
         assert bold == {m for m in header[1:] if round(best[(dataset, m)], 1) == top}, (dataset, body[dataset])
     assert "average rank" in body
+    # The Bayesian probabilities, as baycomp (Benavoli et al.'s package) gives them from the same folds and means.
+    signed_rank, correlated = bayes_against_baycomp(store, tables)
+    assert signed_rank >= 9 and correlated >= 9 * len(config["datasets"])  # KNM against each of the paper's nine
     # Words that fit a store no paper's table holds: no check file, no reproduction title.
     assert not (tables / "check.md").exists()
     assert "Reproduction report" not in (store / "report" / "index.html").read_text()
