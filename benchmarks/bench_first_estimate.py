@@ -60,7 +60,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.mirror:
         os.environ["EEMREPRO_MIRROR"] = args.mirror
-    print("| config | estimate (jobs 1) | real wall | CPU of the run | wall / estimate |")
+    print("| config | estimate (jobs 1) | real wall, niced | CPU of the run | wall / estimate |")
     print("|---|---|---|---|---|")
     for config in args.configs:
         with tempfile.TemporaryDirectory() as tmp:
@@ -71,7 +71,7 @@ def main(argv=None):
                 print(f"| {config.name} | {minutes} min | | | |")
                 continue
             wall, cpu = real_run(config, out)
-            print(f"| {config.name} | {minutes} min | {wall / 60:.1f} min | {cpu / 60:.1f} min | "
+            print(f"| {config.name} | {minutes} min | {wall / 60:.2f} min | {cpu / 60:.2f} min | "
                   f"{wall / 60 / minutes:.2f} |", flush=True)
 
 
