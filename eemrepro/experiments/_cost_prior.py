@@ -39,6 +39,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._schedule import record_seconds
+
 #: The learned prior, committed with the package.
 PRIOR_FILE = Path(__file__).with_name("cost_prior.json")
 #: Columns a store is read with to learn the prior.
@@ -64,8 +66,6 @@ def learn_prior(frames, runs, features):
     """The prior (a dict, as ``cost_prior.json`` holds it) of the stores' record ``frames`` (``COLUMNS``) and
     ``runs`` ([{started_at, finished_at, jobs, units_done, run_id}], their run files); ``features``:
     {data set: features}, a data set without one left out."""
-    from ._schedule import record_seconds
-
     frame = pd.concat(frames, ignore_index=True)
     frame = frame[(frame["kind"] == "grid-search") & (frame["status"] == "ok")]
     seconds = record_seconds(frame).to_numpy(float)
@@ -86,7 +86,7 @@ def learn_prior(frames, runs, features):
 
 
 def _fit_family(rows):
-    """One family's coefficients: its cells' intercepts, the exponents of n and d, smear and spread."""
+    """One family's coefficients: its cells' intercepts, the exponents of n and d, and its (low, high) spread."""
     points = rows["point"].astype("category")  # a few hundred points among a million records: each read once
     named = {p: json.dumps(point_cell(json.loads(p)), sort_keys=True) for p in points.cat.categories}
     cells = points.map(named).astype(str).to_numpy()
