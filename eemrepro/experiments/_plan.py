@@ -346,41 +346,49 @@ def estimate(config, units, n_jobs, timed=None, shas=None):
     kind = get_kind(config.kind)
     costs, measured = unit_costs(config, units, timed, shas, known=True)
     jobs = max(1, n_jobs)
-    guessed = [i for i in np.flatnonzero(~measured)]
-    if not guessed:
+    guessed = np.flatnonzero(~measured)
+    if not len(guessed):
         return Estimate(float(costs.sum()) / jobs)
     low = high = float(costs[measured].sum())
-    unknown = set()
+    unknown, learned = set(), False
     for i in guessed:
         spread = kind.spread(config, units[i])
         if spread is None:
-            unknown.add(units[i].model)
+            unknown.add(str(units[i].model))
             spread = (1.0, 1.0)
+        learned = learned or spread != (1.0, 1.0)
         low += costs[i] * spread[0]
         high += costs[i] * spread[1]
-    return Estimate(float(costs.sum()) / jobs, low / jobs, high / jobs, share=float(costs[guessed].sum() / max(
-        costs.sum(), 1e-12)), unknown=tuple(sorted(unknown)))
+    share = float(costs[guessed].sum() / max(costs.sum(), 1e-12))
+    if not learned:  # no range to give: the kind's prior is an operation count for every guessed unit
+        low = high = None
+    return Estimate(float(costs.sum()) / jobs, None if low is None else low / jobs,
+                    None if high is None else high / jobs, share=share, unknown=tuple(sorted(unknown)),
+                    guessed=True)
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A run's estimated wall seconds; where some units have no timings of their own (a fresh store), the
-    range ``low``..``high`` the prior's spread gives, the ``share`` of the estimate the prior made, and the
-    models it has no learned prior of (``unknown``: operation counts only)."""
+    """A run's estimated wall seconds; where some units have no timings of their own (``guessed``: a fresh
+    store), the ``share`` of the estimate the kind's prior made, the range ``low``..``high`` its spread gives
+    (None where it has none) and the models it has no learned prior of (``unknown``: operation counts)."""
 
     seconds: float
     low: float = None
     high: float = None
     share: float = 0.0
     unknown: tuple = ()
+    guessed: bool = False
 
     def words(self):
         """'rough estimate 12.3 min' and, from a prior, how far off it may be and why."""
         text = f"rough estimate {_minutes(self.seconds)}"
-        if self.low is None:
+        if not self.guessed:
             return text
         why = ("this store has no timings of its own yet" if self.share > 0.999
                else f"{self.share:.0%} of it has no timings of its own yet")
+        if self.low is None:
+            return text + f" ({why}: guessed from operation counts, it may be several times off)"
         text += (f" (likely {_minutes(self.low, unit=False)} to {_minutes(self.high)}: {why}, so it is a prior "
                  "learned from the committed stores' fits")
         if self.unknown:

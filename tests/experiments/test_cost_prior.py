@@ -158,3 +158,15 @@ def test_the_committed_prior_is_what_the_script_derives_from_the_committed_store
     script = runpy.run_path(str(ROOT / "benchmarks" / "derive_cost_prior.py"))
     script["main"]([str(ROOT / "results" / s) for s in script["STORES"]] + ["--out", str(out)])
     assert out.read_text(encoding="utf-8") == PRIOR_FILE.read_text(encoding="utf-8")
+
+
+def test_a_fresh_estimate_with_no_learned_prior_says_so_without_a_range(tmp_path):
+    """A config of models the prior has not learned (a user's estimator) gives no made-up range: the
+    estimate says it is guessed from operation counts."""
+    cfg = _config(tmp_path, SVM_GRID.replace("SVM: {estimator: SVM, grid: {C: [1.0, 1.0e+4, 1.0e+8], gamma: [0.01]}}",
+                                             "Mine: {estimator: \"sklearn.linear_model:LogisticRegression\", "
+                                             "grid: {C: [1.0]}}"))
+    got = estimate(cfg, get_kind(cfg.kind).units(cfg), 1)
+    assert (got.low, got.high, got.guessed, got.unknown) == (None, None, True, ("Mine",))
+    assert got.words().endswith("(this store has no timings of its own yet: guessed from operation counts, it may "
+                                "be several times off)")
