@@ -11,7 +11,7 @@ SWEEP ?= $(wildcard results/stability)
 # Stores that hold what figures draw and no table (MELM Figs. 3-5).
 FIGURE_STORES ?= $(wildcard results/melm_restarts results/melm_embedding)
 
-.PHONY: install test docs mutate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-reports bench-units bench-main fuzz lint clean tables figures report
+.PHONY: install test docs mutate cost-prior bench-estimate bench bench-svm bench-svm-cache bench-lssvm bench-melm bench-smm bench-store bench-reports bench-units bench-main fuzz lint clean tables figures report
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,6 +83,16 @@ bench-main: install
 
 bench-units: install
 	$(PY) benchmarks/bench_units.py $(if $(MIRROR),--mirror $(MIRROR))
+
+# The fresh-store cost prior (eemrepro/experiments/cost_prior.json), learned from the committed grid-search
+# stores' timed fits; the same stores give the same bytes (tests/experiments/test_cost_prior.py checks it).
+cost-prior: install
+	$(PY) benchmarks/derive_cost_prior.py
+
+# The first dry run's estimate against the real run (niced, --jobs 1) for three configs of different shapes
+# (issue 67; benchmarks/RESULTS.md). Needs the data: MIRROR=... or $$EEMREPRO_MIRROR.
+bench-estimate: install
+	$(PY) benchmarks/bench_first_estimate.py $(if $(MIRROR),--mirror $(MIRROR))
 
 # LIBSVM's kernel cache, webpages by default.
 bench-svm-cache: install

@@ -173,9 +173,8 @@ def _say_run(cfg, summary, dry_run):
         typer.echo(f"kept in {summary.out} but not used (the config no longer names them): "
                    f"{describe_left_out(summary.left_out)}")
     if dry_run:
-        minutes = summary.estimate_seconds / 60
         typer.echo(f"{cfg.name}: {summary.total_units} units, {done} already stored, "
-                   f"{summary.pending_units} to run; rough estimate {minutes:.1f} min")
+                   f"{summary.pending_units} to run; {summary.estimate.words()}")
         return
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
     typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "

@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from ._cost_prior import load_prior
 from ._identity import code_of
 from ._kinds import ExperimentKind, register_kind
 from ._metrics import evaluate
@@ -104,26 +105,45 @@ class GridSearch(ExperimentKind):
                 for p in task["points"]]
 
     def seconds(self, config, unit, flops_per_second=2e10):
-        from ..datasets import get_entry
-
-        e = get_entry(unit.dataset)
-        n = e.expected.get("n") or 1000
-        d = e.expected.get("d") or 10
-        proto = config.protocol
-        splitter = make_splitter(proto, unit.dataset)
-        if proto.splitter == "train-test":
-            n_train = n * splitter.train_size if isinstance(splitter.train_size, float) else splitter.train_size
-        else:
-            n_train = n * (splitter.n_folds - 1) / splitter.n_folds if splitter.n_folds > 1 else n
-        if unit.inner is not None:
-            n_train *= (proto.inner_folds - 1) / proto.inner_folds
-        cls = config.model(unit.model).estimator_class()
+        """The prior learned from the committed stores' fits (``_cost_prior``) where it knows the estimator,
+        else an operation count (``_fit_flops``) at ``flops_per_second``."""
+        n_train, d = _train_shape(config, unit)
+        spec = config.model(unit.model)
+        prior = load_prior()
+        if prior.knows(spec.estimator):
+            return sum(prior.record_seconds(spec.estimator, n_train, d, p) for p in unit.point_dicts()) + \
+                prior.unit_seconds
+        cls = spec.estimator_class()
         cost = getattr(cls, "_fit_flops", None)
-        fixed = config.model(unit.model).params_for(unit.dataset)
+        fixed = spec.params_for(unit.dataset)
         flops = [cost(n_train, d, {**fixed, **p}) if cost else n_train * d * 100 for p in unit.point_dicts()]
         # A path fitted as one (WELM's h) costs about its largest point; one fitted point by point, all.
         total = max(flops) if unit.fit_path and not hasattr(cls, "iter_path") else sum(flops)
         return total / flops_per_second + 0.05  # + process overhead
+
+    def spread(self, config, unit):
+        """(low, high): how far the learned prior's estimate of a data set's grid was off on the stores' data
+        sets (10th and 90th percentiles); None for an estimator it has not learned."""
+        low, high = load_prior().spread(config.model(unit.model).estimator)
+        return None if low is None else (low, high)
+
+
+def _train_shape(config, unit):
+    """(training rows, features) of ``unit``'s fits, from its data set's registered (or read) shape."""
+    from ..datasets import get_entry
+
+    e = get_entry(unit.dataset)
+    n = e.expected.get("n") or 1000
+    d = e.expected.get("d") or 10
+    proto = config.protocol
+    splitter = make_splitter(proto, unit.dataset)
+    if proto.splitter == "train-test":
+        n_train = n * splitter.train_size if isinstance(splitter.train_size, float) else splitter.train_size
+    else:
+        n_train = n * (splitter.n_folds - 1) / splitter.n_folds if splitter.n_folds > 1 else n
+    if unit.inner is not None:
+        n_train *= (proto.inner_folds - 1) / proto.inner_folds
+    return n_train, d
 
 
 def _fit_steps(task, data, points):

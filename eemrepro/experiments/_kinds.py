@@ -12,7 +12,9 @@ reports know nothing else about it:
   (whose code is part of its identity); by default the unit's model's;
 * ``task(config, unit)``: a picklable mapping a worker runs with ``run``;
 * ``run(task)``: the unit's records (a static method: it runs in a worker);
-* ``seconds(config, unit)``: a rough cost, for ``--dry-run`` and the ETA;
+* ``seconds(config, unit)``: a rough cost, for ``--dry-run`` and the ETA, and
+  ``spread(config, unit)``: the (low, high) factors that cost may be off by
+  (None: not known);
 * ``scope(config)``: {(data set, model): (point ids, positions)}, the records
   the units make as a product per cell (what the readers match the store's
   records against); by default derived from ``units``.
@@ -81,6 +83,9 @@ class ExperimentKind:
 
     def seconds(self, config, unit):
         return 0.05
+
+    def spread(self, config, unit):
+        return None
 
 
 def register_kind(kind):

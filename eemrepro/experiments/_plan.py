@@ -230,11 +230,14 @@ class Plan:
     def sha(self, unit):
         return self.shas[cell_key(unit)]
 
-    def estimate_seconds(self):
-        """A rough wall-time estimate of the pending units on the run's workers (``_schedule.unit_costs``:
+    def estimate(self):
+        """The wall-time :class:`Estimate` of the pending units on the run's workers (``_schedule.unit_costs``:
         stored timings of the same point under the cell's identity where there are any, else the kind's
-        cost model)."""
-        return estimate_seconds(self.config, self.pending, self.options.jobs, self.stored, self.shas)
+        prior, with its range)."""
+        return estimate(self.config, self.pending, self.options.jobs, self.stored, self.shas)
+
+    def estimate_seconds(self):
+        return self.estimate().seconds
 
     def aside(self):
         """The (data set, model) cells whose stored records the run moves aside before it runs them again: with
@@ -402,17 +405,79 @@ def data_ok(stored, data_sha256, retry_failed=False):
 
 
 def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
-    """A rough wall-time estimate of ``units`` on ``n_jobs`` workers (for --dry-run).
+    """A rough wall-time estimate of ``units`` on ``n_jobs`` workers (for --dry-run): ``estimate``'s seconds."""
+    return estimate(config, units, n_jobs, timed, shas).seconds
+
+
+def estimate(config, units, n_jobs, timed=None, shas=None):
+    """The wall-time :class:`Estimate` of ``units`` on ``n_jobs`` workers (for --dry-run).
 
     Each unit's cost is ``_schedule.unit_costs``: from the stored timings of
     the same data set, model and point made under the config's identity
     (``timed``: a store frame; ``shas``: {cell: identity sha}) where there are
     any, a resumed run so estimated from its own first part whatever its
-    solver costs; any other unit from the kind's cost model.
+    solver costs; any other unit from the kind's prior (``seconds``), which
+    may be off by the kind's ``spread`` factors.
     """
     from ._schedule import unit_costs
 
-    return float(unit_costs(config, units, timed, shas).sum()) / max(1, n_jobs)
+    kind = get_kind(config.kind)
+    costs, measured = unit_costs(config, units, timed, shas, known=True)
+    jobs = max(1, n_jobs)
+    guessed = np.flatnonzero(~measured)
+    if not len(guessed):
+        return Estimate(float(costs.sum()) / jobs)
+    low = high = float(costs[measured].sum())
+    unknown, learned = set(), False
+    for i in guessed:
+        spread = kind.spread(config, units[i])
+        if spread is None:
+            unknown.add(str(units[i].model))
+            spread = (1.0, 1.0)
+        learned = learned or spread != (1.0, 1.0)
+        low += costs[i] * spread[0]
+        high += costs[i] * spread[1]
+    share = float(costs[guessed].sum() / max(costs.sum(), 1e-12))
+    if not learned:  # no range to give: the kind's prior is an operation count for every guessed unit
+        low = high = None
+    return Estimate(float(costs.sum()) / jobs, None if low is None else low / jobs,
+                    None if high is None else high / jobs, share=share, unknown=tuple(sorted(unknown)),
+                    guessed=True)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's estimated wall seconds; where some units have no timings of their own (``guessed``: a fresh
+    store), the ``share`` of the estimate the kind's prior made, the range ``low``..``high`` its spread gives
+    (None where it has none) and the models it has no learned prior of (``unknown``: operation counts)."""
+
+    seconds: float
+    low: float = None
+    high: float = None
+    share: float = 0.0
+    unknown: tuple = ()
+    guessed: bool = False
+
+    def words(self):
+        """'rough estimate 12.3 min' and, from a prior, how far off it may be and why."""
+        text = f"rough estimate {_minutes(self.seconds)}"
+        if not self.guessed:
+            return text
+        why = ("this store has no timings of its own yet" if self.share > 0.999
+               else f"{self.share:.0%} of it has no timings of its own yet")
+        if self.low is None:
+            return text + f" ({why}: guessed from operation counts, it may be several times off)"
+        text += (f" (likely {_minutes(self.low, unit=False)} to {_minutes(self.high)}: {why}, so it is a prior "
+                 "learned from the committed stores' fits")
+        if self.unknown:
+            text += f"; none for {', '.join(self.unknown)}, guessed from operation counts"
+        return text + ")"
+
+
+def _minutes(seconds, unit=True):
+    value = seconds / 60
+    text = f"{value:.1f}" if value >= 0.95 or value < 0.095 else f"{value:.2g}"
+    return f"{text} min" if unit else text
 
 
 class ChangedConfigError(ValueError):

@@ -78,6 +78,7 @@ class RunSummary:
     status_counts: dict = field(default_factory=dict)
     seconds: float = 0.0
     estimate_seconds: float = None
+    estimate: object = None  # the dry run's ``_plan.Estimate``: its seconds and, from a prior, its range
     superseded: Path = None  # where the records set aside went (``superseded-<stamp>/``)
     set_aside: tuple = (0, 0)  # (records, cells) moved aside (a dry run: that would be) to run those cells again
     unavailable: dict = field(default_factory=dict)  # data set -> why it was skipped
@@ -164,7 +165,8 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         plan, summary, move_aside = _planned(config, stored_config, store, options, data)
         if dry_run:
-            summary.estimate_seconds = plan.estimate_seconds()
+            summary.estimate = plan.estimate()
+            summary.estimate_seconds = summary.estimate.seconds
             return summary
         summary.superseded = move_aside()
         execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
