@@ -622,28 +622,32 @@ def html_table_rows(html, table_id, uuid=None):
 PAPER_MODEL_LINE = "  EEMrbf: {estimator: EEM, activation: rbf, grid: {n_hidden: [10, 30]}}\n"
 
 
-def benchmark_store(root, sizes=(90, 60, 120)):
-    """The user's journey of issue 67, small: three imbalanced CSVs of the user's own (``sizes`` rows), their
-    classifier (``Centroid``), scikit-learn's logistic regression and a model of a paper (EEMrbf), run into a
-    store no paper's table holds. Returns (the user's folder, the store, the run's result)."""
+def benchmark_store(root, sizes=(90, 60, 120), names=None, name="mine", repeats=1, status_at=2, shift=(0.5, 0.4),
+                    paper_line=PAPER_MODEL_LINE):
+    """The user's journey of issue 67, small: imbalanced CSVs of the user's own (``names``, default set0, set1,
+    ...; ``sizes`` rows; the k-th minority moved by ``shift[0] + k * shift[1]``, its label column at
+    ``status_at``), their classifier (``Centroid``), scikit-learn's logistic regression and a model of a paper
+    (``paper_line``, default EEMrbf), run into the store ``name`` that no paper's table holds. Returns (the
+    user's folder, the store, the run's result)."""
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
     folder, module = user_folder(root)
-    names = [f"set{k}" for k in range(len(sizes))]
-    for k, (name, n) in enumerate(zip(names, sizes, strict=True)):
-        blobs_frame(n=n, seed=k, status_at=2, shift=0.5 + 0.4 * k).to_csv(folder / f"{name}.csv", index=False)
-    cfg = folder / "mine.yaml"
-    cfg.write_text("name: mine\n"
+    names = names or [f"set{k}" for k in range(len(sizes))]
+    for k, (data, n) in enumerate(zip(names, sizes, strict=True)):
+        blobs_frame(n=n, seed=k, status_at=status_at, shift=shift[0] + shift[1] * k).to_csv(folder / f"{data}.csv",
+                                                                                            index=False)
+    cfg = folder / f"{name}.yaml"
+    cfg.write_text(f"name: {name}\n"
                    f"datasets: [{', '.join(names)}]\n"
                    "local_datasets:\n" + "".join(f"  {n}: {{file: {n}.csv, target: status}}\n" for n in names) +
                    "models:\n"
                    f'  Mine: {{estimator: "{module}:Centroid", grid: {{shrink: [0.0, 0.3]}}}}\n'
                    '  LR: {estimator: "sklearn.linear_model:LogisticRegression", grid: {C: [0.01, 1.0]}}\n'
-                   + PAPER_MODEL_LINE +
-                   "protocol: {folds: 3, repeats: 1, seed: 5}\n")
-    out = folder / "results" / "mine"
-    from typer.testing import CliRunner
-
-    from eemrepro.cli import app
-
+                   + paper_line.rstrip("\n") + "\n" +
+                   f"protocol: {{folds: 3, repeats: {repeats}, seed: 5}}\n")
+    out = folder / "results" / name
     result = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1"])
     assert result.exit_code == 0, result.output
     return folder, out, result

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
-from tests.helpers import blobs_frame, html_table_rows, user_folder
+from tests.helpers import benchmark_store, blobs_frame, html_table_rows, user_folder
 from tests.helpers import run_config as _run
 
 runner = CliRunner()
@@ -41,20 +41,9 @@ LOCAL = ("one", "two", "three", "four")
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     """A store of four local CSVs x three models: the user's (Centroid), LR, and EEMrbf copied from uci.yaml."""
-    folder, module = user_folder(tmp_path_factory.mktemp("local"))
-    for k, name in enumerate(LOCAL):
-        blobs_frame(seed=k, status_at=3, shift=0.6 + 0.3 * k).to_csv(folder / f"{name}.csv", index=False)
-    cfg = folder / "local.yaml"
-    cfg.write_text("name: local\n"
-                   f"datasets: [{', '.join(LOCAL)}]\n"
-                   "local_datasets:\n" + "".join(f"  {n}: {{file: {n}.csv, target: status}}\n" for n in LOCAL) +
-                   "models:\n"
-                   f'  Mine: {{estimator: "{module}:Centroid", grid: {{shrink: [0.0, 0.3]}}}}\n'
-                   '  LR: {estimator: "sklearn.linear_model:LogisticRegression", grid: {C: [0.01, 1.0]}}\n'
-                   f"{_uci_line('EEMrbf')}\n"
-                   "protocol: {folds: 3, repeats: 2, seed: 5}\n")
-    out = folder / "results" / "local"
-    _run(cfg, out)
+    folder, out, _ = benchmark_store(tmp_path_factory.mktemp("local"), sizes=(60,) * len(LOCAL), names=LOCAL,
+                                     name="local", repeats=2, status_at=3, shift=(0.6, 0.3),
+                                     paper_line=_uci_line("EEMrbf"))
     return folder, out
 
 
