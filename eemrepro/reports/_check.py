@@ -206,7 +206,7 @@ def build_checked(dirs, budget=None):
         results, made, applies, _ = rows_by_datasets(dirs, specs, budget=budget)
         built = {s.id: made[(s.id, "best-of-grid")].frame("full" if s.id in checked else "run")
                  for s in specs if s.id in applies}
-        return built, _Read(results.provenance, results.unfinished)
+        return built, _Read(results.provenance, results.unfinished, results.groups)
 
     # Kept for the next command that reads these folders unchanged (``_kept``).
     state = tree_state(with_baselines(dirs)[0])
@@ -216,10 +216,12 @@ def build_checked(dirs, budget=None):
 
 @dataclass
 class _Read:
-    """What ``check`` asks of a ``Records`` once its tables are built: its provenance and unfinished cells."""
+    """What ``check`` asks of a ``Records`` once its tables are built: its provenance, unfinished cells and the
+    groups of data sets it was read in."""
 
     provenance: dict
     unfinished: set
+    groups: list
 
 
 def check(records, tolerance=None, reference=None, unfinished=(), tables=None, built=None):

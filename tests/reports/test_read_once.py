@@ -32,7 +32,7 @@ def test_the_report_reads_each_folder_once_and_its_benchmark_pages_are_those_of_
     import eemrepro.reports._records as records_module
 
     reads = _count_frames(monkeypatch)
-    pages = {p.name: p.read_text() for p in build_report(DIRS, tmp_path / "once", figures=False)}
+    pages = {p.name: p.read_bytes() for p in build_report(DIRS, tmp_path / "once", figures=False)}  # (PDFs too)
     # Before: 2 reads each (the pages' read of every folder, then each benchmark group's own).
     assert reads == {"lssvm_ensemble": 1, "extreme": 1}
     assert "benchmark.html" in pages
@@ -40,7 +40,7 @@ def test_the_report_reads_each_folder_once_and_its_benchmark_pages_are_those_of_
     fresh = records_module._folder_frame
     monkeypatch.setattr(records_module, "_folder_frame", lambda d, columns, datasets=None, read_once=None:
                         fresh(d, columns, datasets))
-    again = {p.name: p.read_text() for p in build_report(DIRS, tmp_path / "fresh", figures=False)}
+    again = {p.name: p.read_bytes() for p in build_report(DIRS, tmp_path / "fresh", figures=False)}
     assert again == pages
 
 
