@@ -17,9 +17,10 @@ such piece is kept under the user's cache folder, named by everything it was mad
   folders' configs leave unfinished.
 
 The warnings raised while a piece was made (a damaged line, an unverified segment) are kept with it and said
-again whenever it is given: a command says the same as when nothing was kept. An entry that cannot be read is made again; a cache folder that cannot be
-written is passed over: the cache never fails a command and never changes what it writes (the tests build the
-committed tables from a cold and from a kept read and compare them byte for byte).
+again whenever it is given: a command says the same as when nothing was kept. An entry that cannot be read is
+made again; a cache folder that cannot be written is passed over: the cache never fails a command and never
+changes what it writes (the tests build the committed tables from a cold and from a kept read and compare them
+byte for byte).
 
 ``EEMREPRO_CACHE_DIR`` names the cache folder (default ``$XDG_CACHE_HOME/eemrepro-kept``, else
 ``~/.cache/eemrepro-kept``); ``EEMREPRO_CACHE=0`` turns it off. The least recently used entries go when it holds
