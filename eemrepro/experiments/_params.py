@@ -3,9 +3,10 @@
 The estimator is the judge, and no data are needed: scikit-learn's declared ``_parameter_constraints`` (what
 its ``fit`` validates first), our estimators' ``_check_params`` (what theirs calls first), for the estimator
 and for every estimator among its parameters (a meta-estimator's, set as ``estimator__C``). A parameter that
-neither declares gets one cheap check of the value as built: a string where the default is a number (``C: one``, ``max_iter: '100'``)
-is refused, as a quoted number is where the protocol wants one. Nothing is fitted: a user's class may be slow,
-or fail on data for reasons of its own that the run reports as it always did.
+neither declares gets one cheap check of the value as built: a string where the default is a number
+(``C: one``, ``max_iter: '100'``) is refused, as a quoted number is where the protocol wants one. Nothing is
+fitted: a user's class may be slow, or fail on data for reasons of its own that the run reports as it always
+did.
 """
 
 import functools
