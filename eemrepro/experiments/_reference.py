@@ -74,7 +74,7 @@ PROTOCOL_KEYS = {
     "fit_memory_gb": "Address-space limit of the process that fits: past it the fit fails with MemoryError "
                      "(recorded) instead of taking the machine down.",
     "standalone_timing": "`first-fold` also times a standalone fit of each point of a path fit on fold 0 of each "
-                         "repeat (EEM Table 5); `none`.",
+                         "repeat (what a time table's standalone column reads); `none`.",
     "fit_threads": "BLAS threads of each fit (OpenMP: one), whatever `--jobs` and backend: the same config gives "
                    "the same records however many workers run beside it. Raise it for a few big fits on an "
                    "otherwise idle machine; each record stores it (`fit_threads`), its identity does not (it "
@@ -99,14 +99,12 @@ MODEL_KEYS = {
 KINDS = {
     "grid-search": "Each model's grid on every split: one record per (data set, model, grid point, repeat, fold), "
                    "its metrics, timings and criteria. The papers' classifier tables.",
-    "dcs-correlation": "EEM Table 1: random hidden layers x projection directions, D_CS against the Fisher-like ratio "
-                       "per (data set, h); no models.",
-    "embedding": "MELM's 2-D projections of each data set, stored for the figures (MELM Figures 3-5).",
-    "restarts": "MELM's random restarts: the objective of each start, for the restart figures.",
-    "projection": "A projection (MELM, PCA variants) fitted per fold, then the `analysis.classifiers` on its image "
-                  "(MELM Table 2).",
-    "projection-visual": "A projection fitted on subsamples, the classifiers cross-validated on its image "
-                         "(MELM Table 3).",
+    "dcs-correlation": "Random hidden layers x projection directions: D_CS against the Fisher-like ratio per "
+                       "(data set, h); no models.",
+    "embedding": "A projection's 2-D image of each data set, stored for the figures.",
+    "restarts": "A projection's random restarts: the objective of each start, for the restart figures.",
+    "projection": "A projection fitted per fold, then the `analysis.classifiers` on its image.",
+    "projection-visual": "A projection fitted on subsamples, the classifiers cross-validated on its image.",
 }
 
 
