@@ -97,12 +97,13 @@ class TableRows:
         self.spec, self.selection, self.unfinished = spec, selection, unfinished
         self.table = Table(spec, selection)
         self.rows, self.extra = {}, {}
+        self.named = stable_text(spec)  # the spec as a kept piece's name holds it: made once, not once a group
 
     def add(self, records, state=None):
         """The cells of ``records`` (a group of data sets' records of the table's kind); ``state``: what the group
         was read from (``Records.group_state``), under which its cells are kept for the next command (``_kept``)."""
         what = None if state is None else \
-            f"cells {state} {stable_text(self.spec)} {self.table.selection} {sorted(map(repr, self.unfinished))}"
+            f"cells {state} {self.named} {self.table.selection} {sorted(map(repr, self.unfinished))}"
         rows, extra = kept(what, lambda: self.table.shape.rows(records, self.table, self.unfinished))
         self.rows.update(rows)
         self.extra.update(extra)
