@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..models._base import _chunk_rows
 from ..models._features import ACTIVATIONS, _draw_hidden_layer, _hidden_activations
 from ..models._moments import _accumulate_class_moments, _ledoit_wolf_from_moments
 from ._kinds import ExperimentKind, register_kind
@@ -63,6 +62,8 @@ def draw_betas(n_betas, h, distribution, rng):
 
 def correlation_pairs(X, y, h, activation, covariance, n_betas, rng, beta="uniform"):
     """(dcs, ratio) arrays for one random layer and ``n_betas`` random betas drawn from ``beta``."""
+    from ..models._base import _chunk_rows  # scikit-learn, imported by the units that compute, not by a plan
+
     weights, biases = _draw_hidden_layer(h, X.shape[1], rng)
 
     def transform(chunk):

@@ -16,17 +16,6 @@ which way is better.
 from dataclasses import dataclass
 
 import numpy as np
-import sklearn
-from sklearn.metrics import (
-    accuracy_score,
-    auc,
-    balanced_accuracy_score,
-    confusion_matrix,
-    recall_score,
-    roc_auc_score,
-    roc_curve,
-)
-from sklearn.preprocessing import label_binarize
 
 from ._registry import Registry
 
@@ -59,16 +48,22 @@ class Metric:
 def _gmean(y_true, y_pred, classes=None):
     # Geometric mean of the per-class recalls: sqrt(TPR * TNR) for two classes
     # (EEM paper, SPEC section 2), its k-th root analogue for k classes.
+    from sklearn.metrics import recall_score  # (each scorer imports scikit-learn: a plan or a report does not)
+
     labels = np.unique(y_true)
     recalls = recall_score(y_true, y_pred, labels=labels, average=None, zero_division=0.0)
     return np.prod(recalls) ** (1.0 / len(labels))
 
 
 def _bac(y_true, y_pred, classes=None):
+    from sklearn.metrics import balanced_accuracy_score
+
     return balanced_accuracy_score(y_true, y_pred)
 
 
 def _error(y_true, y_pred, classes=None):
+    from sklearn.metrics import accuracy_score
+
     return 1.0 - accuracy_score(y_true, y_pred)
 
 
@@ -95,6 +90,9 @@ def _error_cm(cm, in_true):
 def _auc(y_true, score, classes=None):
     """Binary: ROC AUC of the positive class's score; multiclass: the macro mean of the
     one-vs-rest AUCs of the columns (rank-based, so decision values need not be probabilities)."""
+    from sklearn.metrics import auc, roc_auc_score, roc_curve
+    from sklearn.preprocessing import label_binarize
+
     if score.ndim == 1:
         # roc_auc_score's own binary path (the larger label positive, the trapezoid under roc_curve), called
         # directly: it checks the targets' type three times over, the cost of a small test fold's scoring.
@@ -148,11 +146,15 @@ def score_all(y_true, y_pred, score, classes):
     """
     # The arguments below are ours and valid: scikit-learn's check of each call's parameters is skipped (a
     # third of the scoring time of a small test fold); its checks of the data stay.
+    import sklearn
+
     with sklearn.config_context(skip_parameter_validation=True):
         return _score_all(y_true, y_pred, score, classes)
 
 
 def _score_all(y_true, y_pred, score, classes):
+    from sklearn.metrics import confusion_matrix
+
     values = {}
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     labels = np.unique(y_true)

@@ -18,7 +18,6 @@ of repeats or on which other data sets a config lists.
 import hashlib
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 
 def derive_seed(*parts):
@@ -69,6 +68,8 @@ class StratifiedKFoldSplitter(_RepeatedSplitter):
         self.n_folds = n_splits
 
     def split_at(self, y, repeat, fold):
+        from sklearn.model_selection import StratifiedKFold  # the splits are drawn by the units, not by a plan
+
         skf = StratifiedKFold(n_splits=self.n_splits, shuffle=True, random_state=self._seed(repeat))
         return list(skf.split(np.zeros(len(y)), y))[fold]
 
@@ -86,6 +87,8 @@ class StratifiedTrainTestSplitter(_RepeatedSplitter):
     def split_at(self, y, repeat, fold):
         if fold != 0:
             raise IndexError(f"a train/test splitter has one split per repeat, not fold {fold}")
+        from sklearn.model_selection import StratifiedShuffleSplit
+
         sss = StratifiedShuffleSplit(n_splits=1, train_size=self.train_size, random_state=self._seed(repeat))
         return next(sss.split(np.zeros(len(y)), y))
 
@@ -129,6 +132,8 @@ def split_positions(protocol, dataset):
 
 def inner_split(y_train, inner_folds, seed, dataset, repeat, fold, inner):
     """(train, validation) positions within an outer training part (nested selection)."""
+    from sklearn.model_selection import StratifiedKFold
+
     skf = StratifiedKFold(n_splits=inner_folds, shuffle=True,
                           random_state=derive_seed(seed, dataset, "inner", repeat, fold))
     return list(skf.split(np.zeros(len(y_train)), y_train))[inner]

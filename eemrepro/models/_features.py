@@ -6,7 +6,6 @@ units is the first h units of the map with H > h units drawn from the same
 """
 
 import numpy as np
-from sklearn.metrics.pairwise import rbf_kernel
 
 ACTIVATIONS = ("sig", "nsig", "rbf")
 
@@ -94,6 +93,8 @@ def _kernel_whitening(K_landmarks):
 
 def _rbf(X, Y, gamma):
     """Gaussian kernel exp(-gamma ||x - y||^2) in X's dtype."""
+    from sklearn.metrics.pairwise import rbf_kernel  # here: a config's check of ``activation`` reads ACTIVATIONS
+
     return rbf_kernel(X, Y.astype(X.dtype, copy=False), gamma=gamma)
 
 

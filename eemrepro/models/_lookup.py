@@ -42,13 +42,11 @@ _IMPORTED = {}
 _CODE_TEXTS = {}
 
 
-@functools.cache
 def builtin_estimators():
-    """The names of the package's classifiers and transformers (a tuple; computed once)."""
+    """The names of the package's classifiers and transformers (a tuple, known without importing them)."""
     from .. import models
 
-    return tuple(n for n in models.__all__
-                 if inspect.isclass(getattr(models, n)) and hasattr(getattr(models, n), "fit"))
+    return models.ESTIMATORS
 
 
 def is_builtin(name):
