@@ -12,7 +12,7 @@ seconds only on a quiet one. The ratio is the median wall time over the target
 
 Each command is measured twice: ``first``, with nothing kept (``EEMREPRO_CACHE=0``: what a fresh checkout, a
 changed store or changed code costs), and ``kept``, after one unmeasured run in a cache folder of its own (what
-the next ``make tables``, ``report`` or ``check`` of unchanged folders costs: ``reports._kept``).
+the next ``make tables``, ``report`` or ``check`` of unchanged folders costs: ``eemrepro._kept``).
 
 Targets (issue 66, item 6), on a 2-core machine: ``tables`` (every format,
 full layout, CI's command) at most 5 s and 600 MB; ``report`` with the pins at

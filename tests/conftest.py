@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-# What the reports keep of unchanged folders (``reports._kept``) is off for the suite, in this process and the
+# What the reports keep of unchanged folders (``eemrepro._kept``) is off for the suite, in this process and the
 # commands it starts: a test that plants a failure in a reader or counts its reads meets the reader itself.
 # tests/reports/test_kept.py turns it on, in a folder of its own.
 os.environ["EEMREPRO_CACHE"] = "0"

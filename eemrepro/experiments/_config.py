@@ -140,6 +140,9 @@ class ModelSpec:
     home: str | None = field(default=None, compare=False)
     # False in a config read back from a store for the reports: a user's estimator is not imported then.
     imported: bool = field(default=True, compare=False)
+    # The class attributes a plan reads (``TRAITS``), as the config's check found them (kept with its verdict,
+    # ``_Judge``); None: asked of the class.
+    traits: dict | None = field(default=None, compare=False, repr=False)
 
     def params_for(self, dataset):
         """The fixed parameters on ``dataset`` (``per_dataset`` overrides the model's own)."""
@@ -147,6 +150,13 @@ class ModelSpec:
 
     def estimator_class(self):
         return resolve_estimator(self.estimator, self.home)
+
+    def trait(self, name):
+        """The estimator class's ``name`` (one of ``TRAITS``; None where it has none), without importing it where
+        the config's check kept it."""
+        if self.traits is not None and name in self.traits:
+            return self.traits[name]
+        return getattr(self.estimator_class(), name, None)
 
     @property
     def path_param(self):
@@ -157,7 +167,7 @@ class ModelSpec:
         """
         if not self.imported:
             return None
-        name = getattr(self.estimator_class(), "_path_param", None)
+        name = self.trait("_path_param")
         return name if name in self.grid else None
 
     def grid_points(self):
@@ -424,7 +434,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
         home = os.path.normpath(os.path.join(ctx.home or ".", raw["home"]))
         ctx = _Context(ctx.source, "", ctx.lines, home=home, import_estimators=ctx.import_estimators)
     imported = ctx.import_estimators or is_builtin(str(raw["estimator"]))
-    cls = _estimator(ctx, path, raw["estimator"], classifier) if imported else None
+    judge = _Judge(ctx, path, str(raw["estimator"]), classifier) if imported else None
     grid_raw = raw.get("grid", {}) or {}
     if not isinstance(grid_raw, dict):
         raise ctx.error(path + ("grid",), "the grid is a mapping parameter -> values")
@@ -432,7 +442,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
     for key, spec in grid_raw.items():
         values = _grid_values(ctx, path + ("grid", key), spec)
         for v in values:
-            _check_param(ctx, path + ("grid", key), cls, key, v)
+            judge and judge.asks(path + ("grid", key), key, v)
         grid[key] = values
     params = {}
     from ._metrics import SCORES
@@ -444,7 +454,7 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
         if key in ("estimator", "grid", "per_dataset", "score", "home"):
             continue
         value = _number(value)
-        _check_param(ctx, path + (key,), cls, key, value)
+        judge and judge.asks(path + (key,), key, value)
         if key in grid:
             raise ctx.error(path + (key,), "set both as a fixed parameter and in the grid")
         params[key] = value
@@ -461,12 +471,57 @@ def _model(ctx, name, raw, datasets=(), section=("models",), classifier=True):
         per_dataset[str(dataset)] = {}
         for key, value in values.items():
             value = _number(value)
-            _check_param(ctx, where + (key,), cls, key, value)
+            judge and judge.asks(where + (key,), key, value)
             if key in grid:
                 raise ctx.error(where + (key,), "set both as a per-data-set parameter and in the grid")
             per_dataset[str(dataset)][key] = value
     return ModelSpec(name=str(name), estimator=str(raw["estimator"]), params=params, grid=grid,
-                     per_dataset=per_dataset, score=score, home=home, imported=imported)
+                     per_dataset=per_dataset, score=score, home=home, imported=imported,
+                     traits=None if judge is None else judge.verdict())
+
+
+@dataclass
+class _Judge:
+    """A model's estimator and the parameter values the config gives it, judged by the estimator once the model
+    is read (``_estimator``, ``_check_param``), the first refusal raised naming its key and line.
+
+    For one of the package's own estimators the answer "all taken" is kept (``eemrepro._kept``) under the package's
+    code, scikit-learn's version and the values: the next read of the same config (``status``, a resumed run, the
+    reports) imports no estimator and no scikit-learn for it. A user's estimator is judged every time.
+    """
+
+    ctx: object
+    path: tuple
+    estimator: str
+    classifier: bool
+    asked: list = field(default_factory=list)
+
+    def asks(self, path, key, value):
+        self.asked.append((path, key, value))
+
+    def verdict(self):
+        from importlib.metadata import version
+
+        from .._kept import kept, stable_text
+        from ..models._lookup import is_builtin
+
+        what = None
+        if is_builtin(self.estimator):
+            what = (f"estimator judged: scikit-learn {version('scikit-learn')} {self.estimator} {self.classifier} "
+                    f"{stable_text([(key, value) for _, key, value in self.asked])}")
+        return kept(what, self._judge)
+
+    def _judge(self):
+        """The class's ``TRAITS``, once it took every value asked."""
+        cls = _estimator(self.ctx, self.path, self.estimator, self.classifier)
+        for path, key, value in self.asked:
+            _check_param(self.ctx, path, cls, key, value)
+        return {name: getattr(cls, name, None) for name in TRAITS}
+
+
+#: The estimator class attributes a plan reads: the grid parameter one ``fit_path`` covers, and the parameters that
+#: change only its speed (out of a record's identity).
+TRAITS = ("_path_param", "_speed_only_params")
 
 
 def _estimator(ctx, path, name, classifier):

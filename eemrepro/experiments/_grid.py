@@ -62,7 +62,7 @@ class GridSearch(ExperimentKind):
         proto = config.protocol
         # An estimator names the parameters that change only its speed (a cache size).
         # (A user's estimator read back for the reports, not imported, names none.)
-        speed_only = getattr(spec.estimator_class(), "_speed_only_params", ()) if spec.imported else ()
+        speed_only = (spec.trait("_speed_only_params") or ()) if spec.imported else ()
         ident = {"kind": self.name, "estimator": spec.estimator,
                  **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())
                     if k not in speed_only},

@@ -21,7 +21,7 @@ from ._compare import (
     write_cd,
 )
 from ._document import benchmark_section, document
-from ._kept import kept, stable_text, tree_state
+from .._kept import kept, stable_text, tree_state
 from ._matrix import latex_table
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings

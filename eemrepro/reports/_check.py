@@ -33,7 +33,7 @@ import pandas as pd
 
 from .._yaml import YAMLDocumentError, load_yaml_file
 from ..papers import registered_papers
-from ._kept import kept, stable_text, tree_state
+from .._kept import kept, stable_text, tree_state
 from ._records import split_by_kind, with_baselines
 from ._spec import registered_tables
 from ._shapes import Table

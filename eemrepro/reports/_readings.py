@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..papers import registered_papers
-from ._kept import say_again, with_warnings
+from .._kept import say_again, with_warnings
 from ._shapes import Table
 
 READINGS_DIR = "readings"

@@ -19,7 +19,7 @@ from ..store import ResultStore
 from ..store._files import stores_inside
 from ..store._segments import as_frame
 from ..store._store import LARGE_FRAME, concat_frames, distinct, release_memory, repeats_per_cell
-from ._kept import folder_state, kept_read
+from .._kept import folder_state, kept_read
 
 #: The columns the tables, the checks and the figures read (``ResultStore.frame`` reads nothing else).
 REPORT_COLUMNS = ("kind", "status", "converged", "metrics", "criteria", "fit_seconds", "path_size",

@@ -42,7 +42,7 @@ from ._compare import (
 )
 from ._document import benchmark_parts, document
 from ._figures import build_figures
-from ._kept import file_state, kept, tree_state
+from .._kept import file_state, kept, tree_state
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, readings_frames, start_readings
 from ._records import SITE_COLUMNS, Records, split_by_kind, with_baselines

@@ -20,7 +20,7 @@ from ._cells import (  # noqa: F401  (the cells' pieces, as the reports and thei
     solvers_phrase,
     timeout_limit,
 )
-from ._kept import kept, stable_text
+from .._kept import kept, stable_text
 from ._records import Records, split_by_kind  # noqa: F401  (split_by_kind: as the reports name it)
 from ._shapes import (  # noqa: F401  (re-exported through reports)
     Table,

@@ -1,4 +1,4 @@
-"""What the reports keep of unchanged results folders (``reports._kept``): a kept piece gives the same files as a
+"""What the reports keep of unchanged results folders (``eemrepro._kept``): a kept piece gives the same files as a
 new one, and any change to what it was made of (a record, the config, a run file, the code) makes it again.
 
 The expected outputs are those of the same command with the cache off (``EEMREPRO_CACHE=0``, as the rest of the
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from eemrepro.reports import _kept, _records, _shapes, build_tables
+from eemrepro import _kept
+from eemrepro.reports import _records, _shapes, build_tables
 from eemrepro.reports._check import build_checked
 from eemrepro.reports._spec import registered_tables
 from tests.helpers import killed_run
@@ -186,7 +187,7 @@ def test_off_keeps_nothing_and_the_oldest_go_past_the_limit(store, tmp_path, mon
 def test_a_specification_is_named_the_same_in_every_process():
     # A function in a table's specification is named by its module, name and file, not by its address; sets by
     # their sorted elements (string hashing differs from one process to the next).
-    code = ("from eemrepro.reports._kept import stable_text; from eemrepro.reports._spec import registered_tables; "
+    code = ("from eemrepro._kept import stable_text; from eemrepro.reports._spec import registered_tables; "
             "import hashlib; print(hashlib.sha256(stable_text((registered_tables(), {'a', 'b', 'c'})).encode())"
             ".hexdigest())")
     names = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,

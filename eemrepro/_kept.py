@@ -1,4 +1,5 @@
-"""What the reports made of unchanged results folders, kept for the next command that reads them.
+"""What the commands made of unchanged inputs, kept for the next command that reads them: the reports' reading
+of results folders, and a config's verdict on the parameters of the package's own estimators.
 
 Reading a folder (its segments checked, decoded and joined, each record's identity checked against the
 folder's config: ``_records._folder_frame``) and choosing each table's cells from its records
@@ -15,6 +16,12 @@ such piece is kept under the user's cache folder, named by everything it was mad
   tables too), and the versions of Python, numpy, pandas and pyarrow;
 - what was asked: the columns and data sets read; a table's specification, selection rule and the cells the
   folders' configs leave unfinished.
+
+A config names the package's estimators and their parameter values; whether each estimator takes them (its
+declared constraints, its own check: ``experiments._params``) is the same answer for the same values, code and
+scikit-learn, so the answer "all taken" is kept under those (``experiments._config``): ``status`` of an unchanged
+config imports no scikit-learn. A refusal is not kept (it is said again, judged afresh); a user's estimator is
+judged every time (its code is not this package's).
 
 The warnings raised while a piece was made (a damaged line, an unverified segment) are kept with it and said
 again whenever it is given: a command says the same as when nothing was kept. An entry that cannot be read is
@@ -61,7 +68,7 @@ def _code_digest():
     import pandas
     import pyarrow
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parent
     h = hashlib.sha256(f"{_FORMAT} {platform.python_version()} {numpy.__version__} {pandas.__version__} "
                        f"{pyarrow.__version__}".encode())
     for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
