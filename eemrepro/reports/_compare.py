@@ -536,7 +536,8 @@ def posterior_files(result, pairs, cols=4):
             _simplex(ax, result["posteriors"][(m, b)], (m, b), tuple(probabilities.loc[(m, b)]))
         for ax in list(axes.flat)[len(pairs):]:
             ax.axis("off")
-        for fmt, metadata in (("svg", {"Date": None, "Creator": None}),
+        # No metadata block in the SVG: a page that draws it inline links nothing on the network.
+        for fmt, metadata in (("svg", {"Date": None, "Creator": None, "Format": None, "Type": None}),
                               ("pdf", {"CreationDate": None, "Creator": None, "Producer": None})):
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, bbox_inches="tight", metadata=metadata)

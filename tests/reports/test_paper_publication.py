@@ -165,6 +165,7 @@ def test_the_posterior_files_are_written_beside_the_cd_files(built, store, name)
     assert root.tag.endswith("svg")
     assert pdf.startswith(b"%PDF") and pdf.rstrip().endswith(b"%%EOF")
     text = svg.decode()
+    assert "http://" not in text.replace("http://www.w3.org", "")  # no metadata block: a page inlines it offline
     md = (out / (f"{name}.md" if name == "summary" else f"{name}_comparison.md")).read_text()
     section = md.split("Bayesian signed-rank test across data sets", 1)[1].split("\n## ", 1)[0]
     rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()
