@@ -155,7 +155,9 @@ def _write_paper_table(section, out, formats, prov, limit):
                for fmt in formats]
     if matrix is not None and "latex" in formats:
         path = out / f"{spec.stem}_matrix.tex"
-        path.write_text(matrix.latex(provenance_lines(prov, section.title, section.notes)))
+        said = f"this file: the reproduced values alone, data sets x methods (beside the published ones: " \
+               f"{spec.stem}.md)"
+        path.write_text(matrix.latex(provenance_lines(prov, section.title, [said, *section.notes])))
         written.append(path)
     compared = _write_comparison(section.comparison, out, formats, prov)
     if section.summary is not None:

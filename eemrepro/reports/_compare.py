@@ -451,7 +451,8 @@ def write_cd_files(wide, stem, greater_is_better=True, highlight=(), min_dataset
 
 
 def write_cd(drawn, stem):
-    """``stem.svg`` and ``stem.pdf`` of a drawn diagram (``cd_files``' bytes); [] for None."""
+    """``stem.svg`` and ``stem.pdf`` of a drawn figure (``cd_files``' or ``posterior_files``' bytes); [] for
+    None."""
     if drawn is None:
         return []
     stem = Path(stem)
