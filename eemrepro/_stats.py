@@ -312,11 +312,19 @@ def fold_test_share(keys):
     return 1.0 / k if k >= 2 else None
 
 
+#: The columns of ``correlated_pairs``' frame: a pair on a data set, the (repeat, fold) test folds both have
+#: (``folds``, of ``repeats`` repeats), the correlation used (the test part's share), the mean difference, the rope
+#: and the three probabilities.
+CORRELATED_COLUMNS = ("model", "baseline", "dataset", "folds", "repeats", "test share", "mean difference", "rope",
+                      *BAYES_COLUMNS)
+
+
 def correlated_pairs(folds, pairs, rope, greater_is_better=True, shares=None):
     """The Bayesian correlated t-test of each (model, baseline) pair on each data set where both have test folds:
     ``folds`` {(data set, method): ((repeat, fold, value), ...)} (the table's units, as ``rope``), the two paired
-    on the (repeat, fold) both have. A frame: model, baseline, data set, folds, mean difference (the model's
-    minus the baseline's), rope and ``BAYES_COLUMNS``. The correlation is the folds' test share
+    on the (repeat, fold) both have. A frame (``CORRELATED_COLUMNS``): model, baseline, data set, folds (and the
+    repeats they come from), test share (the correlation), mean difference (the model's minus the baseline's),
+    rope and ``BAYES_COLUMNS``. The correlation is the folds' test share
     (``fold_test_share``), else the data set's in ``shares`` ({data set: its test part's share}, a train-test
     split's); a data set with neither is left out."""
     datasets = list(dict.fromkeys(d for d, _ in folds))
@@ -333,7 +341,7 @@ def correlated_pairs(folds, pairs, rope, greater_is_better=True, shares=None):
                 continue
             a, c = np.array([v for _, v, _ in paired]), np.array([v for _, _, v in paired])
             rows.append({"model": m, "baseline": b, "dataset": d, "folds": len(paired),
+                         "repeats": len({r for (r, _), _, _ in paired}), "test share": float(share),
                          "mean difference": float((a - c).mean()), "rope": rope,
                          **_probability_row(correlated_ttest(a, c, rope, share, greater_is_better))})
-    return pd.DataFrame(rows, columns=["model", "baseline", "dataset", "folds", "mean difference", "rope",
-                                       *BAYES_COLUMNS])
+    return pd.DataFrame(rows, columns=list(CORRELATED_COLUMNS))

@@ -122,7 +122,7 @@ def _tables_document(dirs, specs, selection, layout, tables):
         cells = check(None, unfinished=results.unfinished, tables=[s.id for s in specs], built=checked)
         claims = evaluate_claims(None, selection=selection, unfinished=results.unfinished, built=built)
         readings = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
-    doc = document(specs, built, prov, selection, cells, claims, readings)
+    doc = document(specs, built, prov, selection, cells, claims, readings, limit)
     return doc, benchmark_tables(benches, made, prov, selection), limit
 
 
@@ -147,17 +147,35 @@ def _write_document(doc, out, formats, limit, dirs, specs, benches):
 def _write_paper_table(section, out, formats, prov, limit):
     """A paper's table (its ``Section``: the content the report draws too) in each format, with its comparison
     with new models and its summary, where it shows."""
-    table, df, spec = section.table, section.frame, section.spec
+    table, df, spec, matrix = section.table, section.frame, section.spec, section.matrix
     columns, wide = table.columns(limit)
+    if matrix is not None:  # the data sets x methods view with the matrix's best cells in bold
+        wide = (*wide[:2], metric_cell(spec.metric, limit, table.digits, best=matrix.best))
     written = [write_table(df, out / spec.stem, fmt, section.title, prov, columns, wide, section.notes)
                for fmt in formats]
+    if matrix is not None and "latex" in formats:
+        path = out / f"{spec.stem}_matrix.tex"
+        said = f"this file: the reproduced values alone, data sets x methods (beside the published ones: " \
+               f"{spec.stem}.md)"
+        path.write_text(matrix.latex(provenance_lines(prov, section.title, [said, *section.notes])))
+        written.append(path)
     compared = _write_comparison(section.comparison, out, formats, prov)
     if section.summary is not None:
         # The summary ranks the paper's columns; it names the file that ranks the others, where there is one.
         ranked = next((p.name for p in sorted(compared, key=lambda p: p.suffix != ".md")), None)
         written.append(_write_summary(section.summary, out / f"{spec.summary}.md", ranked))
         written += write_cd(section.summary.diagram, out / f"{section.summary.stem}_cd")
+        written += write_cd(section.summary.posterior, out / f"{section.summary.stem}_posterior")
+        if section.summary.bayes is not None and "csv" in formats:
+            written.append(_write_ttests(section.summary.bayes, out / f"{section.summary.stem}_ttests.csv"))
     return written + compared
+
+
+def _write_ttests(bayes, path):
+    """``path``: each pair's Bayesian correlated t-test on each data set (``bayes_tests``' ``by_dataset``: the
+    rows the Markdown prints, every column: the folds and repeats paired, the test share, the rope)."""
+    bayes["by_dataset"].to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    return path
 
 
 def _write_claims(doc, out):
@@ -233,9 +251,10 @@ def _write_summary(summary, path, compared=None):
 
 
 def _write_comparison(comparison, out, formats, prov):
-    """``<stem>_comparison.md`` (and ``.csv``, ``.tex``: its pairs, whatever columns they hold) of a
-    ``Comparison`` (``_compare``) and its critical-difference diagram ``<stem>_cd.svg`` and ``.pdf``; nothing
-    without one (a table of the paper's models alone)."""
+    """``<stem>_comparison.md`` (and ``.csv``, ``.tex``: its pairs, whatever columns they hold; with the CSV, each
+    pair's correlated t-test on each data set, ``<stem>_comparison_ttests.csv``) of a ``Comparison``
+    (``_compare``), its critical-difference diagram ``<stem>_cd.svg`` and ``.pdf`` and its pairs' signed-rank
+    posteriors ``<stem>_posterior.svg`` and ``.pdf``; nothing without one (a table of the paper's models alone)."""
     if comparison is None:
         return []
     spec, result = comparison.spec, comparison.result
@@ -256,7 +275,10 @@ def _write_comparison(comparison, out, formats, prov):
         path.write_text(latex_table(comparison_frame(result), provenance_lines(prov, comparison.title),
                                     comparison_notes(result)))
         written.append(path)
-    return written + write_cd(comparison.diagram, out / f"{comparison.stem}_cd")
+    if "csv" in formats:
+        written.append(_write_ttests(result, out / f"{spec.stem}_comparison_ttests.csv"))
+    return written + write_cd(comparison.diagram, out / f"{comparison.stem}_cd") + \
+        write_cd(comparison.posterior, out / f"{comparison.stem}_posterior")
 
 
 def _write_readings(dirs, out, prov, specs, frames, formats):

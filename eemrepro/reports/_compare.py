@@ -451,7 +451,8 @@ def write_cd_files(wide, stem, greater_is_better=True, highlight=(), min_dataset
 
 
 def write_cd(drawn, stem):
-    """``stem.svg`` and ``stem.pdf`` of a drawn diagram (``cd_files``' bytes); [] for None."""
+    """``stem.svg`` and ``stem.pdf`` of a drawn figure (``cd_files``' or ``posterior_files``' bytes); [] for
+    None."""
     if drawn is None:
         return []
     stem = Path(stem)
@@ -509,11 +510,13 @@ def _simplex(ax, draws, names, probabilities):
     ax.axis("off")
 
 
-def posterior_diagram(result, cols=4):
-    """The Bayesian signed-rank posterior of each ``plotted_pairs`` pair of a ``compare_methods`` result, one
-    simplex each (``_simplex``), as SVG text; None without a pair or without matplotlib. Its points are the
-    seeded draws: the same records give the same bytes."""
-    pairs = plotted_pairs(result)
+def posterior_files(result, pairs, cols=4):
+    """{"svg": bytes, "pdf": bytes}: the Bayesian signed-rank posterior of each of ``pairs`` ((model, baseline)
+    pairs of ``result``: a ``compare_methods`` result or a ``bayes_tests`` dict, whose ``pairs`` frame holds their
+    probabilities and ``posteriors`` their draws), one simplex each (``_simplex``); None without a pair drawn or
+    without matplotlib. Its points are the seeded draws, and as ``cd_files``' the files carry no date or version
+    and the SVG's ids are salted with a fixed text: the same records give the same bytes."""
+    pairs = [p for p in pairs if p in result.get("posteriors", {})]
     if not pairs:
         return None
     try:
@@ -523,19 +526,34 @@ def posterior_diagram(result, cols=4):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    plt.rcParams["svg.hashsalt"] = "eemrepro"
     cols = min(cols, len(pairs))
     rows = -(-len(pairs) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.5 * rows), squeeze=False)
     probabilities = result["pairs"].set_index(["model", "baseline"])[list(BAYES_COLUMNS)]
-    for ax, (m, b) in zip(axes.flat, pairs, strict=False):
-        _simplex(ax, result["posteriors"][(m, b)], (m, b), tuple(probabilities.loc[(m, b)]))
-    for ax in list(axes.flat)[len(pairs):]:
-        ax.axis("off")
-    buf = io.StringIO()
+    out = {}
     # Its labels as text (the probabilities a reader can select and a test can find), not glyph outlines.
-    with plt.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with plt.rc_context({"svg.hashsalt": "eemrepro", "svg.fonttype": "none", "pdf.fonttype": 42}):
+        fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.5 * rows), squeeze=False)
+        for ax, (m, b) in zip(axes.flat, pairs, strict=False):
+            _simplex(ax, result["posteriors"][(m, b)], (m, b), tuple(probabilities.loc[(m, b)]))
+        for ax in list(axes.flat)[len(pairs):]:
+            ax.axis("off")
+        # No metadata block in the SVG: a page that draws it inline links nothing on the network.
+        for fmt, metadata in (("svg", {"Date": None, "Creator": None, "Format": None, "Type": None}),
+                              ("pdf", {"CreationDate": None, "Creator": None, "Producer": None})):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, bbox_inches="tight", metadata=metadata)
+            out[fmt] = buf.getvalue()
     plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return out
+
+
+def write_posterior(result, pairs, stem):
+    """``stem.svg`` and ``stem.pdf``: the posteriors of ``pairs`` of ``result`` (``posterior_files``); the paths
+    written, [] where none can be drawn."""
+    return write_cd(posterior_files(result, pairs), stem)
+
+
+def posterior_diagram(result, cols=4):
+    """The posteriors of a ``compare_methods`` result's ``plotted_pairs`` (``posterior_files``) as SVG text (the
+    ``<svg>`` element); None without a pair or without matplotlib."""
+    return svg_inline(posterior_files(result, plotted_pairs(result), cols))

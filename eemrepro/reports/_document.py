@@ -13,12 +13,21 @@ from functools import cached_property
 
 import pandas as pd
 
-from .._stats import ranks_and_tests, wins_draws_losses
+from .._stats import average_ranks, ranks_and_tests, wins_draws_losses
 from ..experiments import get_metric
 from ._benchmark import SIDES, benchmark_frame, benchmarks, compared
 from ._cells import timeout_limit
 from ._benchmark import comparison_title as benchmark_title
-from ._compare import PAPER_SIDES, bayes_tests, cd_files, compare_methods, configured_rope, configured_shares
+from ._compare import (
+    PAPER_SIDES,
+    bayes_tests,
+    cd_files,
+    compare_methods,
+    configured_rope,
+    configured_shares,
+    plotted_pairs,
+    posterior_files,
+)
 from ._matrix import Matrix
 from ._records import SITE_COLUMNS, Records
 from ._shapes import Table
@@ -51,6 +60,15 @@ class Summary:
         wide = self.frame.pivot_table(index="dataset", columns="method", values=self.table.value).dropna()
         return cd_files(wide, self.rule.greater_is_better, min_datasets=3, name=f"{self.table.id}-summary-cd")
 
+    @cached_property
+    def posterior(self):
+        """The signed-rank posteriors of the paper's pairs (``_compare.posterior_files``: SVG and PDF bytes, one
+        simplex a pair), drawn once for the files (``<summary>_posterior``) and the page; None without one."""
+        if self.bayes is None:
+            return None
+        return posterior_files(self.bayes, list(zip(self.bayes["pairs"]["model"], self.bayes["pairs"]["baseline"],
+                                                    strict=True)))
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -74,6 +92,12 @@ class Comparison:
         return cd_files(result["wide"], result["rule"].greater_is_better,
                         highlight=result["new"] if result["baselines"] else (), name=f"{self.spec.id}-cd")
 
+    @cached_property
+    def posterior(self):
+        """The signed-rank posteriors of its ``_compare.plotted_pairs`` (``_compare.posterior_files``: SVG and PDF
+        bytes), drawn once for the files (``<table>_posterior``) and the page; None without one."""
+        return posterior_files(self.result, plotted_pairs(self.result))
+
 
 @dataclass(frozen=True)
 class Section:
@@ -85,7 +109,7 @@ class Section:
     notes: list
     summary: Summary = None
     comparison: Comparison = None
-    matrix: Matrix = None  # a benchmark's data sets x models, its best cells marked (``_matrix``)
+    matrix: Matrix = None  # data sets x models, its best cells marked (``_matrix``): a benchmark's, a paper's ranked
 
     @property
     def spec(self):
@@ -127,14 +151,39 @@ def compare(spec, df, selection, new=None, sides=None, title=None, rope=None, sh
     return Comparison(spec, result, title or comparison_title(spec, selection), sides or PAPER_SIDES)
 
 
-def paper_section(table, df, selection, rope=None, shares=None):
+def paper_section(table, df, selection, rope=None, shares=None, limit=None):
     """A paper's table's ``Section``: its title and notes, the paper's summary of its columns and the comparison
     of its new models (a table that compares methods: the metric shape's), its Bayesian tests under ``rope``
-    (``shares``: ``compare``'s)."""
-    ranks = table.shape.compares_methods
-    return Section(table, df, table.title(df), table.notes(df),
-                   summary=summarize(table, df, rope, shares) if ranks else None,
-                   comparison=compare(table.spec, df, selection, rope=rope, shares=shares) if ranks else None)
+    (``shares``: ``compare``'s), and its ``Matrix`` (the reproduced values, the best of each data set marked, the
+    average ranks of ``paper_ranks``; ``limit``: the fit budget a timed-out cell ran past)."""
+    if not table.shape.compares_methods:
+        return Section(table, df, table.title(df), table.notes(df))
+    summary = summarize(table, df, rope, shares)
+    comparison = compare(table.spec, df, selection, rope=rope, shares=shares)
+    ranks, ranked, what = paper_ranks(table, df, summary, comparison)
+    matrix = Matrix.of(table, df, ranks=ranks, limit=limit, ranked=ranked, rank_note=what)
+    return Section(table, df, table.title(df), table.notes(df), summary=summary, comparison=comparison,
+                   matrix=matrix)
+
+
+def paper_ranks(table, df, summary=None, comparison=None):
+    """(average ranks {method: rank}, the data sets they are taken on, what they rank in words) of a paper's
+    ranked table: its summary's (the paper's columns on the data sets where each has a value, as ``<summary>.md``
+    ranks them), else its comparison's (every model, new ones too, as ``<table>_comparison.md``), else every
+    method's on the data sets where all have a value (``_stats.average_ranks``); (None, None, "") where fewer than
+    two methods have a value on one data set."""
+    if summary is not None and "average_rank" in summary.tests:
+        return summary.tests["average_rank"], summary.tests["datasets"], \
+            f"the paper's columns, as {summary.stem}.md ranks them"
+    if comparison is not None and "ranks" in comparison.result:
+        ranks = comparison.result["ranks"]
+        return dict(zip(ranks["method"], ranks["average rank"], strict=True)), len(comparison.result["datasets"]), \
+            f"every model, as {comparison.stem}_comparison.md ranks them"
+    ok = df[df["status"] == "ok"]
+    wide = ok.pivot_table(index="dataset", columns="method", values=table.value, sort=False).dropna()
+    if len(wide) < 1 or wide.shape[1] < 2:
+        return None, None, ""
+    return average_ranks(wide, table.draw_rule.greater_is_better).to_dict(), len(wide), "every method"
 
 
 def benchmark_section(bench, df, selection, limit=None):
@@ -197,11 +246,12 @@ class Document:
     readings: dict = field(default_factory=dict)  # {table id: its readings' frame} (``_readings``)
 
 
-def document(specs, built, prov, selection, cells=None, claims=(), readings=None):
+def document(specs, built, prov, selection, cells=None, claims=(), readings=None, limit=None):
     """The ``Document`` of ``built`` ({table id: frame}, the tables of ``specs`` the results hold, read under
-    ``selection``), with the check's ``cells``, the judged ``claims`` and the ``readings``' frames."""
+    ``selection``), with the check's ``cells``, the judged ``claims`` and the ``readings``' frames; ``limit``: the
+    fit budget the timed-out records ran into (a matrix's "> N" cell)."""
     tables = [Table(s, selection) for s in specs if s.id in built]
     rope, shares = configured_rope(prov), configured_shares((prov or {}).get("run_configs", {}).values())
-    sections = {t.id: paper_section(t, built[t.id], selection, rope, shares) for t in tables
+    sections = {t.id: paper_section(t, built[t.id], selection, rope, shares, limit) for t in tables
                 if t.shape.shows(built[t.id])}
     return Document(prov, selection, sections, cells, list(claims or ()), dict(readings or {}))

@@ -208,8 +208,9 @@ def embedding_figure(records, stem, dataset, title=""):
 
 
 def _benchmark_diagrams(dirs, records, unfinished, selection, out):
-    """The critical-difference diagram of each benchmark of the results (``_document.benchmark_parts``: what
-    ``tables`` and ``report`` draw of it), as ``<benchmark>_cd.svg`` and ``.pdf``."""
+    """The critical-difference diagram and the signed-rank posteriors of each benchmark of the results
+    (``_document.benchmark_parts``: what ``tables`` and ``report`` draw of it), as ``<benchmark>_cd.svg`` and
+    ``.pdf``, ``<benchmark>_posterior.svg`` and ``.pdf``."""
     from ._compare import write_cd
     from ._document import benchmark_parts
     from ._records import split_by_kind
@@ -219,6 +220,7 @@ def _benchmark_diagrams(dirs, records, unfinished, selection, out):
         comparison = part.section.comparison
         if comparison is not None:
             written += write_cd(comparison.diagram, Path(out) / f"{comparison.stem}_cd")
+            written += write_cd(comparison.posterior, Path(out) / f"{comparison.stem}_posterior")
     return written
 
 

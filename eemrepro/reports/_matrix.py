@@ -53,12 +53,14 @@ class Matrix:
     best: frozenset  # {(data set, method)}: the best of its data set as printed
     ranks: dict = field(default_factory=dict)  # {method: average rank}
     ranked: int = 0  # the data sets the ranks are taken on (those where every model has a value)
+    rank_note: str = ""  # which models the ranks rank, where not every one (a paper's summary ranks its columns)
 
     @classmethod
-    def of(cls, table, df, ranks=None, limit=None, ranked=None):
+    def of(cls, table, df, ranks=None, limit=None, ranked=None, rank_note=""):
         """The matrix of ``df`` (a metric table's frame, one row per cell) read under ``table`` (``Table``: its
-        value column, printed decimals and draw rule). ``ranks``: each method's average rank (a Series),
-        taken on ``ranked`` data sets (default all)."""
+        value column, printed decimals and draw rule). ``ranks``: each method's average rank (a Series or a
+        mapping), taken on ``ranked`` data sets (default all); ``rank_note``: which models they rank, in words
+        (the LaTeX says it under the table)."""
         value, digits, rule = table.value, table.digits, table.draw_rule
         datasets = tuple(dict.fromkeys(df["dataset"]))
         methods = tuple(dict.fromkeys(df["method"]))
@@ -77,7 +79,7 @@ class Matrix:
                 marks[key] = (unfinished_fits(r), unconverged_fits(r))
         ranks = {} if ranks is None else {m: float(ranks[m]) for m in methods if m in ranks}
         return cls(datasets, methods, text, marks, frozenset(best), ranks,
-                   len(datasets) if ranked is None else ranked)
+                   len(datasets) if ranked is None else ranked, rank_note if ranks else "")
 
     def rank_label(self):
         return RANK_LABEL if self.ranked == len(self.datasets) else \
@@ -106,7 +108,8 @@ class Matrix:
 
     def latex(self, head=()):
         """The matrix as a booktabs tabular (``\\usepackage{booktabs}``): best in bold, ``†k`` as a superscript
-        explained under the table, the average-rank row under a rule; ``head``: comment lines above it."""
+        explained under the table, the average-rank row under a rule (what it ranks said under the table where
+        ``rank_note`` says it); ``head``: comment lines above it."""
         bold = lambda t: f"\\textbf{{{latex_escape(t)}}}"
         def mark(counts):
             return "".join(f"$^{{\\{sign} {k}}}$" for sign, k in zip(("dagger", "ddagger"), counts, strict=True) if k)
@@ -116,6 +119,8 @@ class Matrix:
         notes = [BOLD_NOTE] + [f"$^{{\\{sign} k}}$: {note}" for i, (sign, note) in
                                enumerate((("dagger", MARK_NOTE), ("ddagger", UNCONVERGED_NOTE)))
                                if any(counts[i] for counts in self.marks.values())]
+        if self.rank_note:
+            notes.append(latex_escape(f"{self.rank_label()}: {self.rank_note} (1 = best)"))
         return latex_tabular(["data set", *self.methods], rows, head, notes, "l" + "r" * len(self.methods),
                              footer=self._rank_row(bold, escape=True))
 

@@ -239,13 +239,15 @@ def plain_cell(r, metric, digits=1, limit=None):
     return f"{_fmt(r[metric], digits)}±{_fmt(r[metric + '_std'], digits)}"
 
 
-def metric_cell(metric, limit, digits=1, delta=True):
+def metric_cell(metric, limit, digits=1, delta=True, best=frozenset()):
     """Wide-view cell: reproduced mean±std (delta, unless not ``delta``: a table with no published value);
     "> limit" past the fit budget; "–" not run; each with the cell's mark where some of its fits failed or ran
-    past the budget (``fits_mark``)."""
+    past the budget (``fits_mark``). ``best``: the (data set, method) cells whose mean±std is in Markdown bold
+    (a ``_matrix.Matrix``'s best: the one rule that marks them)."""
 
     def cell(r):
-        text = plain_cell(r, metric, digits, limit) + fits_mark(r)
+        text = plain_cell(r, metric, digits, limit)
+        text = (f"**{text}**" if (r["dataset"], r["method"]) in best else text) + fits_mark(r)
         if r["status"] == "timed-out":
             return text
         if r["status"] != "ok":

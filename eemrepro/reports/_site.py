@@ -36,7 +36,6 @@ from ._compare import (
     compared_sides,
     comparison_frame,
     new_methods,
-    posterior_diagram,
     rope_text,
     svg_inline,
 )
@@ -316,9 +315,9 @@ def _judge(dirs, tolerance, selection, warn, read_once=None):
     readings = readings_frames(dirs, specs, list(default.values()), selection, primary_tables=built,
                                started=started)
     claims = evaluate_claims(parts, selection=selection, unfinished=unfinished, built=built)
-    doc = document(specs, built, prov, selection, list(default.values()), claims, readings)
-    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, doc,
-                   timeout_limit(records))
+    limit = timeout_limit(records)
+    doc = document(specs, built, prov, selection, list(default.values()), claims, readings, limit)
+    return _Judged(records, prov, pins, unfinished, parts, built, chosen, verdicts, doc, limit)
 
 
 _CLAIM_CLASS = {"confirmed": "v-within", "not confirmed": "v-outside", "not measured": "v-notrun",
@@ -360,7 +359,7 @@ def _table_section(spec, judged):
     if shown.empty:
         return None
     per_fold = judged.chosen[spec.id] if spec.id in judged.chosen else table.chosen_points(mine, judged.unfinished)
-    section = table.shape.site_section(table, shown, verdicts, mine, per_fold, judged.limit)
+    section = table.shape.site_section(table, shown, verdicts, mine, per_fold, judged.limit, matrix=content.matrix)
     display, classes, tips, details = (section[k] for k in ("display", "classes", "tips", "details"))
     summaries, cd = _summaries(content.summary)
     counted = [verdicts[k][0] for k in verdicts if k[0] == spec.id]
@@ -373,8 +372,19 @@ def _table_section(spec, judged):
             "html": _styled(display, classes, tips, spec.id), "counts": counts or "not checked",
             "wide": section["wide"], "rows": len(display),
             "details": json.dumps(details).replace("</", "<\\/"), "summaries": summaries, "cd": cd,
-            "cd_file": f"{content.summary.stem}_cd" if cd else None,
+            "cd_file": f"{content.summary.stem}_cd" if cd else None, **_summary_posterior(content.summary),
             "notes": notes, "readings": _readings_html(judged.doc.readings.get(spec.id), COLUMNS)}
+
+
+def _summary_posterior(summary):
+    """A paper's summary's posterior figure (``Summary.posterior``: its pairs' signed-rank posteriors) as a page
+    section's keys: the SVG, its caption and the name of its files; {} without one."""
+    if summary is None or summary.posterior is None:
+        return {}
+    rope = rope_text(summary.bayes, get_metric(summary.table.spec.metric))
+    return {"posterior": svg_inline(summary.posterior),
+            "posterior_caption": _posterior_caption(None, rope, "each of the paper's pairs"),
+            "posterior_file": f"{summary.stem}_posterior"}
 
 
 def _benchmark_page(page, benchmark, common):
@@ -444,14 +454,16 @@ def _comparison_section(comparison):
             "counts": counts, "html": html, "details": "[]", "summaries": summaries,
             "cd": svg_inline(comparison.diagram),
             "cd_file": f"{comparison.stem}_cd" if comparison.diagram else None,
-            "posterior": posterior_diagram(result), "posterior_caption": _posterior_caption(result, rope),
+            "posterior": svg_inline(comparison.posterior), "posterior_caption": _posterior_caption(result, rope),
+            "posterior_file": f"{comparison.stem}_posterior" if comparison.posterior else None,
             "notes": notes, "readings": None, "comparison": comparison}
 
 
-def _posterior_caption(result, rope):
-    """What the posterior simplexes of a comparison show (``_compare.posterior_diagram``)."""
-    who = "each of your models against each of the others" if result["baselines"] else \
-        f"{result['new'][0]} against each of the others"
+def _posterior_caption(result, rope, who=None):
+    """What the posterior simplexes of a comparison show (``_compare.posterior_files``); ``who``: the pairs drawn
+    in words (default a comparison's: ``_compare.plotted_pairs``)."""
+    who = who or ("each of your models against each of the others" if result["baselines"] else
+                  f"{result['new'][0]} against each of the others")
     return (f"The Bayesian signed-rank test's posterior, {who}: each of {SIGNED_RANK_SAMPLES:,} seeded draws is a "
             "point of the triangle whose corners are 'the first model better', 'practically equivalent' (rope "
             f"{rope}) and 'the second better'; the orange lines part the regions where each is the most probable, "
@@ -475,12 +487,13 @@ def _comparison_page(doc, page, nav, extra_provenance, store_configs, css, js):
 
 
 def _diagram_files(doc, benchmark):
-    """[(file name, bytes)]: the critical-difference diagrams the pages show, as SVG and PDF files beside them (the
-    files ``tables`` writes: ``<summary>_cd``, ``<table>_cd``), each drawn once (``Summary.diagram``,
-    ``Comparison.diagram``)."""
+    """[(file name, bytes)]: the critical-difference diagrams and the posteriors the pages show, as SVG and PDF
+    files beside them (the files ``tables`` writes: ``<summary>_cd``, ``<table>_cd``, ``<summary>_posterior``,
+    ``<table>_posterior``), each drawn once (``Summary.diagram``, ``Comparison.diagram``, their ``posterior``)."""
     drawn = [part for s in doc.sections.values() for part in (s.summary, s.comparison) if part is not None]
     drawn += [s["comparison"] for s in benchmark if s.get("comparison") is not None]
-    return [(f"{part.stem}_cd.{fmt}", part.diagram[fmt]) for part in drawn if part.diagram is not None
+    return [(f"{part.stem}_{kind}.{fmt}", figure[fmt]) for part in drawn
+            for kind, figure in (("cd", part.diagram), ("posterior", part.posterior)) if figure is not None
             for fmt in ("svg", "pdf")]
 
 

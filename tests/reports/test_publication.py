@@ -120,12 +120,13 @@ def test_figures_of_a_benchmark_store_draw_its_cd_diagram(store, tmp_path):
     result = runner.invoke(app, ["figures", str(out), "--out", str(tmp_path / "f")])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "f").iterdir() if p.suffix in (".svg", ".pdf")) == \
-        ["benchmark_gmean_cd.pdf", "benchmark_gmean_cd.svg"]
+        ["benchmark_gmean_cd.pdf", "benchmark_gmean_cd.svg", "benchmark_gmean_posterior.pdf",
+         "benchmark_gmean_posterior.svg"]
     tables = runner.invoke(app, ["tables", str(out), "--out", str(tmp_path / "t")])
     assert tables.exit_code == 0, tables.output
-    # The same figure as the tables' (one drawing, two commands).
-    assert (tmp_path / "f" / "benchmark_gmean_cd.svg").read_bytes() == \
-        (tmp_path / "t" / "benchmark_gmean_cd.svg").read_bytes()
+    # The same figures as the tables' (one drawing, two commands).
+    for name in ("benchmark_gmean_cd.svg", "benchmark_gmean_posterior.svg", "benchmark_gmean_posterior.pdf"):
+        assert (tmp_path / "f" / name).read_bytes() == (tmp_path / "t" / name).read_bytes(), name
 
 
 def _bold(cell):

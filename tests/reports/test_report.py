@@ -40,9 +40,11 @@ def _browser():
 def test_every_table_has_its_documents_rows_and_the_known_cell(site):
     out, pages, doc = site
     # The baseline holds EEM records only: the EEM page, and the benchmark of its data sets and models, its
-    # critical-difference diagram's files beside it (issue 67).
-    assert [p.name for p in pages] == ["index.html", "eem.html", "benchmark.html", "benchmark_gmean_cd.svg",
-                                       "benchmark_gmean_cd.pdf"]
+    # critical-difference diagram's and the posteriors' files beside them (issue 67: the summary's, the
+    # benchmark's).
+    assert [p.name for p in pages] == ["index.html", "eem.html", "benchmark.html", "summary_posterior.svg",
+                                       "summary_posterior.pdf", "benchmark_gmean_cd.svg", "benchmark_gmean_cd.pdf",
+                                       "benchmark_gmean_posterior.svg", "benchmark_gmean_posterior.pdf"]
     html = (out / "report" / "eem.html").read_text()
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # works offline
     # The page shows the paper's data sets the store holds (the full layout's rows of them).

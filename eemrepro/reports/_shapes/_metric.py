@@ -294,9 +294,9 @@ def _wide_section(spec, df, verdicts, judged=True, matrix=None):
     """The table in the paper's shape: data sets as rows, methods as columns (the paper's, then any other), each
     cell ours with its delta, coloured by verdict, the published value and the reason on hover; a click shows
     the cell's folds (``cell-<k>``: its row of the long list, whose details the page holds). A benchmark (not
-    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set; with its
-    ``matrix`` (``_matrix.Matrix``), each cell as the matrix prints it (mean±std, its mark), the best of each
-    data set in the class ``best``."""
+    ``judged``: no published value, no verdict) shows "–" where a model was not run on a data set, each cell as
+    its ``matrix`` (``_matrix.Matrix``) prints it (mean±std, its mark); with a matrix (a benchmark's, a paper's
+    ranked table's), the best of each data set in the class ``best``."""
     digits = spec.printed_digits
     m = spec.metric
     datasets = list(dict.fromkeys(df["dataset"]))
@@ -308,7 +308,8 @@ def _wide_section(spec, df, verdicts, judged=True, matrix=None):
         verdict, reason = verdicts.get((spec.id, r["dataset"], r["method"]),
                                        ("not compared", "not checked") if judged else UNJUDGED)
         key = (r["dataset"], r["method"])
-        value = _fmt(r[m], digits) + fits_mark(r) if matrix is None else \
+        # A paper's cell: its reproduced mean beside its delta; a benchmark's as its matrix prints it (mean±std).
+        value = _fmt(r[m], digits) + fits_mark(r) if matrix is None or judged else \
             matrix.cell(key, bold=str, mark=mark_text)
         delta = r.get("delta")
         has_delta = delta is not None and not (isinstance(delta, float) and np.isnan(delta))
