@@ -466,6 +466,37 @@ def test_a_distribution_installed_outside_site_packages_is_hashed_as_files(tmp_p
     assert estimator_code(f"{pkg}:NearestMean") != first
 
 
+def test_a_project_folder_installed_once_not_editable_and_run_from_is_its_own_files(tmp_path, monkeypatch):
+    """A researcher installed their project once with ``pip install ./project`` (not ``-e``: ``direct_url.json``
+    holds the folder's ``file://`` URL, no ``editable`` flag) and runs from the folder itself, which comes first
+    on the import path: the module imported is the folder's, hashed as the user's files (``package X (1 file)``),
+    an edit there a change, and the installed copy not named. (Taken for an editable install, it was named
+    ``... (editable)`` over the distribution's declared packages: mutmut's ``_editable_source`` 9, ``or`` ->
+    ``and``, survived the suite before this test.)"""
+    import importlib
+
+    target, source = tmp_path / "site", tmp_path / "project"
+    tag = uuid.uuid4().hex[:8]
+    pkg = f"local_{tag}"
+    code = NEAREST_MEAN.format(sign=1, helper="math").replace("from math import DEFAULT_SCALE", "DEFAULT_SCALE = 1.0")
+    for root in (target, source):
+        (root / pkg).mkdir(parents=True)
+        _write(root / pkg / "__init__.py", code)
+    info = target / f"localdist_{tag}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: localdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{pkg}\n")
+    (info / "RECORD").write_text("")
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {}}))
+    monkeypatch.syspath_prepend(str(target))
+    monkeypatch.syspath_prepend(str(source))
+    importlib.invalidate_caches()
+    first = estimator_code(f"{pkg}:NearestMean")
+    assert first.startswith(f"package {pkg} (1 file) sha256:")
+    _write(source / pkg / "__init__.py", code + "# edited in the project\n")
+    assert estimator_code(f"{pkg}:NearestMean") != first
+
+
 @pytest.mark.slow
 def test_the_code_of_a_module_identifies_itself_in_a_worker_as_in_the_plan(tmp_path):
     """The code a fresh process finds (a worker imports the plug-in anew) is the code the planning process
