@@ -227,6 +227,7 @@ class _Facts:
             per_dir_repeats.setdefault(label, []).append(Path(d).name)
             if per_cell:
                 protocols[str(d)] = (_protocol_of(d, label), self.cells[str(d)])
+        _refuse_other_data(checksums, run_configs, self.cells)
         commits = sorted({r.get("commit") for r in runs if r.get("commit")})
         # One count when every folder has the same; else each count with its folders.
         repeats = next(iter(per_dir_repeats)) if len(per_dir_repeats) == 1 else ", ".join(
@@ -251,6 +252,31 @@ class _Facts:
         if differences:
             provenance["protocol_differences"] = differences
         return provenance
+
+
+def _refuse_other_data(checksums, run_configs, cells):
+    """Folders read together whose records of one data set were made on other data (their last runs' checksums
+    differ: two local files of one name, a data file changed between their runs) are refused, naming both: a row
+    of the tables, and every comparison across it, would pair values of different data."""
+    held = {}  # data set -> (folder, checksum) of the first folder with records of it
+    for folder, sums in checksums.items():
+        for dataset in sorted({ds for _, ds in cells.get(folder, ())}):
+            sha = sums.get(dataset)
+            if sha is None:
+                continue
+            first, first_sha = held.setdefault(dataset, (folder, sha))
+            if first_sha != sha:
+                raise ValueError(f"{first} and {folder} both hold data set {dataset}, made on other data "
+                                 f"({_data_named(run_configs, first, dataset)}sha256 {first_sha[:12]} against "
+                                 f"{_data_named(run_configs, folder, dataset)}sha256 {sha[:12]}): one row would "
+                                 "compare values of different data; pass them to separate commands, or name one "
+                                 "of the data sets otherwise")
+
+
+def _data_named(run_configs, folder, dataset):
+    """"FILE, " where ``dataset`` is a local file in ``folder``'s last run's config, else ""."""
+    spec = ((run_configs.get(folder) or {}).get("local_datasets") or {}).get(dataset) or {}
+    return f"{spec['file']}, " if spec.get("file") else ""
 
 
 def _folder_frame(d, columns, datasets=None, read_once=None):
