@@ -19,9 +19,10 @@ such piece is kept under the user's cache folder, named by everything it was mad
 
 A config names the package's estimators and their parameter values; whether each estimator takes them (its
 declared constraints, its own check: ``experiments._params``) is the same answer for the same values, code and
-scikit-learn, so the answer "all taken" is kept under those (``experiments._config``): ``status`` of an unchanged
-config imports no scikit-learn. A refusal is not kept (it is said again, judged afresh); a user's estimator is
-judged every time (its code is not this package's).
+versions of the libraries the checks consult (``experiments._config.JUDGES``, "absent" where one is not
+installed), so the answer "all taken" is kept under those: ``status`` of an unchanged config of the package's
+estimators imports no scikit-learn. A refusal is not kept (it is said again, judged afresh); any other estimator
+(a user's, scikit-learn's ``sklearn.svm:SVC``) is imported and judged every time.
 
 The warnings raised while a piece was made (a damaged line, an unverified segment) are kept with it and said
 again whenever it is given: a command says the same as when nothing was kept. An entry that cannot be read is
@@ -168,10 +169,18 @@ def kept(what, make):
 def with_warnings(make):
     """(``make()``, the warnings it raised): to be said again where the value is used (``say_again``), as a
     kept value's are, or a worker process's."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        value = make()
-    return value, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = make()
+    except BaseException:
+        say_again(None, _said(caught))  # what was said before the failure is said, as without a cache
+        raise
+    return value, _said(caught)
+
+
+def _said(caught):
+    return [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
 def say_again(value, said):

@@ -486,8 +486,10 @@ class _Judge:
     is read (``_estimator``, ``_check_param``), the first refusal raised naming its key and line.
 
     For one of the package's own estimators the answer "all taken" is kept (``eemrepro._kept``) under the package's
-    code, scikit-learn's version and the values: the next read of the same config (``status``, a resumed run, the
-    reports) imports no estimator and no scikit-learn for it. A user's estimator is judged every time.
+    code, the versions of the libraries its checks consult (``JUDGES``) and the values: the next read of the same
+    config (``status``, a resumed run, the reports) imports no estimator and no scikit-learn for it. Any other
+    estimator (a user's, scikit-learn's ``sklearn.svm:SVC``) is imported when the model is read, so that a name
+    that cannot be imported is said first, and judged every time.
     """
 
     ctx: object
@@ -495,28 +497,49 @@ class _Judge:
     estimator: str
     classifier: bool
     asked: list = field(default_factory=list)
+    cls: type = None  # the class, imported where no verdict of it is kept
+
+    def __post_init__(self):
+        from ..models._lookup import is_builtin
+
+        if not is_builtin(self.estimator):
+            self.cls = _estimator(self.ctx, self.path, self.estimator, self.classifier)
 
     def asks(self, path, key, value):
         self.asked.append((path, key, value))
 
     def verdict(self):
-        from importlib.metadata import version
-
+        """The class's ``TRAITS``, once it took every value asked (or a kept verdict said so)."""
         from .._kept import kept, stable_text
-        from ..models._lookup import is_builtin
 
-        what = None
-        if is_builtin(self.estimator):
-            what = (f"estimator judged: scikit-learn {version('scikit-learn')} {self.estimator} {self.classifier} "
-                    f"{stable_text([(key, value) for _, key, value in self.asked])}")
+        what = None if self.cls is not None else (
+            f"estimator judged: {_judges_versions()} {self.estimator} {self.classifier} "
+            f"{stable_text([(key, value) for _, key, value in self.asked])}")
         return kept(what, self._judge)
 
     def _judge(self):
-        """The class's ``TRAITS``, once it took every value asked."""
-        cls = _estimator(self.ctx, self.path, self.estimator, self.classifier)
+        cls = self.cls or _estimator(self.ctx, self.path, self.estimator, self.classifier)
         for path, key, value in self.asked:
             _check_param(self.ctx, path, cls, key, value)
         return {name: getattr(cls, name, None) for name in TRAITS}
+
+
+#: The distributions whose presence and version the package's estimators' checks consult: scikit-learn's
+#: constraint validator, and scikit-learn-intelex (``SVM(solver="onedal")`` is refused without it). A kept verdict
+#: is named by their versions ("absent" where one is not installed): an install or an uninstall judges again.
+JUDGES = ("scikit-learn", "scikit-learn-intelex")
+
+
+def _judges_versions():
+    from importlib.metadata import PackageNotFoundError, version
+
+    def one(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "absent"
+
+    return " ".join(f"{name} {one(name)}" for name in JUDGES)
 
 
 #: The estimator class attributes a plan reads: the grid parameter one ``fit_path`` covers, and the parameters that
