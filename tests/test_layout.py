@@ -26,11 +26,7 @@ LIMIT = 80
 #: a third-party library that is heavy or optional (matplotlib, jinja2, dask, scikit-posthocs, statsmodels,
 #: sklearnex, libsvm...) is loaded by the function that needs it and is not looked at here, and so are the CLI's
 #: commands, which import their engine inside the command (CONVENTIONS.md) -- they close no cycle.
-HIDDEN_ON_PURPOSE = {
-    ("eemrepro.models._lookup", "eemrepro.models"):
-        "the built-in estimators are the package's public names (models.__all__), read when first asked, "
-        "once the package face that imports _lookup is complete",
-}
+HIDDEN_ON_PURPOSE = {}
 
 
 @dataclass(frozen=True)

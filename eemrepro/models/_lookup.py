@@ -22,11 +22,11 @@ between two runs of one Python process, a notebook's or a reused worker's).
 
 import functools
 import importlib
-import inspect
 import sys
 import threading
 from pathlib import Path
 
+from .. import models  # (the package's face imports its modules when first asked: no cycle)
 from ._code import code_text, environment_modules, package_files, stamp_of, watched_paths, what_ran
 
 #: The entry-point group under which installed packages register estimators.
@@ -44,8 +44,6 @@ _CODE_TEXTS = {}
 
 def builtin_estimators():
     """The names of the package's classifiers and transformers (a tuple, known without importing them)."""
-    from .. import models
-
     return models.ESTIMATORS
 
 
@@ -84,9 +82,7 @@ def estimator_class(name, home=None, code=None):
 
 def _estimator_class(name, home=None):
     if is_builtin(name):
-        from .. import models
-
-        return getattr(models, name)
+        return getattr(models, name)  # (imported when first asked for: ``models.__getattr__``)
     if ":" in name:
         module, _, attr = name.partition(":")
         if not module or not attr or module.startswith(".") or not all(p.isidentifier() for p in module.split(".")) \
