@@ -99,8 +99,9 @@ def _build_tables(dirs, out, formats, selection, layout, tables, warn=None):
 
 
 def _tables_document(dirs, specs, selection, layout, tables):
-    """(the ``Document`` of the tables of ``specs`` over ``dirs``, the benchmarks [(benchmark, its table, its
-    provenance)], the fit budget the timed-out records ran into): what ``_write_document`` writes."""
+    """(the ``Document`` of the tables of ``specs`` over ``dirs``, the benchmarks [(their ``Section``, the
+    provenance of the folders each was read from)], the fit budget the timed-out records ran into): what
+    ``_write_document`` writes, its figures drawn."""
     # The readings (each a store of its own) are judged in worker processes while this one builds the tables.
     started = start_readings(dirs, specs)
     # The papers' layout is theirs alone; what was run gets the benchmark of every data set and model too.
@@ -123,18 +124,30 @@ def _tables_document(dirs, specs, selection, layout, tables):
         claims = evaluate_claims(None, selection=selection, unfinished=results.unfinished, built=built)
         readings = readings_frames(dirs, specs, cells, primary_tables=built, started=started)
     doc = document(specs, built, prov, selection, cells, claims, readings, limit)
-    return doc, benchmark_tables(benches, made, prov, selection), limit
+    sections = [(benchmark_section(bench, df, selection, limit), bench_prov)
+                for bench, df, bench_prov in benchmark_tables(benches, made, prov, selection)]
+    _draw([*doc.sections.values(), *(section for section, _ in sections)])
+    return doc, sections, limit
+
+
+def _draw(sections):
+    """Each section's summary and comparison figures drawn now (their cached ``diagram`` and ``posterior``): a kept
+    document carries them, and the next command over unchanged folders draws none."""
+    for section in sections:
+        for part in (section.summary, section.comparison):
+            if part is not None:
+                part.diagram, part.posterior  # noqa: B018  (cached properties: drawn once, here)
 
 
 def _write_document(doc, out, formats, limit, dirs, specs, benches):
     """The files of a ``Document`` in ``formats``: each table with its comparison and summary, each benchmark
-    (``benches``: [(benchmark, its table, its provenance)]), check.md of the tables of ``specs``, the readings
+    (``benches``: [(a benchmark's ``Section``, its provenance)]), check.md of the tables of ``specs``, the readings
     and claims.md."""
     written = []
     for section in doc.sections.values():
         written += _write_paper_table(section, out, formats, doc.prov, limit)
-    for bench, df, bench_prov in benches:
-        written += _write_benchmark(bench, df, out, formats, bench_prov, doc.selection, limit)
+    for section, bench_prov in benches:
+        written += _write_benchmark(section, out, formats, bench_prov, limit)
     if doc.cells is not None:
         if doc.cells:  # no paper's table holds these data sets: nothing to check, no check.md
             written.append(_write_check(doc.cells, out, doc.prov, specs))
@@ -155,9 +168,8 @@ def _write_paper_table(section, out, formats, prov, limit):
                for fmt in formats]
     if matrix is not None and "latex" in formats:
         path = out / f"{spec.stem}_matrix.tex"
-        said = f"this file: the reproduced values alone, data sets x methods (beside the published ones: " \
-               f"{spec.stem}.md)"
-        path.write_text(matrix.latex(provenance_lines(prov, section.title, [said, *section.notes])))
+        path.write_text(matrix.latex(provenance_lines(prov, section.title.removesuffix(" vs published"),
+                                                      _matrix_notes(section.notes, spec.stem))))
         written.append(path)
     compared = _write_comparison(section.comparison, out, formats, prov)
     if section.summary is not None:
@@ -169,6 +181,14 @@ def _write_paper_table(section, out, formats, prov, limit):
         if section.summary.bayes is not None and "csv" in formats:
             written.append(_write_ttests(section.summary.bayes, out / f"{section.summary.stem}_ttests.csv"))
     return written + compared
+
+
+def _matrix_notes(notes, stem):
+    """A paper's table's notes as its ``<stem>_matrix.tex`` says them: the long table's cell note (the published
+    value, the delta, the selected point) is its own."""
+    said = [f"this file: the reproduced values alone, data sets x methods, each cell as {stem}.md prints it without "
+            f"its delta or selected point (the published values and deltas: {stem}.md); '–' not run or no data here"]
+    return said + [n for n in notes if not n.startswith("cell:")]
 
 
 def _write_ttests(bayes, path):
@@ -199,10 +219,10 @@ def protocol_warnings(prov):
     return [f"WARNING, protocols differ: {line}" for line in prov.get("protocol_differences", ())]
 
 
-def _write_benchmark(bench, df, out, formats, prov, selection, limit):
-    """``<stem>.md/.csv/.tex`` of a benchmark (``_benchmark``) and its comparison (``<stem>_comparison``)."""
-    section = benchmark_section(bench, df, selection, limit)
-    table, spec = section.table, section.spec
+def _write_benchmark(section, out, formats, prov, limit):
+    """``<stem>.md/.csv/.tex`` of a benchmark's ``Section`` (``_document.benchmark_section``) and its comparison
+    (``<stem>_comparison``)."""
+    df, table, spec = section.frame, section.table, section.spec
     columns, (index, across, _) = table.columns(limit)
     # No published cell to show beside: neither its columns nor a delta in the cells.
     columns = [c for c in columns if c[0] not in PUBLISHED_COLUMNS]

@@ -193,8 +193,8 @@ def test_the_benchmarks_document_says_the_same_numbers_in_every_rendering(budget
     results, made, _, limit = rows_by_datasets([store], [bench.spec], (SELECTION,), budget)
     df = benchmark_frame(bench, made[(bench.spec.id, SELECTION)].frame("run"))
     section = benchmark_section(bench, df, SELECTION)
-    written = _by_role(_write_benchmark(bench, df, tmp_path, ("md", "csv", "latex"), prov, SELECTION, limit),
-                       bench.spec)
+    written = _by_role(_write_benchmark(benchmark_section(bench, df, SELECTION, limit), tmp_path,
+                                        ("md", "csv", "latex"), prov, limit), bench.spec)
     sections = {s["id"]: s for s in _benchmark_sections([store], parts, unfinished, SELECTION)}
     long = _html_rows(sections[bench.spec.id]["html"], bench.spec.id)
     table = section.table
