@@ -118,9 +118,20 @@ def nemenyi_cd(k, n, alpha=0.05):
 def wilcoxon_p(a, b):
     """scipy's two-sided Wilcoxon signed-rank p of the pairs (a, b); 1 where every difference is zero (no
     statistic: no evidence of a difference)."""
-    if not np.any(np.asarray(a) - np.asarray(b) != 0):
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if not np.any(d != 0):
         return 1.0
-    return float(stats.wilcoxon(a, b).pvalue)
+    ranks = np.where(d != 0, stats.rankdata(np.where(d != 0, np.abs(d), np.nan), nan_policy="omit"), 0.0)
+    ties = np.unique(ranks[d != 0]).size < np.count_nonzero(d)
+    if d.size > 13 or not (ties or np.any(d == 0)):
+        return float(stats.wilcoxon(a, b).pvalue)
+    # scipy's own test here (up to 13 pairs, with ties or zeros): the exact permutation test over the 2**n sign
+    # flips of the differences, whose statistic (the positive differences' rank sum) it evaluates one flip at a
+    # time; evaluated here for every flip at once. The ranks (of |d|, which a flip keeps) are halves, so the sums
+    # are exact and the p the same, in a hundredth of the time.
+    return float(stats.permutation_test((d,), lambda x, axis: ((x > 0) * ranks).sum(axis=axis),
+                                        permutation_type="samples", vectorized=True,
+                                        alternative="two-sided").pvalue)
 
 
 def holm(pvalues):

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
+from eemrepro._stats import wilcoxon_p
 from eemrepro.experiments import get_metric
 from eemrepro.reports import Claim, TableSpec, registered_tables
 from eemrepro.reports._document import compare, summarize
@@ -245,3 +247,14 @@ def test_the_committed_comparison_and_the_reports_count_the_printed_table(spec):
     section = _comparison_section(compare(spec, _committed_frame(spec), "best-of-grid"))
     html = next(s["html"] for s in section["summaries"] if "wins / draws / losses" in s["title"])
     assert [r[:6] for r in _html_rows(html)] == [r[:6] for r in rows]
+
+
+@pytest.mark.parametrize("a, b", [
+    ([0.81, 0.72, 0.90, 0.66, 0.75, 0.70], [0.80, 0.70, 0.88, 0.66, 0.73, 0.71]),  # a zero and tied |d|
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [0.5, 1.5, 2.5, 3.5, 6.0, 5.0, 8.0, 7.0]),  # ties only
+    ([0.3, 0.5, 0.9, 0.2, 0.4, 0.8, 0.1], [0.1, 0.2, 0.4, 0.6, 0.35, 0.6, 0.15]),  # neither: scipy's exact test
+])
+def test_wilcoxon_p_is_scipys(a, b):
+    """The small samples with ties or zeros take scipy's exact permutation test, evaluated for every sign flip at
+    once (``_stats.wilcoxon_p``): the p is scipy's own, to the bit (expected: ``scipy.stats.wilcoxon``)."""
+    assert wilcoxon_p(a, b) == float(scipy_stats.wilcoxon(a, b).pvalue)
