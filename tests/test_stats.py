@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from eemrepro._stats import wilcoxon_p
+from eemrepro._stats import fold_test_share, wilcoxon_p
 from eemrepro.experiments import get_metric
 from eemrepro.reports import Claim, TableSpec, registered_tables
 from eemrepro.reports._document import compare, summarize
@@ -258,3 +258,16 @@ def test_wilcoxon_p_is_scipys(a, b):
     """The small samples with ties or zeros take scipy's exact permutation test, evaluated for every sign flip at
     once (``_stats.wilcoxon_p``): the p is scipy's own, to the bit (expected: ``scipy.stats.wilcoxon``)."""
     assert wilcoxon_p(a, b) == float(scipy_stats.wilcoxon(a, b).pvalue)
+
+
+@pytest.mark.parametrize("keys, share", [
+    ([(r, f) for r in range(3) for f in range(5)], 1 / 5),  # 3 x 5-fold CV: each test part a fifth
+    ([(0, f) for f in range(10)] + [(1, f) for f in range(4)], 1 / 4),  # the fewest folds of a repeat
+    ([(r, 0) for r in range(5)], None),  # a train-test split a repeat: the folds do not tell its share
+    ([(0, 0), (0, 1), (np.nan, 2), (1, np.nan), (1, 0), (1, 1)], 1 / 2),  # missing keys not counted
+    ([], None),
+])
+def test_fold_test_share_is_one_over_the_folds_a_repeat(keys, share):
+    """The correlated t-test's correlation: 1/k for k-fold CV (Nadeau and Bengio), k the fewest distinct folds of
+    a repeat (expected: counted by hand)."""
+    assert fold_test_share(keys) == share
