@@ -2,6 +2,7 @@
 published cell (every paper's accuracy/G-mean tables, and the benchmark of any store: ``_benchmark``)."""
 
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -200,12 +201,12 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
 
 
 def _cell_frames(spec, mine):
-    """{(data set, method): its outer-fold rows} of a metric table (facets split as the table splits them)."""
+    """{(data set, method): its ``_CellFolds``} of a metric table (facets split as the table splits them)."""
     grid = _of_kind(mine, spec.kind)
     if spec.facet:
         grid, _ = _facet(grid, spec.facet, ())
     outer = grid[grid["inner"].isna()] if len(grid) else grid
-    if not len(outer):
+    if not len(outer) or spec.metric not in outer:
         return {}
     # What a click shows reads the finished folds alone, in (repeat, fold) order: filtered and sorted once here,
     # and only the columns it shows.
@@ -214,7 +215,58 @@ def _cell_frames(spec, mine):
     ok = outer.loc[outer["status"] == "ok", wanted]
     keyed = ok.assign(dataset=ok["dataset"].astype(str), model=ok["model"].astype(str),
                       point=ok["point"].astype(str)).sort_values(["repeat", "fold"], kind="stable")
-    return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
+    # Every cell's grid curve from one groupby (each group's rows summed in the same order as alone: the same
+    # means), and its folds from the columns as arrays: a report has thousands of cells, each a frame and a
+    # groupby of its own before.
+    cells = keyed.groupby(["dataset", "model"], sort=False)
+    codes, names = pd.factorize(keyed["point"])  # (the points as codes: not a Python string a fold)
+    names = np.asarray(names, dtype=object)
+    group = pd.Series(keyed[spec.metric].to_numpy()).groupby(cells.ngroup().to_numpy() * len(names) + codes,
+                                                             sort=False)
+    stats = group.agg(["mean", "count"])
+    table = _TableFolds([keyed[c].to_numpy() if c in keyed else np.full(len(keyed), np.nan)
+                         for c in ("repeat", "fold", spec.metric, "fit_seconds", "predict_seconds")],
+                        codes, names, group.ngroup().to_numpy(), stats.index.to_numpy() % len(names),
+                        stats["mean"].to_numpy(), stats["count"].to_numpy())
+    return {key: _CellFolds(table, at) for key, at in cells.indices.items()}
+
+
+@dataclass(frozen=True)
+class _TableFolds:
+    """A metric table's finished test folds (``_cell_frames``), in (repeat, fold) order: ``columns`` (repeat,
+    fold, value, fit s, predict s), each fold's point (its code in ``names``) and (data set, model, point) group,
+    and each group's point (code), mean and count of values."""
+
+    columns: list
+    point: np.ndarray
+    names: np.ndarray
+    group: np.ndarray
+    group_point: np.ndarray
+    means: np.ndarray
+    counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class _CellFolds:
+    """A metric cell's folds: its ``rows`` of the table's ``_TableFolds``."""
+
+    table: _TableFolds
+    rows: np.ndarray
+
+    @property
+    def folds(self):
+        """(repeat, fold, point, value, fit s, predict s) of each fold, as Python scalars."""
+        t = self.table
+        repeat, fold, value, fit, predict = (c[self.rows].tolist() for c in t.columns)
+        return list(zip(repeat, fold, t.names[t.point[self.rows]].tolist(), value, fit, predict, strict=True))
+
+    @property
+    def curve(self):
+        """{point: (mean, count) of its folds' values}: the cell's grid curve."""
+        t = self.table
+        groups = np.unique(t.group[self.rows])
+        return dict(zip(t.names[t.group_point[groups]].tolist(),
+                        zip(t.means[groups].tolist(), t.counts[groups].tolist(), strict=True), strict=True))
 
 
 def _details(spec, row, frames, verdict, reason, per_fold=None):
@@ -227,25 +279,18 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
             "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
     g = frames.get((row["dataset"], row["method"]))
-    if g is None or spec.metric not in g:
+    if g is None:
         return cell
-    ok = g  # (``_cell_frames``: the finished folds, in (repeat, fold) order)
     if per_fold:
-        chosen = pd.Series([per_fold.get((int(r), int(f))) for r, f in zip(ok["repeat"], ok["fold"], strict=True)],
-                           index=ok.index)
-        at = ok[ok["point"] == chosen]
+        at = [x for x in g.folds if x[2] == per_fold.get((int(x[0]), int(x[1])))]
     else:
-        at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
+        at = [x for x in g.folds if x[2] == cell["point"]] if cell["point"] else []
     cell["fold_headers"] = ["repeat", "fold", "selected", spec.metric, "fit s", "predict s"]
     cell["folds"] = [[int(r), int(f), p, _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
-                     for r, f, p, v, fs, ps in zip(at["repeat"], at["fold"], at["point"], at[spec.metric],
-                                                   at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
-                                                   at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
-                                                   strict=True)][:200]
-    curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
-    means, counts = curve["mean"].to_dict(), curve["count"].to_dict()
-    points = sorted(curve.index, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
-    cell["grid"] = [[p, _fmt(scale * means[p], digits), int(counts[p])] for p in points][:300]
+                     for r, f, p, v, fs, ps in at[:200]]
+    curve = g.curve
+    points = sorted(curve, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
+    cell["grid"] = [[p, _fmt(scale * curve[p][0], digits), int(curve[p][1])] for p in points][:300]
     return cell
 
 
