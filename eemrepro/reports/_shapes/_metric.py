@@ -213,22 +213,38 @@ def _cell_frames(spec, mine):
     wanted = [c for c in ("dataset", "model", "point", "repeat", "fold", "status", spec.metric, "fit_seconds",
                           "predict_seconds") if c in outer]
     ok = outer.loc[outer["status"] == "ok", wanted]
-    keyed = ok.assign(dataset=ok["dataset"].astype(str), model=ok["model"].astype(str),
-                      point=ok["point"].astype(str)).sort_values(["repeat", "fold"], kind="stable")
+    # (A fold without its data set, model or point is no cell's, and no point's of a curve.)
+    known = ok[["dataset", "model", "point"]].notna().all(axis=1).to_numpy()
+    keyed = (ok if known.all() else ok[known]).sort_values(["repeat", "fold"], kind="stable")
+    if not len(keyed):
+        return {}
     # Every cell's grid curve from one groupby (each group's rows summed in the same order as alone: the same
     # means), and its folds from the columns as arrays: a report has thousands of cells, each a frame and a
-    # groupby of its own before.
-    cells = keyed.groupby(["dataset", "model"], sort=False)
-    codes, names = pd.factorize(keyed["point"])  # (the points as codes: not a Python string a fold)
-    names = np.asarray(names, dtype=object)
-    group = pd.Series(keyed[spec.metric].to_numpy()).groupby(cells.ngroup().to_numpy() * len(names) + codes,
-                                                             sort=False)
+    # groupby of its own before. The keys as codes and their text (not a Python string a fold).
+    (datasets, dataset_names), (models, model_names), (codes, names) = (
+        _text_codes(keyed[c]) for c in ("dataset", "model", "point"))
+    cells, firsts = pd.factorize(datasets * len(model_names) + models)
+    group = pd.Series(keyed[spec.metric].to_numpy()).groupby(cells * len(names) + codes, sort=False)
     stats = group.agg(["mean", "count"])
     table = _TableFolds([keyed[c].to_numpy() if c in keyed else np.full(len(keyed), np.nan)
                          for c in ("repeat", "fold", spec.metric, "fit_seconds", "predict_seconds")],
                         codes, names, group.ngroup().to_numpy(), stats.index.to_numpy() % len(names),
                         stats["mean"].to_numpy(), stats["count"].to_numpy())
-    return {key: _CellFolds(table, at) for key, at in cells.indices.items()}
+    order = np.argsort(cells, kind="stable")  # each cell's folds, in (repeat, fold) order
+    ends = np.cumsum(np.bincount(cells, minlength=len(firsts)))
+    width = len(model_names)
+    return {(dataset_names[f // width], model_names[f % width]): _CellFolds(table, order[e - n:e])
+            for f, e, n in zip(firsts.tolist(), ends.tolist(), np.diff(ends, prepend=0).tolist(), strict=True)}
+
+
+def _text_codes(column):
+    """(codes, names) of ``column.astype(str)`` (no missing value), names an object array; a categorical column's
+    codes as they are and its categories as text (not a string a row)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64), np.asarray(column.cat.categories.astype(str),
+                                                                         dtype=object)
+    codes, names = pd.factorize(column.astype(str))
+    return codes, np.asarray(names, dtype=object)
 
 
 @dataclass(frozen=True)
