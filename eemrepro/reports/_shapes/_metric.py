@@ -85,7 +85,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
     repeats = repeats_per_cell(mine) if len(mine) else {}
     folds = _fold_values(grid, sel, m, spec.scale)
     rows = {}
-    for _, s in sel.iterrows():
+    for s in sel.to_dict("records"):  # (plain values: a Series a row cost more than the row)
         if datasets is not None and s["dataset"] not in datasets:
             continue
         ok = s.get("status") == "ok"
