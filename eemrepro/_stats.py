@@ -124,7 +124,7 @@ def wilcoxon_p(a, b):
         return 1.0
     ranks = np.where(d != 0, stats.rankdata(np.where(d != 0, np.abs(d), np.nan), nan_policy="omit"), 0.0)
     ties = np.unique(ranks[d != 0]).size < np.count_nonzero(d)
-    if d.size > 13 or not (ties or np.any(d == 0)):
+    if d.size > 13 or not (ties or np.any(d == 0)) or np.isnan(d).any():
         return float(stats.wilcoxon(a, b).pvalue)
     # scipy's own test here (up to 13 pairs, with ties or zeros): the exact permutation test over the 2**n sign
     # flips of the differences, whose statistic (the positive differences' rank sum) it evaluates one flip at a
