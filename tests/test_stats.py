@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
+from eemrepro._stats import fold_test_share, wilcoxon_p
 from eemrepro.experiments import get_metric
 from eemrepro.reports import Claim, TableSpec, registered_tables
 from eemrepro.reports._document import compare, summarize
@@ -245,3 +247,28 @@ def test_the_committed_comparison_and_the_reports_count_the_printed_table(spec):
     section = _comparison_section(compare(spec, _committed_frame(spec), "best-of-grid"))
     html = next(s["html"] for s in section["summaries"] if "wins / draws / losses" in s["title"])
     assert [r[:6] for r in _html_rows(html)] == [r[:6] for r in rows]
+
+
+@pytest.mark.parametrize("a, b", [
+    ([0.81, 0.72, 0.90, 0.66, 0.75, 0.70], [0.80, 0.70, 0.88, 0.66, 0.73, 0.71]),  # a zero and tied |d|
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [0.5, 1.5, 2.5, 3.5, 6.0, 5.0, 8.0, 7.0]),  # ties only
+    ([0.3, 0.5, 0.9, 0.2, 0.4, 0.8, 0.1], [0.1, 0.2, 0.4, 0.6, 0.35, 0.6, 0.15]),  # neither: scipy's exact test
+    ([0.81, 0.72, np.nan, 0.66, 0.75, 0.70], [0.80, 0.70, 0.88, 0.66, 0.73, 0.71]),  # a missing value: scipy's NaN
+])
+def test_wilcoxon_p_is_scipys(a, b):
+    """The small samples with ties or zeros take scipy's exact permutation test, evaluated for every sign flip at
+    once (``_stats.wilcoxon_p``): the p is scipy's own, to the bit (expected: ``scipy.stats.wilcoxon``)."""
+    np.testing.assert_array_equal(wilcoxon_p(a, b), float(scipy_stats.wilcoxon(a, b).pvalue))
+
+
+@pytest.mark.parametrize("keys, share", [
+    ([(r, f) for r in range(3) for f in range(5)], 1 / 5),  # 3 x 5-fold CV: each test part a fifth
+    ([(0, f) for f in range(10)] + [(1, f) for f in range(4)], 1 / 4),  # the fewest folds of a repeat
+    ([(r, 0) for r in range(5)], None),  # a train-test split a repeat: the folds do not tell its share
+    ([(0, 0), (0, 1), (np.nan, 2), (1, np.nan), (1, 0), (1, 1)], 1 / 2),  # missing keys not counted
+    ([], None),
+])
+def test_fold_test_share_is_one_over_the_folds_a_repeat(keys, share):
+    """The correlated t-test's correlation: 1/k for k-fold CV (Nadeau and Bengio), k the fewest distinct folds of
+    a repeat (expected: counted by hand)."""
+    assert fold_test_share(keys) == share

@@ -2,6 +2,7 @@
 published cell (every paper's accuracy/G-mean tables, and the benchmark of any store: ``_benchmark``)."""
 
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -84,7 +85,7 @@ def metric_rows(records, spec, selection="best-of-grid", unfinished=(), all_data
     repeats = repeats_per_cell(mine) if len(mine) else {}
     folds = _fold_values(grid, sel, m, spec.scale)
     rows = {}
-    for _, s in sel.iterrows():
+    for s in sel.to_dict("records"):  # (plain values: a Series a row cost more than the row)
         if datasets is not None and s["dataset"] not in datasets:
             continue
         ok = s.get("status") == "ok"
@@ -200,21 +201,88 @@ def metric_frame(rows, spec, layout="full", pub=None, pub_scale=None):
 
 
 def _cell_frames(spec, mine):
-    """{(data set, method): its outer-fold rows} of a metric table (facets split as the table splits them)."""
+    """{(data set, method): its ``_CellFolds``} of a metric table (facets split as the table splits them)."""
     grid = _of_kind(mine, spec.kind)
     if spec.facet:
         grid, _ = _facet(grid, spec.facet, ())
     outer = grid[grid["inner"].isna()] if len(grid) else grid
-    if not len(outer):
+    if not len(outer) or spec.metric not in outer:
         return {}
     # What a click shows reads the finished folds alone, in (repeat, fold) order: filtered and sorted once here,
     # and only the columns it shows.
     wanted = [c for c in ("dataset", "model", "point", "repeat", "fold", "status", spec.metric, "fit_seconds",
                           "predict_seconds") if c in outer]
     ok = outer.loc[outer["status"] == "ok", wanted]
-    keyed = ok.assign(dataset=ok["dataset"].astype(str), model=ok["model"].astype(str),
-                      point=ok["point"].astype(str)).sort_values(["repeat", "fold"], kind="stable")
-    return dict(iter(keyed.groupby(["dataset", "model"], sort=False)))
+    # (A fold without its data set, model or point is no cell's, and no point's of a curve.)
+    known = ok[["dataset", "model", "point"]].notna().all(axis=1).to_numpy()
+    keyed = (ok if known.all() else ok[known]).sort_values(["repeat", "fold"], kind="stable")
+    if not len(keyed):
+        return {}
+    # Every cell's grid curve from one groupby (each group's rows summed in the same order as alone: the same
+    # means), and its folds from the columns as arrays: a report has thousands of cells, each a frame and a
+    # groupby of its own before. The keys as codes and their text (not a Python string a fold).
+    (datasets, dataset_names), (models, model_names), (codes, names) = (
+        _text_codes(keyed[c]) for c in ("dataset", "model", "point"))
+    cells, firsts = pd.factorize(datasets * len(model_names) + models)
+    group = pd.Series(keyed[spec.metric].to_numpy()).groupby(cells * len(names) + codes, sort=False)
+    stats = group.agg(["mean", "count"])
+    table = _TableFolds([keyed[c].to_numpy() if c in keyed else np.full(len(keyed), np.nan)
+                         for c in ("repeat", "fold", spec.metric, "fit_seconds", "predict_seconds")],
+                        codes, names, group.ngroup().to_numpy(), stats.index.to_numpy() % len(names),
+                        stats["mean"].to_numpy(), stats["count"].to_numpy())
+    order = np.argsort(cells, kind="stable")  # each cell's folds, in (repeat, fold) order
+    ends = np.cumsum(np.bincount(cells, minlength=len(firsts)))
+    width = len(model_names)
+    return {(dataset_names[f // width], model_names[f % width]): _CellFolds(table, order[e - n:e])
+            for f, e, n in zip(firsts.tolist(), ends.tolist(), np.diff(ends, prepend=0).tolist(), strict=True)}
+
+
+def _text_codes(column):
+    """(codes, names) of ``column.astype(str)`` (no missing value), names an object array; a categorical column's
+    codes as they are and its categories as text (not a string a row)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64), np.asarray(column.cat.categories.astype(str),
+                                                                         dtype=object)
+    codes, names = pd.factorize(column.astype(str))
+    return codes, np.asarray(names, dtype=object)
+
+
+@dataclass(frozen=True)
+class _TableFolds:
+    """A metric table's finished test folds (``_cell_frames``), in (repeat, fold) order: ``columns`` (repeat,
+    fold, value, fit s, predict s), each fold's point (its code in ``names``) and (data set, model, point) group,
+    and each group's point (code), mean and count of values."""
+
+    columns: list
+    point: np.ndarray
+    names: np.ndarray
+    group: np.ndarray
+    group_point: np.ndarray
+    means: np.ndarray
+    counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class _CellFolds:
+    """A metric cell's folds: its ``rows`` of the table's ``_TableFolds``."""
+
+    table: _TableFolds
+    rows: np.ndarray
+
+    @property
+    def folds(self):
+        """(repeat, fold, point, value, fit s, predict s) of each fold, as Python scalars."""
+        t = self.table
+        repeat, fold, value, fit, predict = (c[self.rows].tolist() for c in t.columns)
+        return list(zip(repeat, fold, t.names[t.point[self.rows]].tolist(), value, fit, predict, strict=True))
+
+    @property
+    def curve(self):
+        """{point: (mean, count) of its folds' values}: the cell's grid curve."""
+        t = self.table
+        groups = np.unique(t.group[self.rows])
+        return dict(zip(t.names[t.group_point[groups]].tolist(),
+                        zip(t.means[groups].tolist(), t.counts[groups].tolist(), strict=True), strict=True))
 
 
 def _details(spec, row, frames, verdict, reason, per_fold=None):
@@ -227,25 +295,18 @@ def _details(spec, row, frames, verdict, reason, per_fold=None):
     cell = {"cell": f"{row['dataset']} / {row['method']}", "verdict": verdict, "reason": reason,
             "point": row.get("point") if isinstance(row.get("point"), str) else None, "fits": fits_note(row)}
     g = frames.get((row["dataset"], row["method"]))
-    if g is None or spec.metric not in g:
+    if g is None:
         return cell
-    ok = g  # (``_cell_frames``: the finished folds, in (repeat, fold) order)
     if per_fold:
-        chosen = pd.Series([per_fold.get((int(r), int(f))) for r, f in zip(ok["repeat"], ok["fold"], strict=True)],
-                           index=ok.index)
-        at = ok[ok["point"] == chosen]
+        at = [x for x in g.folds if x[2] == per_fold.get((int(x[0]), int(x[1])))]
     else:
-        at = ok[ok["point"] == cell["point"]] if cell["point"] else ok.iloc[:0]
+        at = [x for x in g.folds if x[2] == cell["point"]] if cell["point"] else []
     cell["fold_headers"] = ["repeat", "fold", "selected", spec.metric, "fit s", "predict s"]
     cell["folds"] = [[int(r), int(f), p, _fmt(scale * v, digits), _fmt(fs, 3), _fmt(ps, 4)]
-                     for r, f, p, v, fs, ps in zip(at["repeat"], at["fold"], at["point"], at[spec.metric],
-                                                   at.get("fit_seconds", pd.Series(np.nan, index=at.index)),
-                                                   at.get("predict_seconds", pd.Series(np.nan, index=at.index)),
-                                                   strict=True)][:200]
-    curve = ok.groupby("point", sort=False)[spec.metric].agg(["mean", "count"])
-    means, counts = curve["mean"].to_dict(), curve["count"].to_dict()
-    points = sorted(curve.index, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
-    cell["grid"] = [[p, _fmt(scale * means[p], digits), int(counts[p])] for p in points][:300]
+                     for r, f, p, v, fs, ps in at[:200]]
+    curve = g.curve
+    points = sorted(curve, key=_point_sort_key)  # the grid's own order: parameters by name, values ascending
+    cell["grid"] = [[p, _fmt(scale * curve[p][0], digits), int(curve[p][1])] for p in points][:300]
     return cell
 
 
