@@ -697,3 +697,24 @@ def bayes_against_baycomp(store, tables, metric="gmean", scale=100.0, greater_is
                                                sign * scale * paired.iloc[:, 1].to_numpy(), rope=rope, runs=runs)
         assert [float(p) for p in printed] == [round(float(p), 3) + 0.0 for p in theirs], (model, baseline, dataset)
     return len(pairs), len(rows)
+
+
+def figure_bytes_under_hash_seeds(script, folder, name, seeds=("1", "2", "3")):
+    """{seed: [svg bytes, pdf bytes]}: ``script`` (Python source writing ``<argv[1]>.svg`` and ``.pdf``) run in a
+    fresh process under each ``PYTHONHASHSEED`` of ``seeds``, from the checkout, its output under ``folder/<seed>``
+    named ``name`` (what a figure's bytes-independent-of-the-hash-seed tests compare)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    built = {}
+    for seed in seeds:
+        (folder / seed).mkdir()
+        done = subprocess.run([sys.executable, "-c", script, str(folder / seed / name)], cwd=root,
+                              capture_output=True, text=True,
+                              env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(root),
+                                   "MPLBACKEND": "Agg"})
+        assert done.returncode == 0, done.stderr
+        built[seed] = [(folder / seed / f"{name}.{ext}").read_bytes() for ext in ("svg", "pdf")]
+    return built
+

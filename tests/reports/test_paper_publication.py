@@ -15,8 +15,6 @@ Bengio's correction), the data sets' sizes from the UCI pages (wine 178, cardiot
 """
 
 import re
-import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -27,7 +25,7 @@ import pytest
 from scipy import stats
 
 from eemrepro import read_results
-from tests.helpers import html_table_rows, latex_rows
+from tests.helpers import figure_bytes_under_hash_seeds, html_table_rows, latex_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 UCI, LSSVM = ROOT / "results" / "uci", ROOT / "results" / "lssvm_ensemble"
@@ -191,15 +189,7 @@ def test_the_posterior_files_rebuild_byte_for_byte_whatever_the_hash_seed(tmp_pa
         result = compare_methods(spec, df, new=["mine", "yours"])
         write_posterior(result, plotted_pairs(result), sys.argv[1])
     """)
-    built = {}
-    for seed in ("1", "2", "3"):
-        folder = tmp_path / seed
-        folder.mkdir()
-        done = subprocess.run([sys.executable, "-c", script, str(folder / "p")], cwd=ROOT, capture_output=True,
-                              text=True, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin",
-                                              "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
-        assert done.returncode == 0, done.stderr
-        built[seed] = [(folder / f"p.{ext}").read_bytes() for ext in ("svg", "pdf")]
+    built = figure_bytes_under_hash_seeds(script, tmp_path, "p")
     assert built["1"] == built["2"] == built["3"]
     assert built["1"][0].startswith(b"<?xml") and built["1"][1].startswith(b"%PDF")
 

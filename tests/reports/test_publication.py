@@ -10,7 +10,6 @@ numpy), scipy's ``rankdata`` for the ranks, and hand-made matrices whose bold ce
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -23,7 +22,7 @@ from typer.testing import CliRunner
 
 from eemrepro import read_results
 from eemrepro.cli import app
-from tests.helpers import benchmark_store, html_table_rows, latex_rows
+from tests.helpers import benchmark_store, figure_bytes_under_hash_seeds, html_table_rows, latex_rows
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,15 +100,7 @@ def test_the_cd_files_rebuild_byte_for_byte_whatever_the_hash_seed(tmp_path):
                             columns=["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"])
         write_cd_files(wide, sys.argv[1], highlight=("beta", "zeta"))
     """)
-    built = {}
-    for seed in ("1", "2", "3"):
-        folder = tmp_path / seed
-        folder.mkdir()
-        done = subprocess.run([sys.executable, "-c", script, str(folder / "cd")], cwd=ROOT, capture_output=True,
-                              text=True, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin",
-                                              "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
-        assert done.returncode == 0, done.stderr
-        built[seed] = [(folder / f"cd.{ext}").read_bytes() for ext in ("svg", "pdf")]
+    built = figure_bytes_under_hash_seeds(script, tmp_path, "cd")
     # (Before the fix, this frame's diagram was four different SVGs under PYTHONHASHSEED 1 to 4.)
     assert built["1"] == built["2"] == built["3"]
 
