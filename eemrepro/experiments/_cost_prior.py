@@ -2,8 +2,8 @@
 
 A fresh store's dry run has no timings of its own. The operation counts the
 estimators once gave (``20 n^2 d`` for LIBSVM) knew nothing of the grid: on
-australian's 621 training rows at gamma = 0.01, LIBSVM takes 0.04 s a fit at
-C = 1 and 17 s at C = 1e7 (``results/uci``), and that grid is the papers' own.
+621 training rows at gamma = 0.01, LIBSVM takes 0.04 s a fit at C = 1 and
+17 s at C = 1e7 (a committed store's timings), and such grids are common.
 So the committed stores, every record of which holds its seconds, its
 training rows and its grid point, are the data.
 

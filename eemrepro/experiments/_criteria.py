@@ -49,6 +49,6 @@ def _dcs_kde(model, X, y):
 
 
 # Cauchy-Schwarz divergence of the two classes' projected training data: a
-# normal fit or a Silverman KDE (EEM paper, section 7.4).
+# normal fit or a Silverman KDE (``_dcs``; SPEC section 3).
 register_criterion(Criterion("dcs_gaussian", _dcs_gaussian))
 register_criterion(Criterion("dcs_kde", _dcs_kde))

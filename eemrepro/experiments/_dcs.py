@@ -1,4 +1,4 @@
-"""Cauchy–Schwarz divergence of two 1-D densities (EEM paper, sections 2 and 7.4).
+"""Cauchy–Schwarz divergence of two 1-D densities (SPEC sections 3 and 5).
 
 D_CS(f, g) = -ln int f g + 1/2 ln int f^2 + 1/2 ln int g^2.
 

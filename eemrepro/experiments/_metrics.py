@@ -47,7 +47,7 @@ class Metric:
 
 def _gmean(y_true, y_pred, classes=None):
     # Geometric mean of the per-class recalls: sqrt(TPR * TNR) for two classes
-    # (EEM paper, SPEC section 2), its k-th root analogue for k classes.
+    # (SPEC section 2), its k-th root analogue for k classes.
     from sklearn.metrics import recall_score  # (each scorer imports scikit-learn: a plan or a report does not)
 
     labels = np.unique(y_true)
