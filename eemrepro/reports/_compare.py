@@ -547,12 +547,6 @@ def posterior_files(result, pairs, cols=4):
     return out
 
 
-def write_posterior(result, pairs, stem):
-    """``stem.svg`` and ``stem.pdf``: the posteriors of ``pairs`` of ``result`` (``posterior_files``); the paths
-    written, [] where none can be drawn."""
-    return write_cd(posterior_files(result, pairs), stem)
-
-
 def posterior_diagram(result, cols=4):
     """The posteriors of a ``compare_methods`` result's ``plotted_pairs`` (``posterior_files``) as SVG text (the
     ``<svg>`` element); None without a pair or without matplotlib."""

@@ -180,14 +180,14 @@ def test_the_posterior_files_rebuild_byte_for_byte_whatever_the_hash_seed(tmp_pa
         import sys
         import numpy as np, pandas as pd
         from eemrepro.reports import TableSpec
-        from eemrepro.reports._compare import compare_methods, plotted_pairs, write_posterior
+        from eemrepro.reports._compare import compare_methods, plotted_pairs, posterior_files, write_cd
         rng = np.random.default_rng(4)
         spec = TableSpec(id="toy", stem="toy", title="toy", published=None, metric="gmean", scale=100.0)
         models = ["alpha", "beta", "gamma", "mine", "yours"]
         df = pd.DataFrame([{"dataset": f"d{i}", "method": m, "status": "ok", "gmean": 80 + rng.normal(0, 2)}
                            for i in range(7) for m in models])
         result = compare_methods(spec, df, new=["mine", "yours"])
-        write_posterior(result, plotted_pairs(result), sys.argv[1])
+        write_cd(posterior_files(result, plotted_pairs(result)), sys.argv[1])
     """)
     built = figure_bytes_under_hash_seeds(script, tmp_path, "p")
     assert built["1"] == built["2"] == built["3"]
