@@ -295,6 +295,7 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
             if settled is not None and c >= settled.C:
                 model = copy.deepcopy(settled)
                 model.C = c
+                model._warn_unconverged()
                 yield model
                 continue
             model = copy.deepcopy(base)
@@ -351,10 +352,7 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         found = re.search(rb"#iter = (\d+)", b"".join(printed))
         self.n_iter_ = int(found.group(1)) if found else None
         self.converged_ = None if found is None else self.n_iter_ < _libsvm_max_iter(len(t))
-        if self.converged_ is False:
-            warnings.warn(ConvergenceWarning(
-                "SVM: LIBSVM stopped at its iteration limit, max(10^7, 100 n) iterations: the model is its last "
-                "iterate, not the optimum (converged_ is False)"), stacklevel=4)
+        self._warn_unconverged()
         support = np.asarray(model.get_sv_indices(), dtype=np.intp) - 1
         coef = np.array([c[0] for c in model.get_sv_coef()])
         # LIBSVM's decision value sum_i coef_i K(x_i, x) - rho is positive for
@@ -364,6 +362,14 @@ class SVM(_BinaryClassifierMixin, ClassifierMixin, BaseEstimator):
         self.support_vectors_ = X[support]
         self.dual_coef_ = sign * coef
         self.intercept_ = -sign * float(model.rho[0])
+
+    def _warn_unconverged(self):
+        """The ``ConvergenceWarning`` of a fit LIBSVM stopped at its iteration limit: said by the fit, and by a
+        path for each larger C it reuses that model at (the model, and so the warning, a fit there gives)."""
+        if self.converged_ is False:
+            warnings.warn(ConvergenceWarning(
+                "SVM: LIBSVM stopped at its iteration limit, max(10^7, 100 n) iterations: the model is its last "
+                "iterate, not the optimum (converged_ is False)"), stacklevel=5)
 
     def _train_weighted(self, X, t, s, w_pos, w_neg):
         """Scikit-learn's SVC interface: LIBSVM with instance weights, or oneDAL's solver (``solver``)."""

@@ -131,3 +131,28 @@ def test_n_iter_and_converged_come_from_libsvm_and_leave_the_model_unchanged():
         assert abs(model.intercept_) == abs(quiet.rho[0])
     weighted = SVM(C=1.0, gamma=1.0).fit(X, y, sample_weight=np.ones(len(y)))
     assert weighted.converged_ is True and weighted.n_iter_ > 0  # scikit-learn's LIBSVM: no iteration limit
+
+
+def test_a_reused_unconverged_model_warns_as_its_own_fit_would(monkeypatch):
+    # A model the path reuses at a larger C is the one ``fit`` gives there, bit for bit (module docstring): an
+    # unconverged one must then warn as that fit would, or the run's record of that point says converged False
+    # without the warning that says why. LIBSVM's limit of 10^7 iterations takes seconds a fit to reach: its
+    # bound, which ``converged_`` is read against, is lowered to one iteration so that every fit is "unconverged".
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from eemrepro.models import _svm
+
+    monkeypatch.setattr(_svm, "_libsvm_max_iter", lambda n: 1)
+    X, y = _moons()
+    models = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for model in SVM(gamma=10.0).iter_path(X, y, C_GRID):
+            models.append((model, [w for w in caught if issubclass(w.category, ConvergenceWarning)]))
+            caught.clear()
+    reused = [m for m, _ in models if m.solution_C_ != m.C]
+    assert reused and all(m.converged_ is False for m, _ in models)  # moons reuse from C = 1e6 on (_moons)
+    assert [len(said) for _, said in models] == [1] * len(C_GRID)
+    assert all("iteration limit" in str(said[0].message) for _, said in models)
