@@ -10,6 +10,57 @@ import pytest
 os.environ["EEMREPRO_CACHE"] = "0"
 
 
+def _forked_fits_count_for_mutmut():
+    """Under ``make mutate``'s statistics pass, the functions a forked fit child runs count as run by the test.
+
+    mutmut runs, for each mutant, the tests its statistics pass saw call the mutated function, and it records those
+    calls in its own process only. A run's fits (the plug-in guards, the metrics, the worker's code check) happen in
+    a forked child (``experiments/_watchdog._FitChild``): the tests that check them were never run against their
+    mutants, which then "survived". In a forked child each function's first call (since the test process last
+    collected them) is appended to a file of that child's, and the test process adds them to mutmut's record of
+    the test before mutmut reads it. The child runs the mutant under test already (it forks the test process,
+    mutmut's trampolines and environment included); only the statistics were lost.
+    """
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    if "mutmut" not in sys.modules:  # (not under mutmut: nothing to do)
+        return
+    import mutmut.mutation.trampoline as trampoline
+    from mutmut.state import state
+
+    hits = Path(tempfile.mkdtemp(prefix="mutmut-forked-hits-"))
+
+    def in_child():
+        record, seen, path = trampoline.record_trampoline_hit, set(), hits / str(os.getpid())
+
+        def also_to_the_parent(name, caller=None):
+            record(name, caller=caller)
+            if not path.exists():
+                seen.clear()  # the test process took them: a later test counts them again
+            if name not in seen:
+                seen.add(name)
+                with open(path, "a") as f:
+                    f.write(name + "\n")
+
+        trampoline.record_trampoline_hit = also_to_the_parent
+
+    os.register_at_fork(after_in_child=in_child)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(item, nextitem):
+        for path in hits.iterdir():
+            names = path.read_text().split()
+            path.unlink()
+            state()._stats.update(names)
+
+    globals()["pytest_runtest_teardown"] = pytest_runtest_teardown
+
+
+_forked_fits_count_for_mutmut()
+
+
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Force many tiny chunks so the chunked accumulation paths are exercised."""
