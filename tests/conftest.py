@@ -55,7 +55,29 @@ def _forked_fits_count_for_mutmut():
             path.unlink()
             state()._stats.update(names)
 
+    def pytest_sessionfinish(session, exitstatus):
+        """The processes the tests left running (loky's idle workers) stopped and reaped here: mutmut runs its
+        statistics and clean tests in its own process and then waits for its mutants' processes with
+        ``os.wait()``, which would reap one of these when it ends and stop the run with a ``KeyError``."""
+        import signal
+
+        from joblib.externals.loky import get_reusable_executor
+
+        get_reusable_executor().shutdown(wait=True, kill_workers=True)
+        for entry in Path("/proc").iterdir():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) if entry.name.isdigit() else 0
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == os.getpid():
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    os.waitpid(int(entry.name), 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+
     globals()["pytest_runtest_teardown"] = pytest_runtest_teardown
+    globals()["pytest_sessionfinish"] = pytest_sessionfinish
 
 
 _forked_fits_count_for_mutmut()
