@@ -755,3 +755,26 @@ def test_a_parameters_stored_identity_is_the_same_from_one_release_to_the_next(k
 
     value, stored = PINNED[kind]
     assert _plain(value) == stored
+
+
+def test_a_parameter_is_judged_by_its_stored_text_a_nan_resumes_and_1_to_1_0_is_said(tmp_path):
+    """A NaN default (``fill=math.nan``, a "not set" mark) is equal to itself as stored: the same command
+    resumes (it refused every time, "nan stored, nan in the config"). A fixed ``scale: 1`` edited to ``1.0``
+    is another identity text (another record digest): the run refuses naming it, as ``status`` counts it,
+    where it reran the cell silently beside its old records while ``status`` said done."""
+    folder, module, helper = _folder(tmp_path)
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=1, helper=helper).replace(
+        "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):",
+        "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE, fill=float('nan')):\n        self.fill = fill"))
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    assert json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])["params.fill"] != 0  # NaN
+    again = _run(cfg, out)
+    assert "(3 were stored)" in again.output and "nothing to do" in again.output, again.output
+    cfg.write_text(cfg.read_text().replace("grid: {shrink: [0.0, 0.5]}", "grid: {shrink: [0.0, 0.5]}, scale: 1"))
+    _run(cfg, out, "--rerun-changed")
+    cfg.write_text(cfg.read_text().replace("scale: 1", "scale: 1.0"))
+    result = _run(cfg, out, code=1)
+    assert "params.scale: 1 stored, 1.0 in the config" in result.output
+    assert len(read_results(out, columns=["status"])) == 3 * 2  # nothing run beside the stored records
+
