@@ -778,3 +778,36 @@ def test_a_parameter_is_judged_by_its_stored_text_a_nan_resumes_and_1_to_1_0_is_
     assert "params.scale: 1 stored, 1.0 in the config" in result.output
     assert len(read_results(out, columns=["status"])) == 3 * 2  # nothing run beside the stored records
 
+
+#: ``SPLIT_NEAREST_MEAN`` whose helper is loaded by its path (``importlib.util.spec_from_file_location``, as
+#: research code loads a file of its own by path): a module the import system ran that ``sys.modules`` never
+#: names.
+BY_PATH = SPLIT_NEAREST_MEAN.replace("from {source} import distance", textwrap.dedent("""\
+    import importlib.util
+    import pathlib
+
+    _spec = importlib.util.spec_from_file_location(
+        "distances", pathlib.Path(__file__).parent / "lib" / "distances.py")
+    _lib = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_lib)
+    distance = _lib.distance"""))
+
+
+def test_a_module_loaded_by_its_path_is_covered(tmp_path):
+    """A helper the plug-in loads by its path, never put in ``sys.modules``, flipped alone: refused naming it
+    (the old records came back, "nothing to do", where a fresh folder scores otherwise)."""
+    folder = tmp_path / "mine"
+    (folder / "lib").mkdir(parents=True)
+    module = f"bypath_{uuid.uuid4().hex[:8]}"
+    _write(folder / "lib" / "distances.py", HELPER.format(sign=""))
+    _write(folder / f"{module}.py", BY_PATH)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    before = _gmeans(out)
+    _write(folder / "lib" / "distances.py", HELPER.format(sign="-"))
+    result = _run(cfg, out, code=1)
+    assert f"code.{module}:NearestMean: '{module}.py + distances.py sha256:" in result.output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
+    assert np.abs(_gmeans(out) - before).max() > 0.2
