@@ -811,3 +811,36 @@ def test_a_module_loaded_by_its_path_is_covered(tmp_path):
     _run(cfg, tmp_path / "fresh")
     assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
     assert np.abs(_gmeans(out) - before).max() > 0.2
+
+
+def test_a_frozenset_inside_an_object_parameter_has_one_digest_in_every_process():
+    """A dataclass default holding a frozenset of names (``Options(skip=frozenset({...}))``): ``joblib.hash``
+    pickles a frozenset in its iteration order, which string hashing changes per process, so every later run
+    refused the stored records ('Options joblib:7f68... stored, Options joblib:db42... in the config'). Four
+    processes, four string-hashing seeds: one digest, and another set another digest."""
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""\
+        import dataclasses, sys
+        from eemrepro.experiments._identity import _plain
+
+        @dataclasses.dataclass(frozen=True)
+        class Options:
+            skip: frozenset
+            nested: tuple
+
+        names = frozenset(sys.argv[1].split(","))
+        print(_plain(Options(names, ({"k": names},))))
+        """)
+    root = str(Path(__file__).resolve().parents[2])
+
+    def digest(names, seed):
+        env = dict(os.environ, PYTHONHASHSEED=str(seed), PYTHONPATH=root)
+        done = subprocess.run([sys.executable, "-c", code, names], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    seen = {digest("alpha,beta,gamma,delta,epsilon", seed) for seed in (1, 2, 3, 4)}
+    assert len(seen) == 1 and next(iter(seen)).startswith("Options joblib:")
+    assert digest("alpha,beta,gamma,delta", 1) not in seen
