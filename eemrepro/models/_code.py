@@ -17,7 +17,8 @@ module found is one of:
 * a user's file: the module's file, or every file of the regular package it lies
   in, symbolic links followed (a namespace package's modules one by one); a module
   loaded by its path, which ``sys.modules`` does not hold, is found as a module
-  another refers to and stands for its own file.
+  another refers to (or as the globals of a function it binds) and stands for its
+  own file.
 
 :func:`code_text` digests those files (their paths from the import-path folder
 they were found in, and their contents) into one text, e.g.
@@ -83,20 +84,37 @@ def _named(item):
 
 
 def _referenced(module):
-    """Names of the modules ``module``'s namespace refers to: modules bound there, and the modules that
-    define the functions and classes bound there. A package's own submodules are left out: the import system
-    binds each one there when anything imports it, so they tell what this process imported, not what the
-    package uses (its files are the package's anyway)."""
+    """The modules ``module``'s namespace refers to (names, or module objects): modules bound there, and the
+    modules that define the functions and classes bound there. A package's own submodules are left out: the
+    import system binds each one there when anything imports it, so they tell what this process imported, not
+    what the package uses (its files are the package's anyway)."""
     out, own = [], module.__name__ + "."
     for value in list(vars(module).values()):
         if isinstance(value, types.ModuleType):
             if not value.__name__.startswith(own):
                 out.append(value)
         elif isinstance(value, type | types.FunctionType | types.BuiltinFunctionType | functools.partial):
-            owner = getattr(value.func if isinstance(value, functools.partial) else value, "__module__", None)
-            if isinstance(owner, str):
-                out.append(owner)
+            out += _defined_in(value.func if isinstance(value, functools.partial) else value)
     return out
+
+
+def _defined_in(value):
+    """The modules a function or class comes from: the one its ``__module__`` names (a wrapper's names the
+    wrapped function's), and the one holding its globals: its name, or, where no module of ``sys.modules``
+    holds them (a file loaded by its path), a module object made of them."""
+    owner = getattr(value, "__module__", None)
+    out = [owner] if isinstance(owner, str) else []
+    functions = [value] if isinstance(value, types.FunctionType) else \
+        [f for f in vars(value).values() if isinstance(f, types.FunctionType)] if isinstance(value, type) else []
+    found = functions[0].__globals__ if functions else None
+    if found is None or not isinstance(found.get("__name__"), str):
+        return out
+    name = found["__name__"]
+    if sys.modules.get(name) is not None and vars(sys.modules[name]) is found:
+        return out if name == owner else [*out, name]
+    loaded = types.ModuleType(name)
+    vars(loaded).update(found)
+    return [*out, loaded]
 
 
 def _origin(module):

@@ -844,3 +844,19 @@ def test_a_frozenset_inside_an_object_parameter_has_one_digest_in_every_process(
     seen = {digest("alpha,beta,gamma,delta,epsilon", seed) for seed in (1, 2, 3, 4)}
     assert len(seen) == 1 and next(iter(seen)).startswith("Options joblib:")
     assert digest("alpha,beta,gamma,delta", 1) not in seen
+
+
+def test_a_function_of_a_module_loaded_by_its_path_is_covered_without_its_module(tmp_path):
+    """The plug-in keeps only the function (``distance = _load()``; the module object is local to ``_load``):
+    found through the function's own globals, not its module's name, which ``sys.modules`` does not hold."""
+    folder = tmp_path / "mine"
+    (folder / "lib").mkdir(parents=True)
+    module = f"bypath_{uuid.uuid4().hex[:8]}"
+    _write(folder / "lib" / "distances.py", HELPER.format(sign=""))
+    _write(folder / f"{module}.py", BY_PATH.replace("_spec = ", "def _load():\n    _spec = ").replace(
+        "\n_lib = ", "\n    _lib = ").replace("\n_spec.loader", "\n    _spec.loader").replace(
+        "distance = _lib.distance", "    return _lib.distance\n\n\ndistance = _load()"))
+    first = estimator_code(f"{module}:NearestMean", str(folder))
+    assert first.startswith(f"{module}.py + distances.py sha256:")
+    _write(folder / "lib" / "distances.py", HELPER.format(sign="-"))
+    assert estimator_code(f"{module}:NearestMean", str(folder)) not in (None, first)
