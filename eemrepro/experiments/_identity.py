@@ -20,6 +20,7 @@ definition the registry's. A change of any of these is a changed identity: the
 run refuses and names it, ``--rerun-changed`` runs the cells again.
 """
 
+import functools
 import numbers
 
 #: The key prefix of an estimator's code in an identity.
@@ -117,16 +118,31 @@ def value_digest(value):
     """``joblib.hash`` of ``value`` made canonical first: the same value gives the same digest in every
     process (arrays by dtype, shape and bytes; functions and classes by module and qualified name; sets in an
     order of their own; random states by their state), another value another digest."""
-    import joblib
+    return _hasher()().hash(_canonical(value))
 
-    return joblib.hash(_canonical(value))
+
+@functools.cache
+def _hasher():
+    """``joblib.hash``'s hasher, with a frozenset hashed as joblib hashes a set (its elements in order) wherever
+    it lies: inside an object (a dataclass's field), which ``_canonical`` does not open, joblib pickles it in its
+    iteration order, which string hashing changes per process. Every other value's digest is joblib's."""
+    from joblib.hashing import NumpyHasher, _ConsistentSet
+
+    class Hasher(NumpyHasher):
+        dispatch = NumpyHasher.dispatch.copy()
+
+        def save_frozenset(self, items):
+            NumpyHasher.save(self, ("frozenset", _ConsistentSet(items)))
+
+        dispatch[frozenset] = save_frozenset
+
+    return Hasher
 
 
 def _canonical(value):
     """``value`` with what ``joblib.hash`` cannot hash the same in every process replaced: functions (a
     lambda cannot be pickled) by their module and qualified name, sets (a frozenset pickles in iteration
     order, which string hashing changes per process) sorted by their elements' digests."""
-    import functools
     import types
 
     import joblib

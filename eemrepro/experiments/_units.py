@@ -314,7 +314,9 @@ def identity_changes(have, want, imported=True):
     """
     out = {}
     for k in sorted(set(want) | set(have)):
-        if have.get(k) == want.get(k):
+        # Compared as the JSON text a record stores (and its ``identity_sha`` digests), not by ``==``: a NaN is
+        # equal to itself there, and ``1`` is not ``1.0`` (another digest: the run would not find the records).
+        if json.dumps(have.get(k), sort_keys=True) == json.dumps(want.get(k), sort_keys=True):
             continue
         if not imported and (k.startswith(CODE_PREFIX) or (k.startswith("params.") and (k not in have or
                                                                                           k not in want))):

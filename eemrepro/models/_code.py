@@ -15,7 +15,10 @@ module found is one of:
 * a module of an editable install: every top-level package the distribution
   declares, file by file (an edit changes no version);
 * a user's file: the module's file, or every file of the regular package it lies
-  in, symbolic links followed (a namespace package's modules one by one).
+  in, symbolic links followed (a namespace package's modules one by one); a module
+  loaded by its path, which ``sys.modules`` does not hold, is found as a module
+  another refers to (or as the globals of a function it binds) and stands for its
+  own file.
 
 :func:`code_text` digests those files (their paths from the import-path folder
 they were found in, and their contents) into one text, e.g.
@@ -52,43 +55,76 @@ def what_ran(start, loaded=()):
     users, dists, seen = {}, {}, set()
     queue = list(start) + [m for m in loaded if m in sys.modules and _origin(sys.modules[m])[0] in ("file", "editable")]
     while queue:
-        name = queue.pop()
-        if name in seen or name not in sys.modules:
+        name, module = _named(queue.pop())
+        if name in seen or module is None:
             continue
         seen.add(name)
-        origin = _origin(sys.modules[name])
+        origin = _origin(module)
         if origin[0] == "environment":
             continue
         if origin[0] == "distribution":
             dists[origin[1].metadata["Name"]] = origin[1]
             continue
         users[name] = origin
-        queue += _referenced(sys.modules[name])
-        if "." in name:
+        queue += _referenced(module)
+        if "." in name and module is sys.modules.get(name):
             queue.append(name.rpartition(".")[0])
     return users, dists
 
 
+def _named(item):
+    """(a key, the module) of a module's name or of a module object: one that ``sys.modules`` does not hold
+    (a file loaded by its path, ``importlib.util.spec_from_file_location``) keyed by its file too, so that it
+    stands for itself and no module of the same name is taken for it."""
+    if isinstance(item, str):
+        return item, sys.modules.get(item)
+    if sys.modules.get(item.__name__) is item:
+        return item.__name__, item
+    return f"{item.__name__} ({getattr(item, '__file__', None)})", item
+
+
 def _referenced(module):
-    """Names of the modules ``module``'s namespace refers to: modules bound there, and the modules that
-    define the functions and classes bound there. A package's own submodules are left out: the import system
-    binds each one there when anything imports it, so they tell what this process imported, not what the
-    package uses (its files are the package's anyway)."""
+    """The modules ``module``'s namespace refers to (names, or module objects): modules bound there, and the
+    modules that define the functions and classes bound there. A package's own submodules are left out: the
+    import system binds each one there when anything imports it, so they tell what this process imported, not
+    what the package uses (its files are the package's anyway)."""
     out, own = [], module.__name__ + "."
     for value in list(vars(module).values()):
         if isinstance(value, types.ModuleType):
             if not value.__name__.startswith(own):
-                out.append(value.__name__)
+                out.append(value)
         elif isinstance(value, type | types.FunctionType | types.BuiltinFunctionType | functools.partial):
-            owner = getattr(value.func if isinstance(value, functools.partial) else value, "__module__", None)
-            if isinstance(owner, str):
-                out.append(owner)
+            out += _defined_in(value.func if isinstance(value, functools.partial) else value)
     return out
+
+
+def _defined_in(value):
+    """The modules a function or class comes from: the one its ``__module__`` names (a wrapper's names the
+    wrapped function's), and the one holding its globals: its name, or, where no module of ``sys.modules``
+    holds them (a file loaded by its path), a module object made of them."""
+    owner = getattr(value, "__module__", None)
+    out = [owner] if isinstance(owner, str) else []
+    functions = [value] if isinstance(value, types.FunctionType) else \
+        [f for f in vars(value).values() if isinstance(f, types.FunctionType)] if isinstance(value, type) else []
+    found = functions[0].__globals__ if functions else None
+    if found is None or not isinstance(found.get("__name__"), str):
+        return out
+    name = found["__name__"]
+    if sys.modules.get(name) is not None and vars(sys.modules[name]) is found:
+        return out if name == owner else [*out, name]
+    loaded = types.ModuleType(name)
+    vars(loaded).update(found)
+    return [*out, loaded]
 
 
 def _origin(module):
     """("environment",), ("distribution", dist), ("editable", dist) or ("file", unit): where ``module`` came
     from (``unit``: (name shown, import-path folder, the files))."""
+    if sys.modules.get(module.__name__) is not module and getattr(module, "__file__", None):
+        # Loaded by its path: its name tells nothing (it is the caller's choice), its place does.
+        where = Path(module.__file__).resolve()
+        inside = any(where.is_relative_to(s) for s in (*_site_folders(), *_stdlib_folders()))
+        return ("environment",) if inside else ("file", _file_unit(module))
     top = module.__name__.partition(".")[0]
     spec = getattr(module, "__spec__", None)
     origin = getattr(spec, "origin", None) if spec is not None else getattr(module, "__file__", None)
@@ -115,6 +151,9 @@ def _file_unit(module):
     outermost), else its own file; a namespace package alone stands for nothing (its modules stand for
     themselves)."""
     parts = module.__name__.split(".")
+    if sys.modules.get(module.__name__) is not module and getattr(module, "__file__", None):  # loaded by path
+        path = Path(module.__file__)
+        return (path.name, path.parent, (path,), ())
     for i in range(1, len(parts) + 1):
         outer = sys.modules.get(".".join(parts[:i]))
         if outer is None:

@@ -251,7 +251,7 @@ def _code_of_class(name, home, cls):
                             _IMPORTED.get(top, (None, set()))[1])
     code = code_text(users, dists, first=module)
     watched = watched_paths(users)
-    _CODE_TEXTS[key] = ({m: sys.modules[m] for m in users}, watched, stamp_of(watched), code)
+    _CODE_TEXTS[key] = ({m: sys.modules.get(m) for m in users}, watched, stamp_of(watched), code)
     return code
 
 

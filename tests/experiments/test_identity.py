@@ -755,3 +755,108 @@ def test_a_parameters_stored_identity_is_the_same_from_one_release_to_the_next(k
 
     value, stored = PINNED[kind]
     assert _plain(value) == stored
+
+
+def test_a_parameter_is_judged_by_its_stored_text_a_nan_resumes_and_1_to_1_0_is_said(tmp_path):
+    """A NaN default (``fill=math.nan``, a "not set" mark) is equal to itself as stored: the same command
+    resumes (it refused every time, "nan stored, nan in the config"). A fixed ``scale: 1`` edited to ``1.0``
+    is another identity text (another record digest): the run refuses naming it, as ``status`` counts it,
+    where it reran the cell silently beside its old records while ``status`` said done."""
+    folder, module, helper = _folder(tmp_path)
+    _write(folder / f"{module}.py", NEAREST_MEAN.format(sign=1, helper=helper).replace(
+        "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):",
+        "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE, fill=float('nan')):\n        self.fill = fill"))
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    assert json.loads(read_results(out, columns=["identity"])["identity"].iloc[0])["params.fill"] != 0  # NaN
+    again = _run(cfg, out)
+    assert "(3 were stored)" in again.output and "nothing to do" in again.output, again.output
+    cfg.write_text(cfg.read_text().replace("grid: {shrink: [0.0, 0.5]}", "grid: {shrink: [0.0, 0.5]}, scale: 1"))
+    _run(cfg, out, "--rerun-changed")
+    cfg.write_text(cfg.read_text().replace("scale: 1", "scale: 1.0"))
+    result = _run(cfg, out, code=1)
+    assert "params.scale: 1 stored, 1.0 in the config" in result.output
+    assert len(read_results(out, columns=["status"])) == 3 * 2  # nothing run beside the stored records
+
+
+#: ``SPLIT_NEAREST_MEAN`` whose helper is loaded by its path (``importlib.util.spec_from_file_location``, as
+#: research code loads a file of its own by path): a module the import system ran that ``sys.modules`` never
+#: names.
+BY_PATH = SPLIT_NEAREST_MEAN.replace("from {source} import distance", textwrap.dedent("""\
+    import importlib.util
+    import pathlib
+
+    _spec = importlib.util.spec_from_file_location(
+        "distances", pathlib.Path(__file__).parent / "lib" / "distances.py")
+    _lib = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_lib)
+    distance = _lib.distance"""))
+
+
+def test_a_module_loaded_by_its_path_is_covered(tmp_path):
+    """A helper the plug-in loads by its path, never put in ``sys.modules``, flipped alone: refused naming it
+    (the old records came back, "nothing to do", where a fresh folder scores otherwise)."""
+    folder = tmp_path / "mine"
+    (folder / "lib").mkdir(parents=True)
+    module = f"bypath_{uuid.uuid4().hex[:8]}"
+    _write(folder / "lib" / "distances.py", HELPER.format(sign=""))
+    _write(folder / f"{module}.py", BY_PATH)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    before = _gmeans(out)
+    _write(folder / "lib" / "distances.py", HELPER.format(sign="-"))
+    result = _run(cfg, out, code=1)
+    assert f"code.{module}:NearestMean: '{module}.py + distances.py sha256:" in result.output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
+    assert np.abs(_gmeans(out) - before).max() > 0.2
+
+
+def test_a_frozenset_inside_an_object_parameter_has_one_digest_in_every_process():
+    """A dataclass default holding a frozenset of names (``Options(skip=frozenset({...}))``): ``joblib.hash``
+    pickles a frozenset in its iteration order, which string hashing changes per process, so every later run
+    refused the stored records ('Options joblib:7f68... stored, Options joblib:db42... in the config'). Four
+    processes, four string-hashing seeds: one digest, and another set another digest."""
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""\
+        import dataclasses, sys
+        from eemrepro.experiments._identity import _plain
+
+        @dataclasses.dataclass(frozen=True)
+        class Options:
+            skip: frozenset
+            nested: tuple
+
+        names = frozenset(sys.argv[1].split(","))
+        print(_plain(Options(names, ({"k": names},))))
+        """)
+    root = str(Path(__file__).resolve().parents[2])
+
+    def digest(names, seed):
+        env = dict(os.environ, PYTHONHASHSEED=str(seed), PYTHONPATH=root)
+        done = subprocess.run([sys.executable, "-c", code, names], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    seen = {digest("alpha,beta,gamma,delta,epsilon", seed) for seed in (1, 2, 3, 4)}
+    assert len(seen) == 1 and next(iter(seen)).startswith("Options joblib:")
+    assert digest("alpha,beta,gamma,delta", 1) not in seen
+
+
+def test_a_function_of_a_module_loaded_by_its_path_is_covered_without_its_module(tmp_path):
+    """The plug-in keeps only the function (``distance = _load()``; the module object is local to ``_load``):
+    found through the function's own globals, not its module's name, which ``sys.modules`` does not hold."""
+    folder = tmp_path / "mine"
+    (folder / "lib").mkdir(parents=True)
+    module = f"bypath_{uuid.uuid4().hex[:8]}"
+    _write(folder / "lib" / "distances.py", HELPER.format(sign=""))
+    _write(folder / f"{module}.py", BY_PATH.replace("_spec = ", "def _load():\n    _spec = ").replace(
+        "\n_lib = ", "\n    _lib = ").replace("\n_spec.loader", "\n    _spec.loader").replace(
+        "distance = _lib.distance", "    return _lib.distance\n\n\ndistance = _load()"))
+    first = estimator_code(f"{module}:NearestMean", str(folder))
+    assert first.startswith(f"{module}.py + distances.py sha256:")
+    _write(folder / "lib" / "distances.py", HELPER.format(sign="-"))
+    assert estimator_code(f"{module}:NearestMean", str(folder)) not in (None, first)
