@@ -110,12 +110,27 @@ def _read_frame(path, fmt, target):
                     frame[c] = text.mask(text == MISSING)
             return frame, target
         # "?" is a missing value there too (the UCI files' mark), beside pandas' own (empty, NA, ...)
-        return pd.read_csv(path, na_values=[MISSING]), target
+        frame = pd.read_csv(path, na_values=[MISSING])
+        _refuse_repeated_names(path, pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False))
+        return frame, target
     # scipy's ARFF reader raises a bare StopIteration when the file ends before its @data section.
     except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
             StopIteration) as exc:
         why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
         raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
+
+
+def _refuse_repeated_names(path, header):
+    """A CSV header (``header``: its first row, read as text) that names a column twice is refused: pandas reads
+    the second as ``name.1``, and the label copied beside the features becomes one of them."""
+    names = [str(v) for v in header.iloc[0]] if len(header) else []
+    for name in dict.fromkeys(names):
+        where = [i + 1 for i, n in enumerate(names) if n == name]
+        if len(where) > 1:
+            times = "twice" if len(where) == 2 else f"{len(where)} times"
+            listed = ", ".join(map(str, where[:-1])) + f" and {where[-1]}"
+            raise LocalDatasetError(f"{path}: its header names column {name!r} {times} (columns {listed}): rename "
+                                    "or drop one so that each column has a name of its own")
 
 
 def _separator_hint(path, fmt):
@@ -168,6 +183,9 @@ def _features(path, frame, target, columns):
         raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
                                                f"{[str(c) for c in frame.columns][:20]}" if missing else
                                                f"the target {target!r} is also listed in 'columns'"))
+    twice = [c for i, c in enumerate(found) if c in found[:i]]
+    if twice:
+        raise LocalDatasetError(f"{path}: column {str(twice[0])!r} is listed twice in 'columns'")
     return frame[found], target
 
 

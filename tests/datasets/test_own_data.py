@@ -107,6 +107,14 @@ def test_a_column_list_naming_a_missing_column_is_refused(tmp_path):
         load_config(_config(tmp_path, "{file: noise.csv, target: label, columns: [x1, x9]}"))
 
 
+@pytest.mark.parametrize("listed", ["[x1, x2, x1]", "[x1, x2, \"x\\u0031\"]"], ids=["same text", "escaped"])
+def test_a_column_list_naming_a_column_twice_is_refused(tmp_path, listed):
+    # A feature listed twice would enter X twice (a duplicated column weighs twice in a distance or a kernel).
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    with pytest.raises(ConfigError, match=r"column 'x1' is listed twice in 'columns'$"):
+        load_config(_config(tmp_path, f"{{file: noise.csv, target: label, columns: {listed}}}"))
+
+
 # -- a store's boundaries ------------------------------------------------------------------------------------
 
 SMALL = """name: {name}
@@ -1027,3 +1035,22 @@ def test_a_config_named_by_a_relative_path_looks_up_its_module_by_an_absolute_fo
     monkeypatch.chdir(tmp_path)
     config = load_config("mine.yaml")
     assert Path(config.home).is_absolute() and Path(config.model("C").home) == tmp_path.resolve()
+
+
+@pytest.mark.parametrize("target", ["label", None])
+def test_a_csv_whose_header_repeats_a_name_is_refused_naming_it(tmp_path, target):
+    """The user's report: a header ``label,x1,x2,label`` (the label copied to the end by a spreadsheet) read as
+    ``label`` and ``label.1``, pandas' name for the second, which became a feature: an SVM on noise scored 100.0.
+    Which column a repeated name means is the file's ambiguity, not the tool's to settle."""
+    frame = _noise_sorted_by_class()
+    frame.insert(0, "label", frame.pop("label"))
+    frame["label.copy"] = frame["label"]
+    text = frame.to_csv(index=False).replace("label.copy", "label", 1)
+    (tmp_path / "noise.csv").write_text(text)
+    spec = "{file: noise.csv, target: label}" if target else "{file: noise.csv}"
+    result = runner.invoke(app, ["run", str(_config(tmp_path, spec)), "--dry-run"])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.strip().endswith(
+        f"{tmp_path / 'noise.csv'}: its header names column 'label' twice (columns 1 and 4): rename or drop one "
+        "so that each column has a name of its own"), result.output
