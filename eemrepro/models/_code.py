@@ -187,7 +187,7 @@ def _listing(package):
         visited.add(real)
         folders.append(Path(root))
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-        files += [Path(root) / n for n in sorted(names) if not n.endswith((".pyc", ".pyo")) and not n.startswith(".")]
+        files += [Path(root) / n for n in sorted(names) if not n.startswith(".")]  # (a .pyc here may be imported)
     return tuple(sorted(files)), tuple(folders)
 
 

@@ -357,6 +357,30 @@ def test_a_package_beside_a_module_of_the_same_name_is_what_is_hashed(tmp_path):
     assert estimator_code(est, str(folder)) != first
 
 
+def test_a_sourceless_module_of_a_plugin_package_is_part_of_its_code(tmp_path):
+    """A module shipped as ``defaults.pyc`` alone (no ``defaults.py``) inside the plug-in's package is imported
+    by Python's sourceless loader: recompiled with another value, the code is another (before, every ``.pyc`` was
+    left out, and the old numbers came back). ``__pycache__`` stays out: it is Python's cache of the sources."""
+    import py_compile
+
+    folder = tmp_path / "mine"
+    name = f"plug_{uuid.uuid4().hex[:8]}"
+    (folder / name).mkdir(parents=True)
+    _write(folder / name / "__init__.py", NEAREST_MEAN.format(sign=1, helper=f"{name}.defaults"))
+
+    def compiled(scale):
+        source = tmp_path / "defaults.py"
+        source.write_text(f"DEFAULT_SCALE = {scale}\n")
+        py_compile.compile(str(source), cfile=str(folder / name / "defaults.pyc"), doraise=True)
+
+    compiled(1.0)
+    est = f"{name}:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith(f"package {name} (2 files) sha256:")
+    compiled(3.0)
+    assert estimator_code(est, str(folder)) not in (None, first)
+
+
 def test_a_namespace_package_is_covered_module_by_module(tmp_path):
     """A folder without ``__init__.py`` (a namespace package) beside the config: its modules are imported and
     hashed (before, no code at all was in the identity)."""
