@@ -90,6 +90,8 @@ def _plain(value):
     """
     if value is None or isinstance(value, bool | str):
         return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):  # np.True_: not Integral
+        return bool(value)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):

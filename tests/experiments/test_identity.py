@@ -683,6 +683,11 @@ def test_a_parameter_value_is_identified_by_value_the_same_in_every_process():
     assert value_digest(one) == value_digest(other)
     assert _plain([1, 2.5, "a", None]) == [1, 2.5, "a", None]  # JSON values as they were
     assert _plain(list(range(40))).startswith("list of 40 joblib:")
+    # numpy's scalars as the Python values they equal (a default of np.int64(3) or np.True_ read as 3 or True):
+    # switching between the two is no change; np.float32(0.1) is another value than 0.1.
+    assert [_plain(v) for v in (np.int64(3), np.True_, np.False_, np.float64(0.5))] == [3, True, False, 0.5]
+    assert all(type(_plain(v)) is type(w) for v, w in ((np.int64(3), 3), (np.True_, True), (np.float64(0.5), 0.5)))
+    assert _plain(np.float32(0.1)) != _plain(0.1)
 
 
 def test_a_speed_only_parameter_changed_in_the_config_resumes(tmp_path):
