@@ -176,7 +176,10 @@ def _say_run(cfg, summary, dry_run):
         typer.echo(f"{cfg.name}: {summary.total_units} units, {done} already stored, "
                    f"{summary.pending_units} to run; {summary.estimate.words()}")
         return
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) or "nothing to do"
+    # A unit makes one record per grid point (and per fold, for a unit that spans folds): the counts are records'.
+    records = sum(summary.status_counts.values())
+    counts = f"{records} record(s) (" + ", ".join(f"{n} {s}" for s, n in sorted(summary.status_counts.items())) + \
+        ")" if records else "nothing to do"
     typer.echo(f"{cfg.name}: ran {summary.done_units} of {summary.pending_units} pending units "
                f"({done} were stored) in {summary.seconds:.1f} s: {counts}; records in {summary.out}")
     if summary.ran_on and summary.ran_on.startswith("the Dask cluster"):  # not where a user may think

@@ -344,6 +344,10 @@ def test_quick_start_runs_real_work_and_prints_its_table(tmp_path, monkeypatch):
     first = runner.invoke(app, ["run", "configs/quick.yaml", "--quiet"])
     assert first.exit_code == 0, first.output
     assert "ran 160 of 160 pending units" in first.output
+    # What the line counts after the units is records (a unit makes one per grid point), as the store holds them.
+    stored = ResultStore(tmp_path / "results" / "quick").frame(["status"])
+    assert len(stored) > 160 and set(stored["status"]) == {"ok"}
+    assert f": {len(stored)} record(s) ({len(stored)} ok); " in first.output
     assert "EEM Table 4: GMean (%)" in first.output and "| heart" in first.output and "| balance" in first.output
     # heart is in the paper's Table 4: its cells carry the published value and the delta to it (issue 52: the
     # delta alone, with no legend, was shown before); balance is not in it: its cells carry neither.
