@@ -31,7 +31,8 @@ MODULE = textwrap.dedent('''
         """Nearest class mean of centred features; ``c`` weighs the distance to the positive class's mean.
 
         ``write``: where it centres its input in place (the habit): "fit" (X), "fit-y" (codes y as 0/1 in
-        place), "predict" (X in decision_function), or "none" (copies).
+        place), "predict" (X in decision_function), "fit-alias" (X through the attribute it keeps it in),
+        "fit-shuffle" (shuffles X in place, seeded by c), or "none" (copies).
         """
 
         def __init__(self, c=1.0, write="none"):
@@ -42,6 +43,11 @@ MODULE = textwrap.dedent('''
             self.mean_ = X.mean(axis=0)
             if self.write == "fit":
                 X -= self.mean_
+            elif self.write == "fit-alias":
+                self.X_ = X
+                self.X_ -= self.mean_
+            elif self.write == "fit-shuffle":
+                np.random.default_rng(int(self.c)).shuffle(X)
             else:
                 X = X - self.mean_
             if self.write == "fit-y":
@@ -210,6 +216,30 @@ MODULE = textwrap.dedent('''
             return (X - self.mean_)[:, :2]
 
 
+    class ManyLabels(Centred):
+        """Predicts ``k`` labels, 0 to k - 1, in turn: most of them not training labels."""
+
+        def __init__(self, c=1.0, write="none", k=10):
+            super().__init__(c=c, write=write)
+            self.k = k
+
+        def predict(self, X):
+            return np.arange(len(X)) % self.k
+
+
+    class Odd(Shift):
+        """A projection whose output is odd where ``write`` says: "words" (text), "nan" (a NaN), "object"
+        (its numbers in an array of Python objects, as a frame of mixed columns gives them)."""
+
+        def transform(self, X):
+            Z = super().transform(X)
+            if self.write == "words":
+                return np.full(Z.shape, "far")
+            if self.write == "nan":
+                Z[0, 1] = np.nan
+            return Z.astype(object) if self.write == "object" else Z
+
+
     class Drops(Shift):
         """A projection that drops the last point."""
 
@@ -306,6 +336,47 @@ def test_a_point_that_writes_into_its_input_fails_and_the_next_point_scores_as_a
     assert clean["gmean"] == pytest.approx(_gmean(y, pred), abs=1e-12)
     assert clean["auc"] == pytest.approx(roc_auc_score(y, score), abs=1e-12)
     assert _gmean(y, pred) < 0.999  # (a fit that gets every point right could not tell spoiled data)
+
+
+@pytest.mark.parametrize(("write", "code"), [("fit-alias", "self.X_ -= self.mean_"),
+                                             ("fit-shuffle", "np.random.default_rng(int(self.c)).shuffle(X)")])
+def test_a_write_through_an_attribute_or_a_call_names_the_input_it_wrote_into(user, write, code):
+    """The array written is found in the line however it is spelt: through the attribute the fit keeps its
+    input in, or as the argument of a call that shuffles it in place (the line's names before it, a module and
+    a number, are not arrays). The message names the input, where, and the fix."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", write: WRITE, grid: {{c: [2]}}}}'.replace(
+        "WRITE", write))
+    assert df.loc[0, "status"] == "failed"
+    error = df.loc[0, "error_message"]
+    assert error.startswith("Centred.fit wrote into its input X ("), error
+    assert error.endswith(f": `{code}`); the arrays a fit or prediction gets are read-only, shared by the unit's "
+                          "grid points: copy it before changing it in place (X = X.copy())"), error
+
+
+@pytest.mark.parametrize(("k", "said"), [(10, "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"),
+                                         (11, "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... (11 distinct)]")])
+def test_predicted_labels_that_are_not_training_labels_are_listed_the_first_ten(user, k, said):
+    """Labels are listed as Python values, ten at most, and how many there are where there are more."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:ManyLabels", k: K, grid: {{c: [1]}}}}'.replace(
+        "K", str(k)))
+    assert df.loc[0, "status"] == "failed"
+    assert df.loc[0, "error_message"] == f"ManyLabels.predict returned labels {said}, not among the training " \
+                                         "labels [-1, 1]"
+
+
+def test_a_projection_giving_text_or_nan_fails_and_one_giving_numbers_as_objects_is_read_as_floats(user):
+    """``transform``'s output is read as float64: text fails naming the method, a NaN fails counting it, and
+    numbers held as Python objects score as the same numbers held as floats."""
+    folder, module = user
+    models = '  Proj: {{estimator: "{m}:Odd", grid: {{write: [words, nan, object, none]}}}}'
+    points = _by_point(_records(folder, module, models, kind="projection", extra=PROJECTION.format(m=module)),
+                       "projection__write")
+    assert points["words"]["error_message"] == "projection: Odd.transform returned values that are not numbers"
+    assert points["nan"]["error_message"] == "projection: Odd.transform returned 1 NaN values"
+    assert points["object"]["status"] == points["none"]["status"] == "ok", points["object"]["error_message"]
+    assert points["object"]["bac"] == points["none"]["bac"]
 
 
 @pytest.mark.parametrize(("name", "write"), [("CentredPath", "fit_path"), ("CentredIterPath", "iter_path")])
