@@ -488,6 +488,9 @@ def test_a_known_entry_s_models_and_datasets_given_as_one_text_are_one_pattern(s
     ("fields: [gmean, 2]", "key 'fields': a record field, or a non-empty list of them, got ['gmean', 2]"),
     ("fields: []", "key 'fields': a record field, or a non-empty list of them, got []"),
     ("store: 7", "key 'store': a results folder (a path from the known-differences file's folder), got 7"),
+    ("store: [a, b]", "key 'store': a results folder (a path from the known-differences file's folder), got "
+                      "['a', 'b']"),
+    ("owner: me", "unknown key(s) ['owner']; the keys are ['datasets', 'fields', 'models', 'reason', 'store']"),
 ])
 def test_a_bad_known_entry_is_one_line_naming_the_file_entry_and_key_before_anything_runs(made, tmp_path, entry,
                                                                                           message):
@@ -500,6 +503,24 @@ def test_a_bad_known_entry_is_one_line_naming_the_file_entry_and_key_before_anyt
         assert result.exit_code == 0, result.output
         return
     assert (result.exit_code, result.output) == (2, f"error: {known}: entry 2: {message}\n")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("store: x\nfields: [gmean]\nreason: r\n", "a list of {store, fields, reason} entries"),
+    ("- store: x\n  fields: [gmean]\n", "entry 1: needs 'store', 'fields' and 'reason'"),
+    ("- just a text\n", "entry 1: needs 'store', 'fields' and 'reason'"),
+    ("- store: x\n  fields: [gmean\n", None),  # not YAML: the reader's one line, naming the file and line
+])
+def test_a_known_differences_file_of_the_wrong_shape_is_one_line_naming_it(made, tmp_path, text, message):
+    known = tmp_path / "known.yaml"
+    known.write_text(text)
+    result = audit(made, "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
+    assert result.exit_code == 2 and len(result.output.splitlines()) == 1, result.output
+    if message is None:
+        assert result.output.startswith(f"error: {known}, line ") and "not valid YAML" in result.output, \
+            result.output
+    else:
+        assert result.output == f"error: {known}: {message}\n"
 
 
 def test_the_ci_known_differences_file_names_committed_stores():
