@@ -211,6 +211,24 @@ def test_max_seconds_passes_over_units_whose_stored_timings_exceed_it(tmp_path):
     assert set(audited) == {"EEM"} and len(audited) + (int(not_run.group(1)) if not_run else 0) == 3
 
 
+def test_max_seconds_counts_a_process_start_for_each_unit_beside_its_stored_timings(made, monkeypatch):
+    # Stored timings of nothing at all: each unit still costs a process's start (0.05 s, _audit._unit_seconds),
+    # so a budget of 0.12 s takes two of three units (0.10 s) and passes over the third (0.15 s).
+    import eemrepro.experiments._schedule as schedule
+
+    monkeypatch.setattr(schedule, "records_seconds", lambda records: 0.0 * len(records))
+    result = audit(made, "--only-models", "NC", "--sample", "3", "--seed", "0", "--jobs", "1", "--max-seconds",
+                   "0.12")
+    assert result.exit_code == 0, result.output
+    assert "(1 drawn unit(s) passed over: their stored timings would take the audit past --max-seconds 0.12)" \
+        in result.output, result.output
+    # The two units the budget takes by their stored timings; the first re-run itself takes past 0.12 s, after
+    # which no further unit starts (the first always does).
+    not_run = re.search(r"\((\d) drawn unit\(s\) not run", result.output)
+    audited = re.search(r"(\d) units audited \(of 3 stored\)", result.output)
+    assert int(audited.group(1)) + (int(not_run.group(1)) if not_run else 0) == 2, result.output
+
+
 def test_max_seconds_stops_starting_units_once_the_audit_has_taken_that_long(made, monkeypatch):
     # Stored fits took milliseconds; re-run, each of NC's two fits sleeps 1.5 s: the first unit (3 s) ends past
     # the 2 s budget, and no further unit is started.
