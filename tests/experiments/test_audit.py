@@ -643,3 +643,13 @@ def test_a_store_with_a_timed_out_fit_audits_equal(tmp_path):
     result = audit(folder, "--sample", "3", "--seed", "0", "--jobs", "1")
     assert result.exit_code == 0, result.output
     assert "3 units audited (of 3 stored), 3 equal" in result.output
+
+
+def test_a_differing_value_is_shown_at_most_80_characters_long():
+    """A differing field's values are printed as their repr, cut to 80 characters with "..." (a list of a
+    correlation unit's values, or an error text, would otherwise fill the terminal); 80 fit whole."""
+    from eemrepro.cli.audit import _show
+
+    assert _show("a" * 78) == "'" + "a" * 78 + "'"  # 80 characters: whole
+    assert _show("a" * 79) == "'" + "a" * 76 + "..."  # 81: cut to 77, then "..."
+    assert len(_show(list(range(100)))) == 80 and _show([0.5]) == "[0.5]"
