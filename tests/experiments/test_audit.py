@@ -142,6 +142,29 @@ def test_a_change_that_moves_the_selected_point_is_said_with_the_printed_value_u
     assert '{"variant": 1} fold' not in result.output  # the unbroken variant is re-derived equal
 
 
+def test_every_unit_s_printed_cell_is_read_with_its_own_records_replaced_the_first_stored_ones_too(tmp_path,
+                                                                                                  monkeypatch):
+    """Each differing unit's line says what the run table prints with that unit's re-derived records in place of
+    its stored ones, whichever rows of the store they are (the first ones too). A difference that moves no
+    printed cell and no selected point says so."""
+    only = _run(CONFIG.replace("  EEM: {estimator: EEM, grid: {n_hidden: [10, 20]}}\n", ""), tmp_path / "nc")
+    stored = read_results(only)
+    values = stored[stored["point"] == '{"variant": 0}'].sort_values("fold")["gmean"].to_numpy()
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    result = audit(only, "--fraction", "1", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    old_text = f"{100 * values.mean():.1f}±{100 * values.std(ddof=1):.1f}"
+    for fold in range(3):  # the fold broken alone reads 0 (closed form: one class predicted)
+        now = np.where(np.arange(3) == fold, 0.0, values)
+        new_text = f"{100 * now.mean():.1f}±{100 * now.std(ddof=1):.1f}"
+        assert f'cell heart / NC: printed {old_text} -> {new_text}; selected point {{"variant": 0}} (unchanged)' \
+            in result.output, (fold, result.output)
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "1")  # the point not selected: variant 0 stays the better one
+    result = audit(only, "--sample", "1", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    assert "    the printed cells and selected points of the run table do not change\n" in result.output
+
+
 def test_the_same_seed_draws_the_same_units_and_a_fresh_seed_is_printed_to_replay(made):
     first = audit(made, "--sample", "3", "--jobs", "1")
     assert first.exit_code == 0, first.output
