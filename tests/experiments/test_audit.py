@@ -165,6 +165,24 @@ def test_every_unit_s_printed_cell_is_read_with_its_own_records_replaced_the_fir
     assert "    the printed cells and selected points of the run table do not change\n" in result.output
 
 
+def test_a_unit_of_a_later_data_set_is_read_with_its_records_in_their_own_rows(tmp_path, monkeypatch):
+    """In a store of two data sets, the second one's rows do not start the frame: its re-derived records go to
+    its own rows (a frame of one data set's rows keeps the store's row labels), and its printed cell says so."""
+    two = _run(CONFIG.replace("datasets: [heart]", "datasets: [heart, balance]").replace(
+        "  EEM: {estimator: EEM, grid: {n_hidden: [10, 20]}}\n", ""), tmp_path / "two")
+    stored = read_results(two).query("dataset == 'balance'")
+    values = stored[stored["point"] == '{"variant": 0}'].sort_values("fold")["gmean"].to_numpy()
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    result = audit(two, "--only-datasets", "balance", "--sample", "1", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    fold = int(re.search(r"balance NC repeat 0 fold (\d)", result.output).group(1))
+    now = np.where(np.arange(3) == fold, 0.0, values)
+    old_text = f"{100 * values.mean():.1f}±{100 * values.std(ddof=1):.1f}"
+    new_text = f"{100 * now.mean():.1f}±{100 * now.std(ddof=1):.1f}"
+    assert f'cell balance / NC: printed {old_text} -> {new_text}; selected point {{"variant": 0}} (unchanged)' \
+        in result.output, result.output
+
+
 def test_the_same_seed_draws_the_same_units_and_a_fresh_seed_is_printed_to_replay(made):
     first = audit(made, "--sample", "3", "--jobs", "1")
     assert first.exit_code == 0, first.output

@@ -48,6 +48,8 @@ MODULE = textwrap.dedent('''
                 self.X_ -= self.mean_
             elif self.write == "fit-shuffle":
                 np.random.default_rng(int(self.c)).shuffle(X)
+            elif self.write == "refuse":
+                raise ValueError(f"c={self.c} is out of range for this data")
             else:
                 X = X - self.mean_
             if self.write == "fit-y":
@@ -352,6 +354,16 @@ def test_a_write_through_an_attribute_or_a_call_names_the_input_it_wrote_into(us
     assert error.startswith("Centred.fit wrote into its input X ("), error
     assert error.endswith(f": `{code}`); the arrays a fit or prediction gets are read-only, shared by the unit's "
                           "grid points: copy it before changing it in place (X = X.copy())"), error
+
+
+def test_a_plugin_s_own_value_error_is_its_record_s_error_not_a_write_into_its_input(user):
+    """A fit that raises ValueError of its own (a parameter it refuses) fails its record with its own message;
+    only numpy's "read-only" ValueError is read as a write into the input."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", write: refuse, grid: {{c: [2]}}}}')
+    assert df.loc[0, "status"] == "failed"
+    assert "c=2 is out of range for this data" in df.loc[0, "error_message"]
+    assert "wrote into" not in df.loc[0, "error_message"], df.loc[0, "error_message"]
 
 
 @pytest.mark.parametrize(("k", "said"), [(10, "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"),
