@@ -48,6 +48,8 @@ MODULE = textwrap.dedent('''
                 self.X_ -= self.mean_
             elif self.write == "fit-shuffle":
                 np.random.default_rng(int(self.c)).shuffle(X)
+            elif self.write == "fit-numpy":
+                np.fill_diagonal(X, 0.0)
             elif self.write == "refuse":
                 raise ValueError(f"c={self.c} is out of range for this data")
             else:
@@ -341,11 +343,13 @@ def test_a_point_that_writes_into_its_input_fails_and_the_next_point_scores_as_a
 
 
 @pytest.mark.parametrize(("write", "code"), [("fit-alias", "self.X_ -= self.mean_"),
+                                             ("fit-numpy", "np.fill_diagonal(X, 0.0)"),
                                              ("fit-shuffle", "np.random.default_rng(int(self.c)).shuffle(X)")])
 def test_a_write_through_an_attribute_or_a_call_names_the_input_it_wrote_into(user, write, code):
     """The array written is found in the line however it is spelt: through the attribute the fit keeps its
     input in, or as the argument of a call that shuffles it in place (the line's names before it, a module and
-    a number, are not arrays). The message names the input, where, and the fix."""
+    a number, are not arrays). A write numpy's own Python code makes (``np.fill_diagonal``) is the user's line
+    that called it. The message names the input, where, and the fix."""
     folder, module = user
     df = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", write: WRITE, grid: {{c: [2]}}}}'.replace(
         "WRITE", write))
