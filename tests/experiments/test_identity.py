@@ -442,10 +442,11 @@ def _editable(tmp_path, monkeypatch, prefix, packages, modules=(), missing=()):
 
 
 def test_an_editable_install_is_hashed_over_every_top_level_package_it_declares(tmp_path, monkeypatch):
-    """An editable distribution declaring two top-level packages and a module (``top_level.txt``; a fourth
-    name it declares is not there): the plug-in lives in the first package, and an edit of the second
-    package alone, or of the module alone, is a change (before, one package only was hashed)."""
-    source, n, tag = _editable(tmp_path, monkeypatch, "edit", ["a", "b"], ["c"], missing=["0"])
+    """An editable distribution declaring two top-level packages and a module (``top_level.txt``; two more
+    names it declares are not there, one a dotted name whose parent is missing, which ``find_spec`` raises on,
+    both sorted first): the plug-in lives in the first package, and an edit of the second package alone, or of
+    the module alone, is a change (before, one package only was hashed)."""
+    source, n, tag = _editable(tmp_path, monkeypatch, "edit", ["a", "b"], ["c"], missing=["0", "0.sub"])
     est = f"{n['a']}:NearestMean"
     first = estimator_code(est)
     assert first.startswith(f"editdist-{tag} 1.0 (editable) package {n['a']} + package {n['b']} + module "
