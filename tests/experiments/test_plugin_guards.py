@@ -27,6 +27,10 @@ MODULE = textwrap.dedent('''
     from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 
 
+    def _centre(A, m):
+        A -= m
+
+
     class Centred(ClassifierMixin, BaseEstimator):
         """Nearest class mean of centred features; ``c`` weighs the distance to the positive class's mean.
 
@@ -40,6 +44,7 @@ MODULE = textwrap.dedent('''
             self.write = write
 
         def fit(self, X, y):
+            self.train_X_ = X  # (kept as given)
             self.mean_ = X.mean(axis=0)
             if self.write == "fit":
                 X -= self.mean_
@@ -48,6 +53,8 @@ MODULE = textwrap.dedent('''
                 self.X_ -= self.mean_
             elif self.write == "fit-shuffle":
                 np.random.default_rng(int(self.c)).shuffle(X)
+            elif self.write == "fit-helper":
+                _centre(X, self.mean_)
             elif self.write == "fit-numpy":
                 np.fill_diagonal(X, 0.0)
             elif self.write == "refuse":
@@ -63,6 +70,8 @@ MODULE = textwrap.dedent('''
         def decision_function(self, X):
             if self.write == "predict":
                 X -= self.mean_
+            elif self.write == "predict-kept":
+                self.train_X_ *= 1.0
             else:
                 X = X - self.mean_
             d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
@@ -358,6 +367,26 @@ def test_a_write_through_an_attribute_or_a_call_names_the_input_it_wrote_into(us
     assert error.startswith("Centred.fit wrote into its input X ("), error
     assert error.endswith(f": `{code}`); the arrays a fit or prediction gets are read-only, shared by the unit's "
                           "grid points: copy it before changing it in place (X = X.copy())"), error
+
+
+@pytest.mark.parametrize(("write", "method", "what", "inside", "code", "copy"), [
+    ("fit-helper", "fit", "its input X", " in _centre", "A -= m", "X"),
+    ("predict-kept", "predict", "self.train_X_, an array it was given read-only", " in decision_function",
+     "self.train_X_ *= 1.0", "self.train_X_")])
+def test_a_write_in_a_helper_or_into_a_kept_array_says_the_file_line_function_and_what_to_copy(user, write, method,
+                                                                                            what, inside, code,
+                                                                                            copy):
+    """A write a helper function makes names the input it was given and the helper; a write into the input a
+    fit kept (``self.train_X_``), made while predicting, names that attribute, as what to copy. The file is
+    named by its name alone, with the line."""
+    folder, module = user
+    df = _records(folder, module, '  Mine: {{estimator: "{m}:Centred", write: WRITE, grid: {{c: [2]}}}}'.replace(
+        "WRITE", write))
+    line = [s.strip() for s in (folder / f"{module}.py").read_text().splitlines()].index(code) + 1
+    assert df.loc[0, "error_message"] == (
+        f"Centred.{method} wrote into {what} ({module}.py:{line}{inside}: `{code}`); the arrays a fit or prediction "
+        f"gets are read-only, shared by the unit's grid points: copy it before changing it in place "
+        f"({copy} = {copy}.copy())")
 
 
 def test_a_plugin_s_own_value_error_is_its_record_s_error_not_a_write_into_its_input(user):
