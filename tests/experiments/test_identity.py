@@ -413,6 +413,22 @@ def test_a_symlinked_subpackage_inside_a_plugin_package_is_followed(tmp_path):
     assert estimator_code(est, str(folder)) != first
 
 
+def test_a_link_back_into_a_plugin_package_is_walked_once_and_the_folders_after_it_still_are(tmp_path):
+    """A package holding a symbolic link to itself (``again -> .``, as a build tool's workspace can): each real
+    folder is listed once, the walk ends, and a subpackage walked after the link is still the package's code."""
+    folder = tmp_path / "mine"
+    name = f"cycle_{uuid.uuid4().hex[:8]}"
+    (folder / name / "zsub").mkdir(parents=True)
+    (folder / name / "again").symlink_to(folder / name, target_is_directory=True)
+    _write(folder / name / "zsub" / "__init__.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / name / "__init__.py", NEAREST_MEAN.format(sign=1, helper=f"{name}.zsub"))
+    est = f"{name}:NearestMean"
+    first = estimator_code(est, str(folder))
+    assert first.startswith(f"package {name} (2 files) sha256:")
+    _write(folder / name / "zsub" / "__init__.py", "DEFAULT_SCALE = 5.0\n")
+    assert estimator_code(est, str(folder)) not in (None, first)
+
+
 def _editable(tmp_path, monkeypatch, prefix, packages, modules=(), missing=()):
     """An editable distribution ``<prefix>dist-<tag>`` on the import path: its source folder holds the
     ``packages`` (the first one the ``NearestMean`` plug-in's, the others ``VALUE = 1``) and ``modules``; its
