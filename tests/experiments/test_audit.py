@@ -485,6 +485,32 @@ def test_a_hand_edited_number_its_key_lists_leave_out_is_audited_as_the_tables_r
     assert "0 equal" not in result.output and "1 differ" in result.output
 
 
+def test_a_criterion_that_differs_is_named_by_its_own_name_as_a_known_entry_names_it(tmp_path):
+    """A stored D_CS criterion edited by hand differs under its own name (``dcs_gaussian``, a store frame's
+    column, as CI's known entries name it), not as the record's ``criteria`` group: a known entry for that field
+    excuses it, and one for another field does not."""
+    from tests.helpers import hand_edit_sealed
+
+    folder = _run(textwrap.dedent("""\
+        name: crit
+        datasets: [heart]
+        models:
+          EEM: {estimator: EEM, grid: {n_hidden: [10]}}
+        protocol: {folds: 3, repeats: 1, seed: 0, criteria: [dcs_gaussian]}
+        """), tmp_path / "crit")
+    point = json.dumps({"n_hidden": 10})
+    true = hand_edit_sealed(folder, "EEM", 0, point, "criteria.dcs_gaussian", 123.0)
+    known = tmp_path / "known.yaml"
+    args = (folder, "--sample", "3", "--seed", "0", "--jobs", "1", "--known", known)
+    for field, code in (("dcs_gaussian", 0), ("dcs_kde", 1)):
+        known.write_text(f"- store: {folder}\n  fields: [{field}]\n  reason: edited by the test\n")
+        result = audit(*args)
+        assert result.exit_code == code, (field, result.output)
+        said = "differs in dcs_gaussian (largest relative difference " if code == 0 else \
+            f"{point} fold 0: dcs_gaussian 123.0 stored, {true!r} now"
+        assert said in result.output, result.output
+
+
 @pytest.mark.parametrize("hide", ["keys", "fields"])
 def test_a_record_whose_key_lists_leave_out_its_unchanged_value_is_no_pass(store, hide):
     """The key lists edited alone (the number as the run stored it): the audit's numbers agree, but the record
