@@ -123,14 +123,17 @@ def _read_frame(path, fmt, target):
 def _refuse_repeated_names(path, header):
     """A CSV header (``header``: its first row, read as text) that names a column twice is refused: pandas reads
     the second as ``name.1``, and the label copied beside the features becomes one of them."""
-    names = [str(v) for v in header.iloc[0]] if len(header) else []
-    for name in dict.fromkeys(names):
-        where = [i + 1 for i, n in enumerate(names) if n == name]
-        if len(where) > 1:
-            times = "twice" if len(where) == 2 else f"{len(where)} times"
-            listed = ", ".join(map(str, where[:-1])) + f" and {where[-1]}"
-            raise LocalDatasetError(f"{path}: its header names column {name!r} {times} (columns {listed}): rename "
-                                    "or drop one so that each column has a name of its own")
+    import pandas as pd
+
+    names = pd.Index([str(v) for v in header.iloc[0]] if len(header) else [])
+    repeated = names[names.duplicated()]
+    if len(repeated):  # (one pass over the names: a file may have 100,000 columns)
+        name = repeated[0]
+        where = [int(i) + 1 for i in np.flatnonzero(names == name)]
+        times = "twice" if len(where) == 2 else f"{len(where)} times"
+        listed = ", ".join(map(str, where[:-1])) + f" and {where[-1]}"
+        raise LocalDatasetError(f"{path}: its header names column {name!r} {times} (columns {listed}): rename "
+                                "or drop one so that each column has a name of its own")
 
 
 def _separator_hint(path, fmt):
