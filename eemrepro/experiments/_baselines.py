@@ -19,7 +19,7 @@ from ..store import FolderConfigError
 from ._run_folder import ResultsFolder, baseline_dirs
 
 #: Protocol keys that change no cell's value, so two stores may differ in them: the criteria recorded beside
-#: the metrics, the standalone timing of a path's points (Table 5's times, not its metrics), and the BLAS
+#: the metrics, the standalone timing of a path's points (a time table's seconds, not its metrics), and the BLAS
 #: threads of a fit (rounding only, as another BLAS build; also left out of the cells' identity).
 NOT_COMPARED = ("criteria", "standalone_timing", "fit_threads")
 #: The protocol keys two stores must share for their cells to be compared, in the order a difference is named:

@@ -117,7 +117,7 @@ class Protocol:
     # with MemoryError (recorded) instead of taking the machine down.
     fit_memory_gb: float | None = None
     # A path fit times every grid point at once; "first-fold" also times a
-    # standalone fit of each point on fold 0 of each repeat (EEM Table 5).
+    # standalone fit of each point on fold 0 of each repeat (a time table's seconds).
     standalone_timing: str = "none"
     # BLAS threads of each fit (OpenMP: one), fixed whatever --jobs, backend or
     # machine: a thread count that followed cores / workers changed the rounding,

@@ -1,4 +1,4 @@
-"""The D_CS correlation kind (EEM Table 1): D_CS against (m+ - m-)^2 / (S+ + S-).
+"""The D_CS correlation kind (SPEC section 7): D_CS against (m+ - m-)^2 / (S+ + S-).
 
 For one random hidden layer with h neurons (the model's U[0, 1] draw), the class
 means and covariances of phi(X) are accumulated in chunks (the same machinery
@@ -31,7 +31,7 @@ MODEL = "dcs-correlation"
 
 @dataclass(frozen=True)
 class CorrelationAnalysis:
-    """EEM Table 1: Spearman correlation of D_CS and (m+ - m-)^2 / (S+ + S-) (SPEC section 3)."""
+    """Spearman correlation of D_CS and (m+ - m-)^2 / (S+ + S-) (SPEC section 3)."""
 
     n_hidden: tuple = (1, 10, 100, 200, 500)
     layers: int = 100

@@ -1,4 +1,4 @@
-"""Selection criteria an estimator's fit yields without validation data (EEM Table 6's D_CS, GCV next).
+"""Selection criteria an estimator's fit yields without validation data (D_CS, GCV: SPEC section 7).
 
 A criterion is ``func(model, X_train, y_train) -> float``, computed on the
 training part of every fold when the protocol lists it (``protocol.criteria``)

@@ -194,7 +194,7 @@ def _fit_steps(task, data, points):
 
 
 def _times_standalone(task):
-    """Whether this unit also times a standalone fit of each point (fold 0 of each repeat, EEM Table 5)."""
+    """Whether this unit also times a standalone fit of each point (fold 0 of each repeat: a time table's seconds)."""
     return task["protocol"]["standalone_timing"] == "first-fold" and task["fold"] == 0 and task["inner"] is None
 
 
@@ -238,7 +238,7 @@ def _iterated_path_steps(task, data, points, base, path):
     """A path fitted one model at a time (``iter_path``): each point its own step, timed and watched alone.
 
     A point whose model is a smaller C's, reused (``solution_C_``), took no fit;
-    its standalone time (Table 5), where asked for, comes from a fit of its own.
+    its standalone time (a time table's), where asked for, comes from a fit of its own.
     A failed fit fails its point; the path restarts after it.
     """
     from sklearn.base import clone

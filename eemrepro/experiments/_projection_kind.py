@@ -13,12 +13,12 @@ Two kinds share this module:
 * ``projection``: the projection is fitted on each training part of the outer
   splitter (and of each inner fold under nested selection), the classifiers
   on its image of that part, and every metric is measured on the test part
-  (an honest pipeline; MELM Table 2).
+  (an honest pipeline).
 * ``projection-visual``: the projection is fitted once on each repeat's
   training part (a subsample of the data set, ``splitter: train-test``), and
   the classifiers are cross-validated on its image of that same subsample
   over ``analysis.cv_folds`` stratified folds: how separable the classes are
-  in the projection, not how well it generalises (MELM Table 3). One unit
+  in the projection, not how well it generalises. One unit
   covers every fold, so the projection is fitted once per subsample.
 
 Each projection fit and each classifier fit runs under the watchdog
@@ -151,7 +151,7 @@ def _failed_records(task, points, projection, meta, n_train, n_test, fold):
 
 
 class ProjectionPipeline(ExperimentKind):
-    """A projection fitted on each training part, classifiers on its image (MELM Table 2)."""
+    """A projection fitted on each training part, classifiers on its image."""
 
     name = "projection"
     models_are = None  # projections; the classifiers on their image are ``analysis.classifiers``
@@ -270,7 +270,7 @@ def _classifier_records(task, data, projection, meta, fold):
 
 
 class ProjectionVisual(ProjectionPipeline):
-    """A projection fitted on a whole subsample, classifiers cross-validated on its image (MELM Table 3)."""
+    """A projection fitted on a whole subsample, classifiers cross-validated on its image."""
 
     name = "projection-visual"
     whole_subsample = True

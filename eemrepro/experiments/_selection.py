@@ -19,7 +19,7 @@ better) or by a named criterion:
   up to round-off are ties, which go to the smallest parameter values), among
   the points whose every inner fit on that fold finished; that point's
   outer-test metrics are what is reported.
-* a criterion (``dcs-gaussian`` / ``dcs-kde`` for EEM Table 6, any registered
+* a criterion (``dcs-gaussian`` / ``dcs-kde``, any registered
   one): on each outer fold the finished point whose training-part criterion is
   best is chosen; no validation data.
 * ``best-per-fold``: on each outer fold the finished point with the best test

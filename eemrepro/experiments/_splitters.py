@@ -60,7 +60,7 @@ class _RepeatedSplitter:
 
 
 class StratifiedKFoldSplitter(_RepeatedSplitter):
-    """Repeated stratified k-fold: every point is tested once per repeat (EEM, MELM Table 2)."""
+    """Repeated stratified k-fold: every point is tested once per repeat."""
 
     def __init__(self, n_splits=10, n_repeats=1, random_state=0, salt=""):
         super().__init__(n_repeats, random_state, salt)
@@ -97,7 +97,7 @@ class StratifiedTrainTestSplitter(_RepeatedSplitter):
 
 
 class WholeDataSplitter(_RepeatedSplitter):
-    """No split: every repeat trains and evaluates on the whole data set (EEM Table 1, MELM Table 3)."""
+    """No split: every repeat trains and evaluates on the whole data set."""
 
     def split_at(self, y, repeat, fold):
         idx = np.arange(len(y))

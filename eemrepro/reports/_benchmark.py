@@ -32,7 +32,7 @@ PUBLISHED_COLUMNS = ("published", "published_std", "delta")
 
 
 def metric_scale(metric):
-    """The factor a table shows a metric at: percent, but for the error rate (a fraction, as Hwang's Table 4.1)."""
+    """The factor a table shows a metric at: percent, but for the error rate (a fraction)."""
     return 1.0 if metric == "error" else 100.0
 
 

@@ -161,7 +161,7 @@ def load_tolerance(spec=None):
 class CellResult:
     table: str
     dataset: str
-    method: str  # "h=<h>" for Table 1
+    method: str  # "h=<h>" for a correlation table
     reproduced: float
     published: float
     tolerance: float

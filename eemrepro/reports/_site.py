@@ -189,8 +189,8 @@ def build_report(dirs, out, tolerance=None, selection="best-of-grid", figures=Tr
     """Write the report site for the results in ``dirs`` to ``out``; return the files written (the pages, then
     the files of the critical-difference diagrams they show, ``<stem>_cd.svg`` and ``.pdf``).
 
-    ``figure_stores``: results folders whose figures the pages show too, each read alone (MELM's restarts and
-    embeddings, EEM's h sweep: `make report` passes them).
+    ``figure_stores``: results folders whose figures the pages show too, each read alone (a paper's sweeps,
+    restarts and embeddings: `make report` passes them).
 
     A file of ``out`` with a page's name that an earlier report did not write
     is not overwritten unless ``force`` (:class:`ReportExistsError`).

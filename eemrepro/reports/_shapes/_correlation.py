@@ -1,5 +1,5 @@
 """The correlation table: Spearman's rho between D_CS and (m+ - m-)^2 / (S+ + S-) per (data set, h) (the D_CS
-correlation kind's, EEM's Table 1), beside the published rho."""
+correlation kind's), beside the published rho."""
 
 import json
 

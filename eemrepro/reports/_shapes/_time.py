@@ -1,5 +1,5 @@
-"""The time table: seconds of one training fit at the selected grid point per (data set, method) (EEM's
-Table 5), beside the published cell; never checked (training times depend on the machine)."""
+"""The time table: seconds of one training fit at the selected grid point per (data set, method),
+beside the published cell; never checked (training times depend on the machine)."""
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,7 @@ from ._base import Table, TableShape, register_shape
 
 
 def time_table(records, spec, selection="best-of-grid", unfinished=(), layout="full"):
-    """Seconds of one training fit at the selected grid point (EEM Table 5's shape).
+    """Seconds of one training fit at the selected grid point (the time shape).
 
     Uses standalone fit times (``protocol.standalone_timing``) where recorded,
     otherwise the unit's fit time (for a path unit that covers the whole grid,
