@@ -162,6 +162,8 @@ def _features(path, frame, target, columns):
     as 'o' and a combining accent)."""
     import unicodedata
 
+    import pandas as pd
+
     by_nfc = {}
     for c in frame.columns:
         by_nfc.setdefault(unicodedata.normalize("NFC", str(c)), []).append(c)
@@ -186,8 +188,9 @@ def _features(path, frame, target, columns):
         raise LocalDatasetError(f"{path}: " + (f"no column(s) {missing} (key 'columns'); its columns are "
                                                f"{[str(c) for c in frame.columns][:20]}" if missing else
                                                f"the target {target!r} is also listed in 'columns'"))
-    twice = [c for i, c in enumerate(found) if c in found[:i]]
-    if twice:
+    listed = pd.Index(found)
+    twice = listed[listed.duplicated()]  # (one pass: a list may name tens of thousands of columns)
+    if len(twice):
         raise LocalDatasetError(f"{path}: column {str(twice[0])!r} is listed twice in 'columns'")
     return frame[found], target
 
