@@ -83,6 +83,12 @@ def _named(item):
     return f"{item.__name__} ({getattr(item, '__file__', None)})", item
 
 
+def _loaded_by_path(module):
+    """Whether ``module`` is a file's module that ``sys.modules`` does not hold under its name
+    (``importlib.util.spec_from_file_location``)."""
+    return sys.modules.get(module.__name__) is not module and bool(getattr(module, "__file__", None))
+
+
 def _referenced(module):
     """The modules ``module``'s namespace refers to (names, or module objects): modules bound there, and the
     modules that define the functions and classes bound there. A package's own submodules are left out: the
@@ -120,8 +126,7 @@ def _defined_in(value):
 def _origin(module):
     """("environment",), ("distribution", dist), ("editable", dist) or ("file", unit): where ``module`` came
     from (``unit``: (name shown, import-path folder, the files))."""
-    if sys.modules.get(module.__name__) is not module and getattr(module, "__file__", None):
-        # Loaded by its path: its name tells nothing (it is the caller's choice), its place does.
+    if _loaded_by_path(module):  # its name tells nothing (it is the caller's choice), its place does
         where = Path(module.__file__).resolve()
         inside = any(where.is_relative_to(s) for s in (*_site_folders(), *_stdlib_folders()))
         return ("environment",) if inside else ("file", _file_unit(module))
@@ -151,7 +156,7 @@ def _file_unit(module):
     outermost), else its own file; a namespace package alone stands for nothing (its modules stand for
     themselves)."""
     parts = module.__name__.split(".")
-    if sys.modules.get(module.__name__) is not module and getattr(module, "__file__", None):  # loaded by path
+    if _loaded_by_path(module):
         path = Path(module.__file__)
         return (path.name, path.parent, (path,), ())
     for i in range(1, len(parts) + 1):
