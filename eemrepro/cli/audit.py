@@ -125,6 +125,7 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
             by = f" (largest relative difference {u.largest:.1e})" if u.largest > 0 else ""
             typer.secho(f"  {u.label}: differs in {', '.join(fields)}{by}, a known difference: {u.why}",
                         fg=typer.colors.YELLOW)
+            _kernels(u)
         else:
             by = f" (largest relative difference {u.largest:.1e}, in {u.largest_field})" \
                 if u.largest > FLOAT_NOISE else ""
@@ -142,6 +143,7 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
             for point, _repeat, fold, why in u.edited:
                 typer.echo(f"    {point} fold {fold}: the stored record's {why.removeprefix('its ')} (edited by "
                            "hand: `eemrepro store verify` names its segment)")
+            _kernels(u)
             for line in cells.changes(u):
                 typer.echo(f"    {line}")
 
@@ -167,6 +169,19 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
                f"{audit.count(EQUAL)} equal, {audit.count(NOISE)} float noise, {audit.count(DIFFERS)} differ, "
                f"{audit.count(OTHER)} other identity, {audit.count(KNOWN)} known ({audit.seconds:.1f} s)")
     return audit.ok
+
+
+def _kernels(u):
+    """The line that says a differing unit's stored records were made with other BLAS kernels than this machine's,
+    and how to re-derive them with those (OpenBLAS's ``OPENBLAS_CORETYPE``)."""
+    if u.kernels is None:
+        return
+    theirs, now = u.kernels
+    said = " / ".join(", ".join(k) for k in theirs)
+    # One OpenBLAS architecture in the stored run: this machine can pick it ("openblas 0.3.30 Haswell").
+    cores = {k.split()[-1] for kernels in theirs for k in kernels if k.startswith("openblas ") and len(k.split()) > 2}
+    how = f"; OPENBLAS_CORETYPE={cores.pop()} re-derives with the stored run's" if len(cores) == 1 else ""
+    typer.echo(f"    made with BLAS kernels {said}, re-derived with {', '.join(now) or 'none'}{how}")
 
 
 def _show(value):

@@ -198,6 +198,7 @@ class UnitAudit:
     edited: list = field(default_factory=list)  # [(point id, repeat, fold, why)]: a stored record whose key lists
     # and columns disagree (``stored_records``)
     new_records: list = field(default_factory=list)
+    kernels: tuple = None  # (the BLAS kernels of the stored records' runs, this machine's) where they differ
 
     @property
     def label(self):
@@ -302,6 +303,8 @@ def stored_records(store, units):
                                                  pc.is_in(table.column("model"), value_set=models)))
                     found = disagreements(table)
                     records = decode(table, found)
+                    for r, run_id in zip(records, table.column("run_id").to_pylist()):
+                        r.setdefault("run_id", run_id)  # whose run file says where it was made (other_kernels)
                 else:
                     records = store.segment_records(path)
                 for i, r in enumerate(records):
@@ -442,6 +445,8 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
                 reason = known_reason(known, folder, result)
                 if reason is not None:
                     result.verdict, result.why = KNOWN, reason
+            if result.verdict in (DIFFERS, KNOWN):
+                result.kernels = other_kernels(folder, [records[k] for k in u.keys()])
             audit.units.append(result)
             if echo:
                 echo(result)
@@ -452,6 +457,24 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
             shutil.rmtree(scratch, ignore_errors=True)
     audit.seconds = time.monotonic() - start
     return audit
+
+
+def other_kernels(folder, stored):
+    """(the BLAS kernels the runs of the ``stored`` records recorded, this machine's), where they differ; else
+    None (the same kernels, or runs that did not record theirs: written before they were).
+
+    OpenBLAS picks its kernels by CPU: an ill-conditioned number made on another machine rounds otherwise here,
+    and ``OPENBLAS_CORETYPE`` makes this machine pick the stored run's kernels (docs/running.md).
+    """
+    from ..store import read_runs
+    from ._watchdog import blas_kernels
+
+    runs = {r.get("run_id"): r.get("host") for r in read_runs(folder)}
+    theirs = {tuple(host["blas"]) for host in (runs.get(r.get("run_id")) for r in stored)
+              if isinstance(host, dict) and host.get("blas")}
+    now = tuple(blas_kernels())
+    other = sorted(theirs - {now})
+    return (other, now) if other else None
 
 
 def _draw(store, config, kind, n_jobs, sample, fraction, seed, only_datasets, only_models, max_seconds):

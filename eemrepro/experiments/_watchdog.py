@@ -64,8 +64,36 @@ def environment():
             versions[pkg] = version(pkg)
         except PackageNotFoundError:
             versions[pkg] = None
-    host = {"name": socket.gethostname(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    host = {"name": socket.gethostname(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "cpu": _cpu_model(), "blas": blas_kernels()}
     return versions, host
+
+
+def _cpu_model():
+    """The processor's model name (Linux's /proc/cpuinfo; elsewhere what ``platform`` knows), or None."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def blas_kernels():
+    """Each BLAS library loaded, as ``"openblas 0.3.30 SkylakeX"``: its kind, version and the kernels it picked.
+
+    OpenBLAS picks its kernels by CPU at load time (``OPENBLAS_CORETYPE`` picks others): two machines with the
+    same packages then round an ill-conditioned number differently, and an audit on another CPU tells that from a
+    change of code only if the run said which kernels made its records. scipy's BLAS is loaded first, as the fits
+    load it.
+    """
+    import scipy.linalg  # noqa: F401  (scipy's own OpenBLAS, beside numpy's)
+    from threadpoolctl import threadpool_info
+
+    return sorted({" ".join(str(i[k]) for k in ("internal_api", "version", "architecture") if i.get(k))
+                   for i in threadpool_info() if i.get("user_api") == "blas"})
 
 
 # protocol.scaling -> what load_dataset does to the whole data set; the per-fold

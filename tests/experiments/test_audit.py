@@ -130,6 +130,32 @@ def test_a_prediction_that_changed_differs_with_both_values_and_the_cell_it_chan
         in result.output
 
 
+def test_a_unit_made_with_other_blas_kernels_says_both_and_how_to_pick_the_stored_ones(store, monkeypatch):
+    """A run records the BLAS kernels OpenBLAS picked for its CPU; a unit that differs where the kernels are others
+    says both and the OPENBLAS_CORETYPE that picks the stored run's (results/esmm_table4's B-FSVM: made with
+    Haswell kernels, it re-derives exactly with OPENBLAS_CORETYPE=Haswell on CI's SkylakeX; docs/reproduction)."""
+    import scipy.linalg  # noqa: F401  (scipy's OpenBLAS loaded, as a run's fits load it)
+    from threadpoolctl import threadpool_info
+
+    (run,) = (store / "runs").glob("*.json")
+    info = json.loads(run.read_text())
+    # What threadpoolctl says of the loaded BLAS libraries: kind, version and the kernels picked.
+    loaded = sorted({f"{i['internal_api']} {i['version']} {i['architecture']}" for i in threadpool_info()
+                     if i["user_api"] == "blas"})
+    assert info["host"]["blas"] == loaded and loaded
+    monkeypatch.setenv("EEMREPRO_TEST_BREAK", "all")
+    args = (store, "--only-models", "NC", "--sample", "1", "--seed", "0", "--jobs", "1")
+    result = audit(*args)
+    assert result.exit_code == 1 and " differs " in result.output
+    assert "BLAS kernels" not in result.output  # made with this machine's kernels: a difference of code or data
+    info["host"]["blas"] = ["openblas 0.3.30 Prescott"]
+    run.write_text(json.dumps(info))
+    result = audit(*args)
+    assert result.exit_code == 1
+    assert f"    made with BLAS kernels openblas 0.3.30 Prescott, re-derived with {', '.join(loaded)}; " \
+           "OPENBLAS_CORETYPE=Prescott re-derives with the stored run's\n" in result.output
+
+
 def test_a_change_that_moves_the_selected_point_is_said_with_the_printed_value_unchanged(store, monkeypatch):
     stored = read_results(store).query("model == 'NC'")
     monkeypatch.setenv("EEMREPRO_TEST_BREAK", "0")  # variant 0 (selected on the tie) broken, variant 1 as stored
