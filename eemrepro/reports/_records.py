@@ -163,6 +163,12 @@ def split_by_kind(records):
         return {df["kind"].iloc[a]: df.iloc[a:b] for a, b in zip(starts, ends, strict=True) if codes[a] >= 0}
     return {kind: g for kind, g in df.groupby("kind", sort=False, observed=True)}
 
+def _machine(host):
+    """A run file's ``host`` in words: ``name: CPU model, BLAS kernels``."""
+    return f"{host.get('name') or 'host not named'}: {host.get('cpu') or 'CPU not recorded'}, " \
+           f"BLAS {', '.join(host.get('blas') or []) or 'not recorded'}"
+
+
 class _Facts:
     """What the provenance says of results folders, gathered folder by folder (and group by group of data
     sets: every fact here is a union or a sum over records), made into ``Records``' provenance once."""
@@ -246,6 +252,12 @@ class _Facts:
             "data_sha256": checksums,
             "run_configs": run_configs,
         }
+        # The machines that made the records, where their runs said (CPU, BLAS kernels): a time table's seconds and
+        # an ill-conditioned number's last digits are theirs. Left out where no run said (older runs).
+        machines = sorted({_machine(r["host"]) for r in runs if isinstance(r.get("host"), dict)
+                           and (r["host"].get("cpu") or r["host"].get("blas"))})
+        if machines:
+            provenance["machines"] = machines
         if self.named:
             provenance["baselines"] = self.named
         differences = protocol_differences(protocols)

@@ -162,6 +162,8 @@ def _store_provenance(dirs, prov):
             configs.append({"store": str(d), "text": yaml.safe_dump(prov["run_configs"][str(Path(d))],
                                                                     sort_keys=False)})
     lines = [f"hosts: {', '.join(prov['hosts']) or 'not recorded'}"]
+    if prov.get("machines"):
+        lines.append(f"machines: {'; '.join(prov['machines'])}")
     if checksums:
         lines.append("data sha256: " + ", ".join(f"{k} {v[:12]}" for k, v in sorted(checksums.items())))
     return lines, configs

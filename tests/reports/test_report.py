@@ -145,6 +145,25 @@ def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):
 
 
 @pytest.mark.slow
+def test_the_machines_that_made_the_records_are_in_the_provenance_where_their_runs_said(site, tmp_path):
+    # A run file records its host's CPU model and BLAS kernels (an ill-conditioned number's last digits and a time
+    # table's seconds are that machine's); the quick baseline's run, older, did not: no line, the page as before.
+    import json
+
+    out, _, _ = site
+    assert "machines:" not in (out / "report" / "eem.html").read_text()
+    assert "machines" not in Records([BASELINE]).read()[1]
+    store = shutil.copytree(BASELINE, tmp_path / "store")
+    (run,) = (store / "runs").glob("*.json")
+    info = json.loads(run.read_text())
+    info["host"].update(cpu="Xeon E5-2680 v3", blas=["openblas 0.3.30 Haswell", "openblas 0.3.31 Haswell"])
+    run.write_text(json.dumps(info))
+    machine = f"{info['host']['name']}: Xeon E5-2680 v3, BLAS openblas 0.3.30 Haswell, openblas 0.3.31 Haswell"
+    assert Records([store]).read()[1]["machines"] == [machine]
+    build_report([store], tmp_path / "report", figures=False)
+    assert f"machines: {machine}" in (tmp_path / "report" / "eem.html").read_text()
+
+
 def test_the_site_shows_the_figures_of_stores_that_hold_no_table(tmp_path):
     # Issue 52: `make report` left out MELM Figures 3-5 (their stores hold no table). With --figures-from each
     # such store is read alone and its figures join the paper's page (matplotlib draws them, as `figures` does).
