@@ -423,6 +423,25 @@ def test_counts_seeds_texts_and_structures(field, stored, now, verdict):
     assert compare_records({field: stored}, {field: now})[0] == verdict
 
 
+def test_a_record_is_compared_by_its_fields_the_error_text_by_the_frame_s_name_its_key_and_timings_not():
+    # A failed fit's stored record against today's: its error text is compared (under `error_message`, the name a
+    # known entry and the store frame give it), its metrics each under its own name; its key, identity, run facts
+    # and timings are not.
+    from eemrepro.experiments._audit import compared_fields
+
+    stored = {"dataset": "heart", "model": "NC", "params": {"C": 1.0}, "repeat": 0, "fold": 2, "status": "failed",
+              "error": "ValueError: C must be positive", "metrics": {"gmean": None, "auc": 0.5},
+              "fit_seconds": 0.1, "host": "a", "run_id": "r1", "identity": {"kind": "grid-search"}}
+    now = {**stored, "error": "ValueError: C must be > 0", "metrics": {"gmean": None, "auc": 0.75},
+           "fit_seconds": 9.0, "host": "b", "run_id": "r2"}
+    assert compared_fields(stored) == {"status": "failed", "error_message": "ValueError: C must be positive",
+                                       "gmean": None, "auc": 0.5}
+    verdict, _, differing, _ = compare_records(compared_fields(stored), compared_fields(now))
+    assert verdict == "differs"
+    assert sorted(differing) == [("auc", 0.5, 0.75),
+                                 ("error_message", "ValueError: C must be positive", "ValueError: C must be > 0")]
+
+
 def test_a_field_only_todays_record_has_is_no_difference_but_one_it_lost_is():
     assert compare_records({"gmean": 0.5}, {"gmean": 0.5, "fitted": "{}"}) == \
         ("equal", (0.0, None), [], ["fitted"])
