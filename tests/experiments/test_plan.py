@@ -346,3 +346,45 @@ def test_a_config_of_fewer_repeats_than_its_folder_holds_is_refused_unless_a_fla
     fresh = _invoke("run", fewer, "--out", out, "--jobs", "1", "--quiet", "--fresh")
     assert fresh.exit_code == 0 and "ran 12 of 12 pending units" in fresh.output, fresh.output
     assert "moved 36 record(s) of 4 cell(s) aside" in fresh.output and "repeats: 1" in (out / "config.yaml").read_text()
+
+
+def test_done_keys_are_the_stored_keys_made_with_today_s_data_and_with_retry_failed_not_the_failed_ones():
+    # The per-key rule of resume: what `done_units` falls back to for a kind whose units are not groups of points
+    # x positions, and what `finished_units` then reads. Keys as the store writes them (`record_key`).
+    import json
+
+    import pandas as pd
+
+    from eemrepro.experiments import done_keys
+    from eemrepro.experiments._plan import finished_units
+    from eemrepro.store import record_key
+
+    rows = [("heart", '{"c": 1}', 0, "ok", "sha-heart", "id1"), ("heart", '{"c": 1}', 1, "failed", "sha-heart", "id1"),
+            ("heart", '{"c": 2}', 0, "timed-out", "sha-heart", "id1"),
+            ("sonar", '{"c": 1}', 0, "ok", "sha-old", "id1"),  # made on the file sonar had before
+            ("sonar", '{"c": 2}', 0, "ok", "sha-sonar", "id2")]
+    stored = pd.DataFrame(rows, columns=["dataset", "point", "fold", "status", "data_sha256", "identity_sha"]).assign(
+        model="M", repeat=0, inner=np.nan)
+    now = {"heart": "sha-heart", "sonar": "sha-sonar"}
+    key = [record_key(d, "M", json.loads(point), 0, fold, None) for d, point, fold, *_ in rows]
+    # A timed-out fit counts as done either way; a failed one only without --retry-failed; sonar's first record
+    # was made on other data.
+    assert done_keys(stored, now) == {(key[0], "id1"), (key[1], "id1"), (key[2], "id1"), (key[4], "id2")}
+    assert done_keys(stored, now, retry_failed=True) == {(key[0], "id1"), (key[2], "id1"), (key[4], "id2")}
+    assert done_keys(stored.iloc[:0], now) == set()
+
+    class Unit:  # a kind's units whose keys are given, not grouped: two share a point and a position, where
+        # done_units gives up
+        points, repeat, fold, inner = ((("c", 1),),), 0, 0, None
+
+        def __init__(self, dataset, model, keys):
+            self.dataset, self.model, self._keys = dataset, model, keys
+
+        def keys(self):
+            return self._keys
+
+    units = [Unit("heart", "M", [key[0], key[1]]), Unit("heart", "M", [key[0], key[2]]),
+             Unit("sonar", "M", [key[3]]), Unit("sonar", "M", [key[4]])]
+    shas = {("heart", "M", False): "id1", ("sonar", "M", False): "id2"}
+    assert finished_units(units, stored, now, shas).tolist() == [True, True, False, True]
+    assert finished_units(units, stored, now, shas, retry_failed=True).tolist() == [False, True, False, True]
