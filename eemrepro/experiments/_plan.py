@@ -236,9 +236,6 @@ class Plan:
         prior, with its range)."""
         return estimate(self.config, self.pending, self.options.jobs, self.stored, self.shas)
 
-    def estimate_seconds(self):
-        return self.estimate().seconds
-
     def aside(self):
         """The (data set, model) cells whose stored records the run moves aside before it runs them again: with
         ``fresh`` every stored cell it runs now, with ``rerun_changed`` those of them stored under another
@@ -402,11 +399,6 @@ def data_ok(stored, data_sha256, retry_failed=False):
     if retry_failed:
         ok &= (stored["status"] != "failed").to_numpy()
     return ok
-
-
-def estimate_seconds(config, units, n_jobs, timed=None, shas=None):
-    """A rough wall-time estimate of ``units`` on ``n_jobs`` workers (for --dry-run): ``estimate``'s seconds."""
-    return estimate(config, units, n_jobs, timed, shas).seconds
 
 
 def estimate(config, units, n_jobs, timed=None, shas=None):

@@ -360,12 +360,12 @@ def test_dry_run_of_a_resumed_store_is_estimated_from_its_own_timings(reference,
     fresh = run_experiment(cfg, out=tmp_path / "fresh", dry_run=True, repeats=1, jobs=2)
     assert fresh.estimate_seconds < summary.estimate_seconds / 100
     # Records without timings (a store whose segments hold no such column) fall back to it too.
-    from eemrepro.experiments._plan import estimate_seconds
+    from eemrepro.experiments._plan import estimate
 
     units = [u for u in enumerate_units(cfg) if u.repeat == 0]
     untimed = ResultStore(resumed).frame(["identity_sha"])
     shas = {(r["dataset"], r["model"], False): r["identity_sha"] for r in slow}
-    assert estimate_seconds(cfg, units, 2, untimed, shas) == pytest.approx(fresh.estimate_seconds)
+    assert estimate(cfg, units, 2, untimed, shas).seconds == pytest.approx(fresh.estimate_seconds)
 
 
 def test_fork_after_openmp_use_in_the_parent_does_not_hang(tmp_path):
