@@ -440,13 +440,7 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
         for u, new in _rerun(config, to_run, records, identities, scratch, options.jobs, options.data_home,
                              options.mirror, unit_task, dispatch, folder, deadline):
-            result = _judge(u, [records[k] for k in u.keys()], new, edited)
-            if result.verdict == DIFFERS and not result.edited:
-                reason = known_reason(known, folder, result)
-                if reason is not None:
-                    result.verdict, result.why = KNOWN, reason
-            if result.verdict in (DIFFERS, KNOWN):
-                result.kernels = other_kernels(folder, [records[k] for k in u.keys()])
+            result = _explained(_judge(u, [records[k] for k in u.keys()], new, edited), folder, known, records)
             audit.units.append(result)
             if echo:
                 echo(result)
@@ -457,6 +451,18 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
             shutil.rmtree(scratch, ignore_errors=True)
     audit.seconds = time.monotonic() - start
     return audit
+
+
+def _explained(result, folder, known, records):
+    """``result`` (a unit's ``UnitAudit``) with what explains a difference: a known entry's reason (then it is
+    ``known``; never for a record edited by hand) and the stored run's other BLAS kernels."""
+    if result.verdict == DIFFERS and not result.edited:
+        reason = known_reason(known, folder, result)
+        if reason is not None:
+            result.verdict, result.why = KNOWN, reason
+    if result.verdict in (DIFFERS, KNOWN):
+        result.kernels = other_kernels(folder, [records[k] for k in result.unit.keys()])
+    return result
 
 
 def other_kernels(folder, stored):
