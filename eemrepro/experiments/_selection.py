@@ -286,16 +286,6 @@ def _with_fit_counts(rows, frame):
     return rows
 
 
-def _cell_status(g):
-    # A timeout wins; a failure (say out of memory, after which skip-model
-    # skips the rest) comes next; skipped points alone mean a timeout elsewhere.
-    if (g["n_timed_out"] > 0).any():
-        return "timed-out"
-    if (g["n_failed"] > 0).any():
-        return "failed"
-    return "timed-out"
-
-
 def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     """One row per (data set, model): the selected point and its outer-fold metrics.
 
@@ -303,7 +293,7 @@ def select_best_of_grid(df, ddof=1, metric="gmean", unfinished=()):
     fold) the cell has: a point with a failed or timed-out fold is never
     averaged over its other folds (the module's docstring gives the rule).
     ``unfinished``: (data set, model) cells the store says lack a unit's
-    record (``ResultStore.unfinished_cells``). Vectorised over the cells (one
+    record (``experiments.unfinished_cells_in``). Vectorised over the cells (one
     sort of the grid summary, not a pandas pass per cell).
     """
     summary = grid_summary(df, ddof=ddof)

@@ -87,17 +87,6 @@ def make_points(points):
     return tuple(tuple(sorted(p.items())) for p in points)
 
 
-def unfinished_cells(units, df):
-    """(data set, model) cells whose stored records (a store frame) lack one of ``units``' records.
-
-    Only the repeats that a cell's records have are expected (a run may use
-    fewer repeats than the config names). A cell stopped by the budget rule
-    (a timeout or a failure, after which ``skip-model`` records the rest as
-    skipped) is judged by its records' status, not here.
-    """
-    return config_scope(units, df).unfinished
-
-
 @dataclass(frozen=True)
 class Scope:
     """What of a store frame a config names now (``config_scope``)."""

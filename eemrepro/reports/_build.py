@@ -27,17 +27,10 @@ from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
 from ._records import with_baselines
 from ._render import metric_cell, provenance_lines, write_table
-from ._shapes import Table
 from ._spec import registered_tables
 from ._tables import rows_by_datasets
 
 LAYOUTS = ("run", "full")
-
-
-def table_columns(spec, limit):
-    """(long-view columns, wide view) of a table: [(column, header, formatter)], (index, columns, cell): its
-    shape's (``TableShape.columns``)."""
-    return Table(spec).columns(limit)
 
 
 #: Which results folders wrote each table file of an output folder.

@@ -32,10 +32,6 @@ def _speed_only(estimator):
     return getattr(estimator_class(estimator), "_speed_only_params", ()) if is_builtin(estimator) else ()
 
 
-def is_legacy(record):
-    return "identity" not in record
-
-
 def upgrade(record, config_raw):
     """The record in today's schema; ``config_raw``: the folder's config.yaml as a mapping (or None)."""
     from ._keys import identity_sha
