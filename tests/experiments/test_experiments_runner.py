@@ -328,6 +328,23 @@ protocol: {folds: 3, repeats: 1, fit_memory_gb: 3, after_timeout: skip-model}
     assert cell["status"] == "failed"
 
 
+def test_skip_model_abandons_nothing_for_a_fit_that_fails_otherwise(tmp_path):
+    # Only a fit past its time or out of memory ends a model under skip-model: a fit that raises anything else
+    # (here ArithmeticError, on every fold) is that point's failure, and the other point runs on every fold.
+    text = """name: failing
+datasets: [heart]
+models:
+  Sleepy: {estimator: 'tests.helpers:Sleepy', grid: {fail: [true, false]}}
+protocol: {folds: 3, repeats: 1, fit_memory_gb: 3, after_timeout: skip-model}
+"""
+    out = tmp_path / "o"
+    summary = run_experiment(_config(tmp_path, text), out=out, jobs=1, progress=False)
+    assert summary.status_counts == {"failed": 3, "ok": 3}
+    records = ResultStore(out).read()
+    assert {(r["params"]["fail"], r["status"]) for r in records} == {(True, "failed"), (False, "ok")}
+    assert all(r["error"].startswith("ArithmeticError") for r in records if r["status"] == "failed")
+
+
 def test_dry_run_counts_and_estimates(reference, tmp_path):
     cfg, _, _ = reference
     summary = run_experiment(cfg, out=tmp_path / "dry", dry_run=True)
