@@ -334,6 +334,27 @@ def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
     assert lines[-1] == "[100/100] 100%  ETA 0m00s  heart KNM"
 
 
+def test_the_progress_eta_of_a_long_run_is_in_hours_and_minutes(monkeypatch):
+    """Units of 61.3 s each after the first, 1000 in all: an hour or more reads hours and minutes, less minutes and
+    seconds."""
+    import io
+
+    from eemrepro.experiments import _dispatch
+
+    clock = iter([0.0] + [61.3 * i for i in range(1000)])
+    monkeypatch.setattr(_dispatch.time, "monotonic", lambda: next(clock))
+    stream = io.StringIO()
+    progress = _dispatch.Progress(1000, stream=stream)
+    for _ in range(1000):
+        progress.update("abalone7 SVM")
+    lines = stream.getvalue().splitlines()
+    # At 100 done: 900 left x 61.3 s = 55,170 s = 15 h 19 min 30 s; at 900 done: 100 x 61.3 = 6,130 s = 1 h 42 min.
+    assert lines[1] == "[100/1000] 10%  ETA 15h19m  abalone7 SVM"
+    assert lines[9] == "[900/1000] 90%  ETA 1h42m  abalone7 SVM"
+    # 3,065 s = 51 min 5 s; 3,599.6 s rounds to 3,600 s: one hour.
+    assert _dispatch._fmt_seconds(3065.0) == "51m05s" and _dispatch._fmt_seconds(3599.6) == "1h00m"
+
+
 # -- your own data set --------------------------------------------------------------------------------------------
 LOCAL_CONFIG = """name: local
 datasets: [mine]
