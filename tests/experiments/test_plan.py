@@ -388,3 +388,29 @@ def test_done_keys_are_the_stored_keys_made_with_today_s_data_and_with_retry_fai
     shas = {("heart", "M", False): "id1", ("sonar", "M", False): "id2"}
     assert finished_units(units, stored, now, shas).tolist() == [True, True, False, True]
     assert finished_units(units, stored, now, shas, retry_failed=True).tolist() == [False, True, False, True]
+
+
+def test_unfinished_cells_in_a_folder_are_those_its_config_names_and_its_records_lack(tmp_path):
+    # The public reading of a folder's run state: a cell whose stored repeat lacks one of its records is
+    # unfinished (one record of M on heart dropped: that cell alone); a cell with no record at all is not run, not
+    # unfinished; a folder without its config.yaml names none (nothing to compare with).
+    from eemrepro.experiments import unfinished_cells_in
+    from eemrepro.store import ResultStore
+
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    assert unfinished_cells_in(out, ResultStore(out).frame()) == set()
+    records = ResultStore(out).read()
+    dropped = next(i for i, r in enumerate(records) if (r["dataset"], r["model"]) == ("heart", "M"))
+    for name, kept in (("holed", records[:dropped] + records[dropped + 1:]),
+                       ("no-heart", [r for r in records if r["dataset"] != "heart"])):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "config.yaml").write_bytes((out / "config.yaml").read_bytes())
+        store = ResultStore(folder)
+        store.append(kept)
+        store.close()
+    assert unfinished_cells_in(tmp_path / "holed", ResultStore(tmp_path / "holed").frame()) == {("heart", "M")}
+    assert unfinished_cells_in(tmp_path / "no-heart", ResultStore(tmp_path / "no-heart").frame()) == set()
+    (tmp_path / "holed" / "config.yaml").unlink()
+    assert unfinished_cells_in(tmp_path / "holed", ResultStore(tmp_path / "holed").frame()) == set()
