@@ -413,7 +413,7 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     -------
     StoreAudit
     """
-    from ..store import ResultStore, StoreError
+    from ..store import ResultStore, StoreError, read_runs
     from ._dispatch import dispatch
     from ._plan import RunOptions
     from ._runner import unit_task
@@ -438,9 +438,11 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     audit.scratch = scratch if keep else None
     try:
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        hosts = {r.get("run_id"): r.get("host") for r in read_runs(folder)}  # where each stored run was made
         for u, new in _rerun(config, to_run, records, identities, scratch, options.jobs, options.data_home,
                              options.mirror, unit_task, dispatch, folder, deadline):
-            result = _explained(_judge(u, [records[k] for k in u.keys()], new, edited), folder, known, records)
+            result = _explained(_judge(u, [records[k] for k in u.keys()], new, edited), folder, known, records,
+                                hosts)
             audit.units.append(result)
             if echo:
                 echo(result)
@@ -453,30 +455,30 @@ def audit_store(folder, sample=20, fraction=None, seed=0, jobs=None, mirror=None
     return audit
 
 
-def _explained(result, folder, known, records):
+def _explained(result, folder, known, records, hosts):
     """``result`` (a unit's ``UnitAudit``) with what explains a difference: a known entry's reason (then it is
-    ``known``; never for a record edited by hand) and the stored run's other BLAS kernels."""
+    ``known``; never for a record edited by hand) and the stored run's other BLAS kernels (``hosts``: {run id: its
+    run file's host})."""
     if result.verdict == DIFFERS and not result.edited:
         reason = known_reason(known, folder, result)
         if reason is not None:
             result.verdict, result.why = KNOWN, reason
     if result.verdict in (DIFFERS, KNOWN):
-        result.kernels = other_kernels(folder, [records[k] for k in result.unit.keys()])
+        result.kernels = other_kernels(hosts, [records[k] for k in result.unit.keys()])
     return result
 
 
-def other_kernels(folder, stored):
+def other_kernels(hosts, stored):
     """(the BLAS kernels the runs of the ``stored`` records recorded, this machine's), where they differ; else
-    None (the same kernels, or runs that did not record theirs: written before they were).
+    None (the same kernels, or runs that did not record theirs: written before they were). ``hosts``: {run id:
+    its run file's ``host``}.
 
     OpenBLAS picks its kernels by CPU: an ill-conditioned number made on another machine rounds otherwise here,
     and ``OPENBLAS_CORETYPE`` makes this machine pick the stored run's kernels (docs/running.md).
     """
-    from ..store import read_runs
     from ._watchdog import blas_kernels
 
-    runs = {r.get("run_id"): r.get("host") for r in read_runs(folder)}
-    theirs = {tuple(host["blas"]) for host in (runs.get(r.get("run_id")) for r in stored)
+    theirs = {tuple(host["blas"]) for host in (hosts.get(r.get("run_id")) for r in stored)
               if isinstance(host, dict) and host.get("blas")}
     now = tuple(blas_kernels())
     other = sorted(theirs - {now})

@@ -163,6 +163,7 @@ def split_by_kind(records):
         return {df["kind"].iloc[a]: df.iloc[a:b] for a, b in zip(starts, ends, strict=True) if codes[a] >= 0}
     return {kind: g for kind, g in df.groupby("kind", sort=False, observed=True)}
 
+
 def _machine(host):
     """A run file's ``host`` in words: ``name: CPU model, BLAS kernels``."""
     return f"{host.get('name') or 'host not named'}: {host.get('cpu') or 'CPU not recorded'}, " \
