@@ -249,6 +249,9 @@ def test_a_folder_config_edited_by_hand_is_refused_by_the_reports_naming_the_key
         assert f"{out / 'config.yaml'} does not say what" in line, line
         assert f"{key}: {stored!r} stored, {written!r} in config.yaml" in line, line
         assert "edited by hand" in line and f"--out {out} --rerun-changed" in line, line
+        if key == "seed":  # every one of the 4 cells: the first three named, then how many more
+            assert f"{out / 'config.yaml'} does not say what 4 of its cells' records were made under: " in line
+            assert line.count(" on ") == 3 and " and 1 more). The reports" in line, line
     assert not (tmp_path / "t1").exists()  # nothing written (the folder the command made is gone again)
     status = _invoke("status", out)
     assert status.exit_code == 1 and "a run would refuse" in status.output and key in status.output
@@ -256,6 +259,25 @@ def test_a_folder_config_edited_by_hand_is_refused_by_the_reports_naming_the_key
     again = _invoke("tables", out, "--out", tmp_path / "t2")
     assert again.exit_code == 0, again.output
     assert (tmp_path / "t2" / "summary.md").read_text() == (tmp_path / "t0" / "summary.md").read_text()
+
+
+def test_a_folder_config_with_two_edits_says_each_change_with_its_own_cells(tmp_path):
+    # The seed edited for every cell and M's `fail` too: M's two cells changed two ways, N's two one way; each
+    # change is said once with its cells, the changes apart.
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    _edit_stored(out, lambda raw: (raw["protocol"].update(seed=2), raw["models"]["M"].update(fail=True)))
+    result = _invoke("check", out)
+    assert result.exit_code != 0
+    (line,) = result.output.strip().splitlines()
+    what = line.split(" were made under: ")[1].split(". The reports")[0]
+    changes = what.split("; ")
+    assert len(changes) == 2, what
+    both = next(c for c in changes if "params.fail" in c)
+    seed = next(c for c in changes if "params.fail" not in c)
+    cells = {c: set(c.split(" (")[1].rstrip(")").split(", ")) for c in changes}
+    assert "seed: 1 stored, 2 in config.yaml" in both and cells[both] == {"M on mine", "M on heart"}, both
+    assert seed.startswith("seed: 1 stored, 2 in config.yaml") and cells[seed] == {"N on mine", "N on heart"}, seed
 
 
 def _superseded(out):
