@@ -252,6 +252,8 @@ def test_a_folder_config_edited_by_hand_is_refused_by_the_reports_naming_the_key
         if key == "seed":  # every one of the 4 cells: the first three named, then how many more
             assert f"{out / 'config.yaml'} does not say what 4 of its cells' records were made under: " in line
             assert line.count(" on ") == 3 and " and 1 more). The reports" in line, line
+            # ...and the config the folder's last run was made with, to run them again with
+            assert line.endswith(f"--out {out} --rerun-changed (the last run's was {config})"), line
     assert not (tmp_path / "t1").exists()  # nothing written (the folder the command made is gone again)
     status = _invoke("status", out)
     assert status.exit_code == 1 and "a run would refuse" in status.output and key in status.output
