@@ -170,3 +170,23 @@ def test_a_fresh_estimate_with_no_learned_prior_says_so_without_a_range(tmp_path
     assert (got.low, got.high, got.guessed, got.unknown) == (None, None, True, ("Mine",))
     assert got.words().endswith("(this store has no timings of its own yet: guessed from operation counts, it may "
                                 "be several times off)")
+
+
+def test_the_estimate_s_words_say_its_range_its_share_without_timings_and_the_models_it_guessed():
+    # The dry run's sentence from the estimate's own fields (minutes: one decimal from 0.95 min, two significant
+    # digits below it).
+    from eemrepro.experiments._plan import Estimate
+
+    assert Estimate(seconds=90.0).words() == "rough estimate 1.5 min"  # the store's own timings: no range
+    prior = "so it is a prior learned from the committed stores' fits"
+    assert Estimate(seconds=90.0, low=30.0, high=300.0, share=1.0, guessed=True).words() == \
+        f"rough estimate 1.5 min (likely 0.5 to 5.0 min: this store has no timings of its own yet, {prior})"
+    # Part of it from the store's timings: the share from the prior is said, to the percent (99.9 % rounds up).
+    for share, said in ((0.4, "40%"), (0.999, "100%")):
+        assert Estimate(seconds=90.0, low=30.0, high=300.0, share=share, guessed=True).words() == \
+            f"rough estimate 1.5 min (likely 0.5 to 5.0 min: {said} of it has no timings of its own yet, {prior})"
+    assert Estimate(seconds=90.0, low=30.0, high=300.0, share=1.0, unknown=("Mine", "Yours"), guessed=True).words() \
+        == f"rough estimate 1.5 min (likely 0.5 to 5.0 min: this store has no timings of its own yet, {prior}; " \
+           "none for Mine, Yours, guessed from operation counts)"
+    assert Estimate(seconds=600.0, share=1.0, guessed=True).words() == "rough estimate 10.0 min (this store has no " \
+        "timings of its own yet: guessed from operation counts, it may be several times off)"
