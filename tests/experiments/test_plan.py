@@ -202,6 +202,11 @@ def test_status_of_a_folder_a_run_could_not_read_says_so_instead_of_a_wrong_plan
     assert "another setting" not in status.output and "--rerun-changed" not in status.output
     assert "units done: not known" in status.output and "a run of this folder stops there" in status.output
     assert "my_model" in status.output if gone == "module" else "mine.csv" in status.output
+    # Where in the folder's config.yaml: the line of M's estimator, or of the data set's entry.
+    lines = (out / "config.yaml").read_text().splitlines()
+    line = 1 + (lines.index("    estimator: my_model:Mean") if gone == "module" else lines.index("  mine:"))
+    key = "models.M.estimator" if gone == "module" else "local_datasets.mine"
+    assert f"units done: not known ({out / 'config.yaml'}, line {line}: key '{key}': " in status.output
     # The table still shows what is stored: heart's M, 6 units of 2 points, all ok; nothing counted as done.
     row = next(line for line in status.output.splitlines() if line.startswith("heart") and " M " in line)
     assert row.split()[2:4] == ["?/6", "12"]
