@@ -174,13 +174,14 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
 def _kernels(u):
     """The line that says a differing unit's stored records were made with other BLAS kernels than this machine's,
     and how to re-derive them with those (OpenBLAS's ``OPENBLAS_CORETYPE``)."""
+    from ..experiments._watchdog import openblas_coretype
+
     if u.kernels is None:
         return
     theirs, now = u.kernels
     said = " / ".join(", ".join(k) for k in theirs)
-    # One OpenBLAS architecture in the stored run: this machine can pick it ("openblas 0.3.30 Haswell").
-    cores = {k.split()[-1] for kernels in theirs for k in kernels if k.startswith("openblas ") and len(k.split()) > 2}
-    how = f"; OPENBLAS_CORETYPE={cores.pop()} re-derives with the stored run's" if len(cores) == 1 else ""
+    core = openblas_coretype(theirs)  # one OpenBLAS architecture in the stored run: this machine can pick it
+    how = f"; OPENBLAS_CORETYPE={core} re-derives with the stored run's" if core else ""
     typer.echo(f"    made with BLAS kernels {said}, re-derived with {', '.join(now) or 'none'}{how}")
 
 

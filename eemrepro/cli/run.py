@@ -166,6 +166,15 @@ def _say_run(cfg, summary, dry_run):
     for name, why in summary.unavailable.items():
         typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)
     _aside(summary, cfg, dry_run)
+    if summary.other_kernels:
+        from ..experiments._watchdog import openblas_coretype
+
+        theirs, now = summary.other_kernels
+        core = openblas_coretype(theirs)
+        pick = f"; OPENBLAS_CORETYPE={core} picks theirs" if core else ""
+        typer.secho(f"{summary.out}'s records were made with BLAS kernels {' / '.join(', '.join(k) for k in theirs)}"
+                    f", this machine's are {', '.join(now)}: an ill-conditioned number rounds otherwise in the units "
+                    f"run now (docs/running.md, \"Another CPU's round-off\"){pick}", fg=typer.colors.YELLOW, err=True)
     done = summary.total_units - summary.pending_units
     if summary.left_out:
         from ..experiments._units import describe_left_out

@@ -304,7 +304,7 @@ def stored_records(store, units):
                     found = disagreements(table)
                     records = decode(table, found)
                     for r, run_id in zip(records, table.column("run_id").to_pylist()):
-                        r.setdefault("run_id", run_id)  # whose run file says where it was made (other_kernels)
+                        r.setdefault("run_id", run_id)  # whose run file says where it was made (_explained)
                 else:
                     records = store.segment_records(path)
                 for i, r in enumerate(records):
@@ -459,30 +459,17 @@ def _explained(result, folder, known, records, hosts):
     """``result`` (a unit's ``UnitAudit``) with what explains a difference: a known entry's reason (then it is
     ``known``; never for a record edited by hand) and the stored run's other BLAS kernels (``hosts``: {run id: its
     run file's host})."""
+    from ._watchdog import other_kernels
+
     if result.verdict == DIFFERS and not result.edited:
         reason = known_reason(known, folder, result)
         if reason is not None:
             result.verdict, result.why = KNOWN, reason
     if result.verdict in (DIFFERS, KNOWN):
-        result.kernels = other_kernels(hosts, [records[k] for k in result.unit.keys()])
+        # OpenBLAS picks its kernels by CPU: an ill-conditioned number made on another machine rounds otherwise
+        # here, and OPENBLAS_CORETYPE makes this machine pick the stored run's (docs/running.md).
+        result.kernels = other_kernels(hosts.get(records[k].get("run_id")) for k in result.unit.keys())
     return result
-
-
-def other_kernels(hosts, stored):
-    """(the BLAS kernels the runs of the ``stored`` records recorded, this machine's), where they differ; else
-    None (the same kernels, or runs that did not record theirs: written before they were). ``hosts``: {run id:
-    its run file's ``host``}.
-
-    OpenBLAS picks its kernels by CPU: an ill-conditioned number made on another machine rounds otherwise here,
-    and ``OPENBLAS_CORETYPE`` makes this machine pick the stored run's kernels (docs/running.md).
-    """
-    from ._watchdog import blas_kernels
-
-    theirs = {tuple(host["blas"]) for host in (hosts.get(r.get("run_id")) for r in stored)
-              if isinstance(host, dict) and host.get("blas")}
-    now = tuple(blas_kernels())
-    other = sorted(theirs - {now})
-    return (other, now) if other else None
 
 
 def _draw(store, config, kind, n_jobs, sample, fraction, seed, only_datasets, only_models, max_seconds):

@@ -93,6 +93,9 @@ class RunSummary:
     failures: dict = field(default_factory=dict)  # why fits failed: {error: fits}
     run_id: str = None  # the run file (runs/<run id>.json) of a run that executed
     ran_on: str = None  # what ran the units, in words (``_dispatch.dispatch``): this process, workers, a cluster
+    # (the BLAS kernels of the folder's earlier runs that are not this machine's, this machine's): a resumed run
+    # on another CPU, whose ill-conditioned numbers round otherwise than the stored ones
+    other_kernels: tuple = None
 
 
 def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fresh=False,
@@ -194,7 +197,8 @@ def _planned(config, stored_config, store, options, data):
                         for c in data_changes]
     summary = RunSummary(out=options.out, total_units=len(plan.units), pending_units=len(plan.pending),
                          unavailable=data.unavailable, changed=changed, left_out=plan.left_out,
-                         set_aside=(stored - len(rest), len(aside)), stale=plan.changed, data_changes=data_changes)
+                         set_aside=(stored - len(rest), len(aside)), stale=plan.changed, data_changes=data_changes,
+                         other_kernels=_other_kernels(options.out) if len(rest) and plan.pending else None)
 
     def move_aside():
         if not aside:
@@ -202,6 +206,14 @@ def _planned(config, stored_config, store, options, data):
         return store.supersede() if whole else store.forget(cells=aside)[1]
 
     return plan, summary, move_aside
+
+
+def _other_kernels(out):
+    """(the BLAS kernels of ``out``'s earlier runs that are not this machine's, this machine's), or None."""
+    from ..store import read_runs
+    from ._watchdog import other_kernels
+
+    return other_kernels(r.get("host") for r in read_runs(out))
 
 
 def execute_plan(plan, store, summary, planning_seconds=0.0):

@@ -96,6 +96,22 @@ def blas_kernels():
                    for i in threadpool_info() if i.get("user_api") == "blas"})
 
 
+def other_kernels(hosts):
+    """(the BLAS kernels recorded in run files' ``hosts`` that are not this machine's, this machine's), or None
+    (the same kernels, or hosts that did not record theirs: runs written before they were)."""
+    now = tuple(blas_kernels())
+    theirs = sorted({tuple(h["blas"]) for h in hosts if isinstance(h, dict) and h.get("blas")} - {now})
+    return (theirs, now) if theirs else None
+
+
+def openblas_coretype(kernel_sets):
+    """The one OpenBLAS architecture named by ``kernel_sets`` (lists of ``blas_kernels``' texts), which
+    ``OPENBLAS_CORETYPE`` picks on this machine; None where they name none or several."""
+    cores = {k.split()[-1] for kernels in kernel_sets for k in kernels
+             if k.startswith("openblas ") and len(k.split()) > 2}
+    return cores.pop() if len(cores) == 1 else None
+
+
 # protocol.scaling -> what load_dataset does to the whole data set; the per-fold
 # scalings load raw values and scale each part by its training rows (``scale_parts``).
 _WHOLE_SET_SCALING = {"global": "minmax", "standard": "standard"}

@@ -443,3 +443,26 @@ def test_unfinished_cells_in_a_folder_are_those_its_config_names_and_its_records
     assert unfinished_cells_in(tmp_path / "no-heart", ResultStore(tmp_path / "no-heart").frame()) == set()
     (tmp_path / "holed" / "config.yaml").unlink()
     assert unfinished_cells_in(tmp_path / "holed", ResultStore(tmp_path / "holed").frame()) == set()
+
+
+def test_a_run_resumed_with_other_blas_kernels_than_the_folder_s_records_says_so_before_it_runs(tmp_path):
+    # A store made on another CPU (here: its run file says OpenBLAS picked Prescott kernels), resumed here: its
+    # units run now round an ill-conditioned number otherwise than its stored ones, and the run says which
+    # kernels, and the setting that picks theirs. Nothing to say with this machine's kernels or nothing to run.
+    import json
+
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    more = ("run", config, "--out", out, "--dry-run", "--repeats", "3")
+    assert "BLAS kernels" not in _invoke(*more).output  # the records were made here
+    (run,) = (out / "runs").glob("*.json")
+    info = json.loads(run.read_text())
+    here = info["host"]["blas"]
+    info["host"]["blas"] = ["openblas 0.3.30 Prescott"]
+    run.write_text(json.dumps(info))
+    said = (f"{out}'s records were made with BLAS kernels openblas 0.3.30 Prescott, this machine's are "
+            f"{', '.join(here)}: an ill-conditioned number rounds otherwise in the units run now (docs/running.md, "
+            "\"Another CPU's round-off\"); OPENBLAS_CORETYPE=Prescott picks theirs")
+    dry = _invoke(*more)
+    assert dry.exit_code == 0 and said in " ".join(dry.output.split()), dry.output
+    assert "BLAS kernels" not in _invoke("run", config, "--out", out, "--dry-run").output  # nothing to run
