@@ -134,6 +134,10 @@ def test_a_changed_identity(tmp_path):
     assert refused.exit_code != 0 and "--rerun-changed" in refused.output
     # The dry run and status refuse as the run does, in its words (the changed cells, the ways on), exit 1.
     reason = refused.output.removeprefix("error: ").strip().replace(str(config), "CONFIG")
+    # The config it was run with, then each changed cell on a line of its own (4: under ten, every one).
+    first, *cells = reason.splitlines()[:5]
+    assert first == f"{out} holds records made under another setting than CONFIG now asks for:", first
+    assert sorted(c.split(":")[0] for c in cells) == ["  M on heart", "  M on mine", "  N on heart", "  N on mine"]
     dry = _invoke("run", config, "--out", out, "--dry-run")
     assert dry.exit_code == 1 and dry.output.removeprefix("error: ").strip() == reason.replace("CONFIG", str(config))
     assert status.exit_code == 1 and "a run would refuse: " in status.output
@@ -466,3 +470,24 @@ def test_a_run_resumed_with_other_blas_kernels_than_the_folder_s_records_says_so
     dry = _invoke(*more)
     assert dry.exit_code == 0 and said in " ".join(dry.output.split()), dry.output
     assert "BLAS kernels" not in _invoke("run", config, "--out", out, "--dry-run").output  # nothing to run
+
+
+@pytest.mark.parametrize("n_models", [5, 6])
+def test_a_refusal_of_many_changed_cells_lists_ten_and_counts_the_rest(tmp_path, n_models):
+    # Five or six models of one module on two data sets: an edit of the module changes 10 or 12 cells; the
+    # refusal names ten, then (12) "... and 2 more cell(s)", then the ways on with every model named for `forget`.
+    config = _setup(tmp_path)
+    models = "".join(f'  K{i}: {{estimator: "my_model:Mean", grid: {{shrink: [0.0]}}}}\n' for i in range(n_models))
+    text = config.read_text()
+    head, tail = text.split("models:\n")
+    config.write_text(head + "models:\n" + models + "protocol:" + tail.split("protocol:")[1])
+    out = tmp_path / "out"
+    _first_run(config, out)
+    (tmp_path / "my_model.py").write_text(MODEL + "\n# tuned\n")
+    refused = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet")
+    assert refused.exit_code != 0
+    lines = refused.output.strip().splitlines()
+    assert sum(line.startswith("  K") for line in lines) == 10, refused.output
+    assert [line for line in lines if "more cell" in line] == (["  ... and 2 more cell(s)"] if n_models == 6 else [])
+    names = ",".join(f"K{i}" for i in range(n_models))
+    assert lines[-1].endswith(f"`eemrepro forget {out} --models {names}`."), lines[-1]
