@@ -20,12 +20,17 @@ def existing_store(path):
 
     from ..store._files import is_store
 
+    def results(p):
+        return p.is_dir() and (is_store(p) or (p / "records").is_dir() or (p / "runs").is_dir())
+
     path = Path(path)
-    if path.is_dir() and (is_store(path) or (path / "records").is_dir() or (path / "runs").is_dir()):
+    if results(path):
         return path
     what = "no such folder" if not path.exists() else "not a results folder (what `eemrepro run` writes)"
     parent = path.parent if str(path.parent) else Path(".")
-    siblings = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+    # Only other results folders are offered: not the folder itself, nor one that is no store either.
+    siblings = sorted(p.name for p in parent.iterdir() if p.name != path.name and results(p)) \
+        if parent.is_dir() else []
     close = difflib.get_close_matches(path.name, siblings, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(str(parent / c) for c in close)}?" if close else ""
     fail(f"{path}: {what}{hint}")

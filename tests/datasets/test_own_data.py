@@ -381,6 +381,24 @@ def test_a_mistyped_store_path_is_named_and_never_created(tmp_path, store_a, com
     assert not typo.exists()
 
 
+@pytest.mark.parametrize("command", [["status", "{path}"], ["compact", "{path}"], ["forget", "{path}", "--models", "C"]])
+def test_a_folder_that_is_no_store_offers_only_other_results_folders(tmp_path, store_a, command):
+    # `status f` on a folder holding only a config.yaml said "did you mean f?", itself; a folder beside it that is
+    # no store either is no answer.
+    import shutil
+
+    shutil.copytree(store_a, tmp_path / "f1")  # a results folder with a close name
+    for name in ("f", "f2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.yaml").write_text("name: f\n")
+    path = tmp_path / "f"
+    result = runner.invoke(app, [c.format(path=path) for c in command])
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert f"{path}: not a results folder (what `eemrepro run` writes); did you mean {tmp_path / 'f1'}?" \
+        in said, said
+
+
 # -- outputs never inside a store, never through a link, never over a file the tool did not write ----------
 
 @pytest.mark.parametrize("command, where", [
