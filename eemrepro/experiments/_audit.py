@@ -303,7 +303,7 @@ def stored_records(store, units):
                                                  pc.is_in(table.column("model"), value_set=models)))
                     found = disagreements(table)
                     records = decode(table, found)
-                    for r, run_id in zip(records, table.column("run_id").to_pylist()):
+                    for r, run_id in zip(records, table.column("run_id").to_pylist(), strict=True):
                         r.setdefault("run_id", run_id)  # whose run file says where it was made (_explained)
                 else:
                     records = store.segment_records(path)
