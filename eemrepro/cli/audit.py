@@ -179,10 +179,10 @@ def _kernels(u):
     if u.kernels is None:
         return
     theirs, now = u.kernels
-    said = " / ".join(", ".join(k) for k in theirs)
-    core = openblas_coretype(theirs)  # one OpenBLAS architecture in the stored run: this machine can pick it
+    said = " / ".join(", ".join(k) or "none found" for k in theirs)
+    core = openblas_coretype(theirs, now)  # the stored run's OpenBLAS architecture, which this machine can pick
     how = f"; OPENBLAS_CORETYPE={core} re-derives with the stored run's" if core else ""
-    typer.echo(f"    made with BLAS kernels {said}, re-derived with {', '.join(now) or 'none'}{how}")
+    typer.echo(f"    made with BLAS kernels {said}, re-derived with {', '.join(now) or 'none found'}{how}")
 
 
 def _show(value):

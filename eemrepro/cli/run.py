@@ -170,10 +170,11 @@ def _say_run(cfg, summary, dry_run):
         from ..experiments._watchdog import openblas_coretype
 
         theirs, now = summary.other_kernels
-        core = openblas_coretype(theirs)
+        core = openblas_coretype(theirs, now)
         pick = f"; OPENBLAS_CORETYPE={core} picks theirs" if core else ""
-        typer.secho(f"{summary.out}'s records were made with BLAS kernels {' / '.join(', '.join(k) for k in theirs)}"
-                    f", this machine's are {', '.join(now)}: an ill-conditioned number rounds otherwise in the units "
+        said = " / ".join(", ".join(k) or "none found" for k in theirs)
+        typer.secho(f"{summary.out}'s records were made with BLAS kernels {said}, this machine's are "
+                    f"{', '.join(now) or 'none found'}: an ill-conditioned number rounds otherwise in the units "
                     f"run now (docs/running.md, \"Another CPU's round-off\"){pick}", fg=typer.colors.YELLOW, err=True)
     done = summary.total_units - summary.pending_units
     if summary.left_out:

@@ -198,7 +198,7 @@ def _planned(config, stored_config, store, options, data):
     summary = RunSummary(out=options.out, total_units=len(plan.units), pending_units=len(plan.pending),
                          unavailable=data.unavailable, changed=changed, left_out=plan.left_out,
                          set_aside=(stored - len(rest), len(aside)), stale=plan.changed, data_changes=data_changes,
-                         other_kernels=_other_kernels(options.out) if len(rest) and plan.pending else None)
+                         other_kernels=_other_kernels(store, aside) if len(rest) and plan.pending else None)
 
     def move_aside():
         if not aside:
@@ -208,12 +208,22 @@ def _planned(config, stored_config, store, options, data):
     return plan, summary, move_aside
 
 
-def _other_kernels(out):
-    """(the BLAS kernels of ``out``'s earlier runs that are not this machine's, this machine's), or None."""
+def _other_kernels(store, aside):
+    """(the BLAS kernels of the runs that made ``store``'s records kept (all but those of the cells ``aside``)
+    that are not this machine's, this machine's), or None. The records' run ids are read only where some run
+    of the folder used other kernels."""
+    import pandas as pd
+
     from ..store import read_runs
     from ._watchdog import other_kernels
 
-    return other_kernels(r.get("host") for r in read_runs(out))
+    hosts = {r.get("run_id"): r.get("host") for r in read_runs(store.root)}
+    if other_kernels(hosts.values()) is None:
+        return None
+    df = store.frame(["run_id"])
+    cells = pd.MultiIndex.from_arrays([df["dataset"].astype(object), df["model"].astype(object)])
+    kept = df.loc[~cells.isin(list(aside)), "run_id"].dropna().unique()
+    return other_kernels(hosts.get(run_id) for run_id in kept)
 
 
 def execute_plan(plan, store, summary, planning_seconds=0.0):

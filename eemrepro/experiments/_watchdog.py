@@ -98,18 +98,28 @@ def blas_kernels():
 
 def other_kernels(hosts):
     """(the BLAS kernels recorded in run files' ``hosts`` that are not this machine's, this machine's), or None
-    (the same kernels, or hosts that did not record theirs: runs written before they were)."""
+    (the same kernels, or hosts that did not record theirs: runs written before they were). A host that found
+    no BLAS recorded an empty list: that is a record too."""
     now = tuple(blas_kernels())
-    theirs = sorted({tuple(h["blas"]) for h in hosts if isinstance(h, dict) and h.get("blas")} - {now})
+    theirs = sorted({tuple(h["blas"]) for h in hosts if isinstance(h, dict) and isinstance(h.get("blas"), list)}
+                    - {now})
     return (theirs, now) if theirs else None
 
 
-def openblas_coretype(kernel_sets):
-    """The one OpenBLAS architecture named by ``kernel_sets`` (lists of ``blas_kernels``' texts), which
-    ``OPENBLAS_CORETYPE`` picks on this machine; None where they name none or several."""
-    cores = {k.split()[-1] for kernels in kernel_sets for k in kernels
-             if k.startswith("openblas ") and len(k.split()) > 2}
-    return cores.pop() if len(cores) == 1 else None
+def openblas_coretype(theirs, now):
+    """The OpenBLAS architecture that ``OPENBLAS_CORETYPE`` would pick here to round as ``theirs`` (lists of
+    ``blas_kernels``' texts) did: only where they name one architecture of OpenBLAS, and this machine (``now``)
+    has OpenBLAS of the same versions picking another (a version apart, or no OpenBLAS here, no setting helps).
+    None otherwise."""
+    def parsed(kernels):  # {(version, architecture)} of the OpenBLAS libraries
+        return {tuple(k.split()[1:3]) for k in kernels if k.startswith("openblas ") and len(k.split()) > 2}
+
+    stored, here = set().union(*map(parsed, theirs)), parsed(now)
+    cores = {core for _, core in stored}
+    if len(cores) != 1 or not here or {v for v, _ in stored} != {v for v, _ in here} \
+            or {core for _, core in here} == cores:
+        return None
+    return cores.pop()
 
 
 # protocol.scaling -> what load_dataset does to the whole data set; the per-fold

@@ -166,8 +166,9 @@ def split_by_kind(records):
 
 def _machine(host):
     """A run file's ``host`` in words: ``name: CPU model, BLAS kernels``."""
-    return f"{host.get('name') or 'host not named'}: {host.get('cpu') or 'CPU not recorded'}, " \
-           f"BLAS {', '.join(host.get('blas') or []) or 'not recorded'}"
+    blas = host.get("blas")
+    said = "not recorded" if not isinstance(blas, list) else ", ".join(blas) or "none found"
+    return f"{host.get('name') or 'host not named'}: {host.get('cpu') or 'CPU not recorded'}, BLAS {said}"
 
 
 class _Facts:
@@ -177,7 +178,7 @@ class _Facts:
     def __init__(self, dirs, named):
         self.dirs, self.named = dirs, named
         self.owner, self.unfinished, self.left_out = {}, set(), {}
-        self.finished, self.versions, self.hosts = [], set(), set()
+        self.finished, self.versions, self.hosts, self.run_ids = [], set(), set(), set()
         self.per_cell = {}  # folder -> each of its cells' count of repeats
         self.cells = {}  # folder -> its (kind, data set) pairs
         self.records = 0
@@ -202,6 +203,7 @@ class _Facts:
                                  "merged into one cell: pass them to separate commands")
             self.owner[key] = d
         for run_id in these["run_id"].dropna().unique() if "run_id" in these else ():
+            self.run_ids.add(run_id)
             fact = run_facts.get(run_id) or {}
             if fact.get("versions"):
                 self.versions.add(json.dumps(fact["versions"], sort_keys=True))
@@ -253,10 +255,11 @@ class _Facts:
             "data_sha256": checksums,
             "run_configs": run_configs,
         }
-        # The machines that made the records, where their runs said (CPU, BLAS kernels): a time table's seconds and
-        # an ill-conditioned number's last digits are theirs. Left out where no run said (older runs).
-        machines = sorted({_machine(r["host"]) for r in runs if isinstance(r.get("host"), dict)
-                           and (r["host"].get("cpu") or r["host"].get("blas"))})
+        # The machines that made the records read, where their runs said (CPU, BLAS kernels): a time table's
+        # seconds and an ill-conditioned number's last digits are theirs. Left out where no run said (older runs).
+        machines = sorted({_machine(r["host"]) for r in runs if r.get("run_id") in self.run_ids
+                           and isinstance(r.get("host"), dict)
+                           and (r["host"].get("cpu") or isinstance(r["host"].get("blas"), list))})
         if machines:
             provenance["machines"] = machines
         if self.named:

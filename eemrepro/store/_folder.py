@@ -103,7 +103,9 @@ def read_runs(root):
             warnings.warn(StoreWarning(f"{path}: {why}; skipped (its records are read; only its provenance is "
                                        "lost)"), stacklevel=2)
             continue
-        infos.append(json.loads(path.read_text(encoding="utf-8")))
+        info = json.loads(path.read_text(encoding="utf-8"))
+        info.setdefault("run_id", path.stem)  # a run file written before it held its id: its file's name
+        infos.append(info)
     return infos
 
 

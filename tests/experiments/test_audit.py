@@ -148,12 +148,20 @@ def test_a_unit_made_with_other_blas_kernels_says_both_and_how_to_pick_the_store
     result = audit(*args)
     assert result.exit_code == 1 and " differs " in result.output
     assert "BLAS kernels" not in result.output  # made with this machine's kernels: a difference of code or data
-    info["host"]["blas"] = ["openblas 0.3.30 Prescott"]
+    # The same OpenBLAS versions, another CPU's kernels (Prescott): OPENBLAS_CORETYPE picks them here.
+    prescott = [" ".join(k.split()[:2] + ["Prescott"]) for k in loaded]
+    info["host"]["blas"] = prescott
     run.write_text(json.dumps(info))
     result = audit(*args)
     assert result.exit_code == 1
-    assert f"    made with BLAS kernels openblas 0.3.30 Prescott, re-derived with {', '.join(loaded)}; " \
+    assert f"    made with BLAS kernels {', '.join(prescott)}, re-derived with {', '.join(loaded)}; " \
            "OPENBLAS_CORETYPE=Prescott re-derives with the stored run's\n" in result.output
+    # Another OpenBLAS version (the same kernels or not): no setting picks it here; the kernels are still said.
+    info["host"]["blas"] = ["openblas 0.2.20 Prescott"]
+    run.write_text(json.dumps(info))
+    result = audit(*args)
+    assert f"    made with BLAS kernels openblas 0.2.20 Prescott, re-derived with {', '.join(loaded)}\n" \
+        in result.output
 
 
 def test_a_change_that_moves_the_selected_point_is_said_with_the_printed_value_unchanged(store, monkeypatch):

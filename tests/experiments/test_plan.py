@@ -450,26 +450,45 @@ def test_unfinished_cells_in_a_folder_are_those_its_config_names_and_its_records
 
 
 def test_a_run_resumed_with_other_blas_kernels_than_the_folder_s_records_says_so_before_it_runs(tmp_path):
-    # A store made on another CPU (here: its run file says OpenBLAS picked Prescott kernels), resumed here: its
-    # units run now round an ill-conditioned number otherwise than its stored ones, and the run says which
-    # kernels, and the setting that picks theirs. Nothing to say with this machine's kernels or nothing to run.
+    # M's records made on another CPU (its run file says OpenBLAS picked Prescott kernels), N's here: a run that
+    # adds units beside M's records rounds an ill-conditioned number otherwise than they did, and says which
+    # kernels and the setting that picks theirs. Nothing to say with nothing to run, or where every record made
+    # with those kernels is moved aside (--fresh of M).
     import json
 
     config, out = _setup(tmp_path), tmp_path / "out"
-    _first_run(config, out)
+    assert _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--only-models", "M").exit_code == 0
     more = ("run", config, "--out", out, "--dry-run", "--repeats", "3")
     assert "BLAS kernels" not in _invoke(*more).output  # the records were made here
     (run,) = (out / "runs").glob("*.json")
     info = json.loads(run.read_text())
     here = info["host"]["blas"]
-    info["host"]["blas"] = ["openblas 0.3.30 Prescott"]
+    prescott = [" ".join(k.split()[:2] + ["Prescott"]) for k in here]  # the same versions, other kernels
+    info["host"]["blas"] = prescott
     run.write_text(json.dumps(info))
-    said = (f"{out}'s records were made with BLAS kernels openblas 0.3.30 Prescott, this machine's are "
+    assert _invoke("run", config, "--out", out, "--jobs", "1", "--quiet", "--only-models", "N").exit_code == 0
+    said = (f"{out}'s records were made with BLAS kernels {', '.join(prescott)}, this machine's are "
             f"{', '.join(here)}: an ill-conditioned number rounds otherwise in the units run now (docs/running.md, "
             "\"Another CPU's round-off\"); OPENBLAS_CORETYPE=Prescott picks theirs")
     dry = _invoke(*more)
     assert dry.exit_code == 0 and said in " ".join(dry.output.split()), dry.output
     assert "BLAS kernels" not in _invoke("run", config, "--out", out, "--dry-run").output  # nothing to run
+    fresh_m = _invoke(*more, "--fresh", "--only-models", "M")
+    assert "to run" in fresh_m.output and "BLAS kernels" not in fresh_m.output, fresh_m.output
+
+
+def test_openblas_coretype_is_offered_only_where_it_would_pick_the_stored_kernels_here():
+    # The stored run's one OpenBLAS architecture, where this machine has OpenBLAS of the same versions picking
+    # another; not for another version (no setting gives it), no OpenBLAS here, or two architectures stored.
+    from eemrepro.experiments._watchdog import openblas_coretype
+
+    here = ("openblas 0.3.30 SkylakeX", "openblas 0.3.31 SkylakeX")
+    assert openblas_coretype([("openblas 0.3.30 Haswell", "openblas 0.3.31 Haswell")], here) == "Haswell"
+    assert openblas_coretype([("openblas 0.3.21 Haswell", "openblas 0.3.31 Haswell")], here) is None
+    assert openblas_coretype([("openblas 0.3.30 Haswell", "openblas 0.3.31 Haswell")], ("mkl 2024.0",)) is None
+    assert openblas_coretype([("openblas 0.3.30 Haswell", "openblas 0.3.31 Haswell"),
+                              ("openblas 0.3.30 Zen", "openblas 0.3.31 Zen")], here) is None
+    assert openblas_coretype([("mkl 2024.0",)], here) is None and openblas_coretype([()], here) is None
 
 
 @pytest.mark.parametrize("n_models", [5, 6])

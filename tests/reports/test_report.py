@@ -148,20 +148,39 @@ def test_a_cells_drill_down_gives_each_folds_predict_seconds(site):
 def test_the_machines_that_made_the_records_are_in_the_provenance_where_their_runs_said(site, tmp_path):
     # A run file records its host's CPU model and BLAS kernels (an ill-conditioned number's last digits and a time
     # table's seconds are that machine's); the quick baseline's run, older, did not: no line, the page as before.
+    # Only the runs of the records read are said: not one whose records were all moved aside.
     import json
+
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
 
     out, _, _ = site
     assert "machines:" not in (out / "report" / "eem.html").read_text()
     assert "machines" not in Records([BASELINE]).read()[1]
-    store = shutil.copytree(BASELINE, tmp_path / "store")
-    (run,) = (store / "runs").glob("*.json")
-    info = json.loads(run.read_text())
+    config = tmp_path / "c.yaml"
+    config.write_text("name: m\ndatasets: [heart]\nmodels:\n  EEM: {estimator: EEM, grid: {n_hidden: [10]}}\n"
+                      "protocol: {folds: 2, repeats: 1, seed: 0}\n")
+    store = tmp_path / "store"
+
+    def run(*flags):
+        result = CliRunner().invoke(app, ["run", str(config), "--out", str(store), "--jobs", "1", "--quiet", *flags])
+        assert result.exit_code == 0, result.output
+
+    run()
+    (first,) = (store / "runs").glob("*.json")
+    info = json.loads(first.read_text())
     info["host"].update(cpu="Xeon E5-2680 v3", blas=["openblas 0.3.30 Haswell", "openblas 0.3.31 Haswell"])
-    run.write_text(json.dumps(info))
-    machine = f"{info['host']['name']}: Xeon E5-2680 v3, BLAS openblas 0.3.30 Haswell, openblas 0.3.31 Haswell"
-    assert Records([store]).read()[1]["machines"] == [machine]
+    first.write_text(json.dumps(info))
+    old = f"{info['host']['name']}: Xeon E5-2680 v3, BLAS openblas 0.3.30 Haswell, openblas 0.3.31 Haswell"
+    assert Records([store]).read()[1]["machines"] == [old]
     build_report([store], tmp_path / "report", figures=False)
-    assert f"machines: {machine}" in (tmp_path / "report" / "eem.html").read_text()
+    assert f"machines: {old}" in (tmp_path / "report" / "eem.html").read_text()
+    run("--fresh")  # every record made again here: the old run's file stays, its records are aside
+    (second,) = set((store / "runs").glob("*.json")) - {first}
+    host = json.loads(second.read_text())["host"]
+    assert Records([store]).read()[1]["machines"] == \
+        [f"{host['name']}: {host['cpu']}, BLAS {', '.join(host['blas'])}"]
 
 
 def test_the_site_shows_the_figures_of_stores_that_hold_no_table(tmp_path):
