@@ -178,6 +178,10 @@ def test_the_estimate_s_words_say_its_range_its_share_without_timings_and_the_mo
     from eemrepro.experiments._plan import Estimate
 
     assert Estimate(seconds=90.0).words() == "rough estimate 1.5 min"  # the store's own timings: no range
+    # 1 min and up: one decimal ("1.0", not "1"); 0.095 to 0.95 min: two significant digits ("0.25", not "0.2");
+    # below: one decimal again (3 s = 0.05 min reads "0.1", not "0.05").
+    assert [Estimate(seconds=s).words().removeprefix("rough estimate ") for s in (60.0, 15.0, 3.0)] == \
+        ["1.0 min", "0.25 min", "0.1 min"]
     prior = "so it is a prior learned from the committed stores' fits"
     assert Estimate(seconds=90.0, low=30.0, high=300.0, share=1.0, guessed=True).words() == \
         f"rough estimate 1.5 min (likely 0.5 to 5.0 min: this store has no timings of its own yet, {prior})"
