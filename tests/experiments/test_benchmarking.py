@@ -315,19 +315,24 @@ def test_the_worked_example_ranks_a_users_classifier_among_the_eem_papers_nine_i
 
 
 # -- defects seen by a new user --------------------------------------------------------------------------------
-def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
-    """A 10 s start-up, then 100 units of 0.1 s each: 9.9 s of units remain after the first, not 16.5 min."""
+def _progress_lines(monkeypatch, clock, total, label):
+    """The lines ``Progress`` writes for ``total`` units done one by one, its clock reading ``clock`` in turn."""
     import io
 
     from eemrepro.experiments import _dispatch
 
-    clock = iter([0.0] + [10.0 + 0.1 * i for i in range(100)])
+    clock = iter(clock)
     monkeypatch.setattr(_dispatch.time, "monotonic", lambda: next(clock))
     stream = io.StringIO()
-    progress = _dispatch.Progress(100, stream=stream)
-    for _ in range(100):
-        progress.update("heart KNM")
-    lines = stream.getvalue().splitlines()
+    progress = _dispatch.Progress(total, stream=stream)
+    for _ in range(total):
+        progress.update(label)
+    return stream.getvalue().splitlines()
+
+
+def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
+    """A 10 s start-up, then 100 units of 0.1 s each: 9.9 s of units remain after the first, not 16.5 min."""
+    lines = _progress_lines(monkeypatch, [0.0] + [10.0 + 0.1 * i for i in range(100)], 100, "heart KNM")
     assert lines[0] == "[1/100] 1%  ETA --  heart KNM"  # no rate yet: no number made up from the start-up
     # At 11 done: 10 units in 1.0 s since the first, 89 left: 8.9 s (elapsed / done * left would say 81 s).
     assert lines[1] == "[11/100] 11%  ETA 0m09s  heart KNM"
@@ -337,17 +342,9 @@ def test_the_progress_eta_leaves_the_start_up_out(monkeypatch):
 def test_the_progress_eta_of_a_long_run_is_in_hours_and_minutes(monkeypatch):
     """Units of 61.3 s each after the first, 1000 in all: an hour or more reads hours and minutes, less minutes and
     seconds."""
-    import io
-
     from eemrepro.experiments import _dispatch
 
-    clock = iter([0.0] + [61.3 * i for i in range(1000)])
-    monkeypatch.setattr(_dispatch.time, "monotonic", lambda: next(clock))
-    stream = io.StringIO()
-    progress = _dispatch.Progress(1000, stream=stream)
-    for _ in range(1000):
-        progress.update("abalone7 SVM")
-    lines = stream.getvalue().splitlines()
+    lines = _progress_lines(monkeypatch, [0.0] + [61.3 * i for i in range(1000)], 1000, "abalone7 SVM")
     # At 100 done: 900 left x 61.3 s = 55,170 s = 15 h 19 min 30 s; at 900 done: 100 x 61.3 = 6,130 s = 1 h 42 min.
     assert lines[1] == "[100/1000] 10%  ETA 15h19m  abalone7 SVM"
     assert lines[9] == "[900/1000] 90%  ETA 1h42m  abalone7 SVM"
