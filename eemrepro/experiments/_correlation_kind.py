@@ -9,8 +9,8 @@ N(0, I)): m+- = beta^T mean+-, S+- = beta^T Sigma+- beta and
     D_CS = ln(((S+ + S-) / 2) / sqrt(S+ S-)) + (m+ - m-)^2 / (S+ + S-)   (SPEC section 3)
 
 A unit is one (data set, h, layer): its point is ``{"n_hidden": h, "layer":
-l}`` on the whole data set (``scaling``: ``minmax`` as the paper's experiments,
-``none`` or ``standard``; SPEC section 8). Reports pool every layer's pairs for one Spearman
+l}`` on the whole data set (``scaling``: ``minmax``, ``none`` or ``standard``; SPEC
+section 8). Reports pool every layer's pairs for one Spearman
 coefficient per (data set, h).
 """
 
@@ -36,10 +36,10 @@ class CorrelationAnalysis:
     n_hidden: tuple = (1, 10, 100, 200, 500)
     layers: int = 100
     betas: int = 100
-    activation: str = "rbf"  # the paper names neither the activation ...
-    covariance: str = "ledoit-wolf"  # ... nor the covariance estimator
-    beta: str = "uniform"  # ... nor beta's distribution (SPEC sections 3 and 8)
-    scaling: str = "minmax"  # ... nor whether the analysis scales the data
+    activation: str = "rbf"  # the hidden layer's activation,
+    covariance: str = "ledoit-wolf"  # the class covariances' estimator,
+    beta: str = "uniform"  # beta's distribution and the data's scaling: each a config key, a paper's
+    scaling: str = "minmax"  # reading of them in its config (SPEC sections 3 and 8)
 
 
 BETAS = ("uniform", "normal")

@@ -32,7 +32,8 @@ def dcs_gaussian(mean1, var1, mean2, var2):
 
 
 def silverman_width(a):
-    """Silverman's rule (4 / (3 n))^(1/5) std(a) ~ 1.06 n^(-1/5) std(a) (paper, section 7.4)."""
+    """Silverman's rule of thumb for a Gaussian kernel's width in one dimension: (4 / (3 n))^(1/5) std(a)
+    ~ 1.06 n^(-1/5) std(a) (the KDE D_CS criterion's width, SPEC section 3)."""
     a = np.asarray(a, dtype=np.float64)
     return (4.0 / (3.0 * a.size)) ** 0.2 * a.std()
 

@@ -525,7 +525,7 @@ def run_points(task, steps, data):
         for p in crashed:
             results[point_id(p)] = {"status": "failed", "error": reason}
         # What a fit of this round abandoned (under skip-model the rest of the model's grid on this data set:
-        # the paper's "not finished within the budget") is not attempted.
+        # the cell reads "not finished within the budget") is not attempted.
         for p in [*done, *map(point_id, timed_out), *map(point_id, crashed)]:
             ledger.note(task.get("dataset"), task.get("model"), p, results[p])
         points = [p for p in points if point_id(p) not in results]
