@@ -174,15 +174,13 @@ def _audit_one(folder, sample, fraction, seed, jobs, mirror, data_home, datasets
 def _kernels(u):
     """The line that says a differing unit's stored records were made with other BLAS kernels than this machine's,
     and how to re-derive them with those (OpenBLAS's ``OPENBLAS_CORETYPE``)."""
-    from ..experiments._watchdog import openblas_coretype
+    from ..experiments._watchdog import kernels_said
 
     if u.kernels is None:
         return
-    theirs, now = u.kernels
-    said = " / ".join(", ".join(k) or "none found" for k in theirs)
-    core = openblas_coretype(theirs, now)  # the stored run's OpenBLAS architecture, which this machine can pick
+    theirs, now, core = kernels_said(*u.kernels)
     how = f"; OPENBLAS_CORETYPE={core} re-derives with the stored run's" if core else ""
-    typer.echo(f"    made with BLAS kernels {said}, re-derived with {', '.join(now) or 'none found'}{how}")
+    typer.echo(f"    made with BLAS kernels {theirs}, re-derived with {now}{how}")
 
 
 def _show(value):

@@ -167,14 +167,12 @@ def _say_run(cfg, summary, dry_run):
         typer.secho(f"skipped {name}: {why}", fg=typer.colors.YELLOW, err=True)
     _aside(summary, cfg, dry_run)
     if summary.other_kernels:
-        from ..experiments._watchdog import openblas_coretype
+        from ..experiments._watchdog import kernels_said
 
-        theirs, now = summary.other_kernels
-        core = openblas_coretype(theirs, now)
+        theirs, now, core = kernels_said(*summary.other_kernels)
         pick = f"; OPENBLAS_CORETYPE={core} picks theirs" if core else ""
-        said = " / ".join(", ".join(k) or "none found" for k in theirs)
-        typer.secho(f"{summary.out}'s records were made with BLAS kernels {said}, this machine's are "
-                    f"{', '.join(now) or 'none found'}: an ill-conditioned number rounds otherwise in the units "
+        typer.secho(f"{summary.out}'s records were made with BLAS kernels {theirs}, this machine's are "
+                    f"{now}: an ill-conditioned number rounds otherwise in the units "
                     f"run now (docs/running.md, \"Another CPU's round-off\"){pick}", fg=typer.colors.YELLOW, err=True)
     done = summary.total_units - summary.pending_units
     if summary.left_out:

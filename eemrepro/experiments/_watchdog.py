@@ -81,6 +81,7 @@ def _cpu_model():
     return platform.processor() or None
 
 
+@cache
 def blas_kernels():
     """Each BLAS library loaded, as ``"openblas 0.3.30 SkylakeX"``: its kind, version and the kernels it picked.
 
@@ -120,6 +121,13 @@ def openblas_coretype(theirs, now):
             or {core for _, core in here} == cores:
         return None
     return cores.pop()
+
+
+def kernels_said(theirs, now):
+    """``other_kernels``' pair as ``run`` and ``audit`` say it: (the stored runs' kernels, this machine's, in
+    words; the ``OPENBLAS_CORETYPE`` that picks the stored ones here, or None)."""
+    return (" / ".join(", ".join(k) or "none found" for k in theirs), ", ".join(now) or "none found",
+            openblas_coretype(theirs, now))
 
 
 # protocol.scaling -> what load_dataset does to the whole data set; the per-fold
