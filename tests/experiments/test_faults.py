@@ -355,8 +355,12 @@ class EditsItself(ClassifierMixin, BaseEstimator):
         path, saved = pathlib.Path(__file__), "# saved " + "mid-run"  # (not this line's own text)
         if saved not in path.read_text():
             before = path.stat().st_mtime_ns
-            path.write_text(path.read_text() + saved + "\\n")
-            os.utime(path, ns=(before + 10**9, before + 10**9))
+            # Saved whole, as an editor saves (a new file renamed over the old): a worker importing the module
+            # meanwhile reads the old file or the new one, never a half-written one.
+            new = path.with_name(path.name + ".saving")
+            new.write_text(path.read_text() + saved + "\\n")
+            os.utime(new, ns=(before + 10**9, before + 10**9))
+            os.replace(new, path)
         self.classes_ = np.unique(y)
         self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_]) * (1 - self.shrink)
         return self
