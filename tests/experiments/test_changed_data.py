@@ -101,33 +101,37 @@ def _sha_of_dataset(file_sha):
 
 
 def test_a_registry_data_set_whose_file_changed_is_named_the_same_way(tmp_path):
-    """Records made on another version of heart's file (their data_sha256 set to another, as a registry
-    update would leave them) are named by data set and file, their units run again, their records moved aside."""
+    """Records made on other versions of heart's file (their data_sha256 set to two others, as two registry
+    updates would leave them) are named by data set and file, each old checksum said, their units run again,
+    their records moved aside."""
     cfg = tmp_path / "c.yaml"
     cfg.write_text("name: reg\ndatasets: [heart]\nmodels:\n  LR: {estimator: 'sklearn.linear_model:"
                    "LogisticRegression'}\nprotocol: {folds: 3, repeats: 1}\n")
     out = tmp_path / "out"
     assert _cli("run", cfg, "--out", out, "--jobs", 1, "--quiet")[0].exit_code == 0
     now = read_results(out)["data_sha256"].iloc[0]
-    _restamp(out, "0" * 64)
+    _restamp(out, "1" * 64, "0" * 64)
     result, text = _cli("run", cfg, "--out", out, "--jobs", 1, "--dry-run")
     assert result.exit_code == 0, result.output
     assert re.search(rf"data set heart: [^ ]*heart[^ ]* changed since its records were made \(data_sha256 "
-                     rf"000000000000 -> {now[:12]}\): its 3 unit\(s\) run again; its 3 old record\(s\) would move "
+                     rf"000000000000, 111111111111 -> {now[:12]}\): its 3 unit\(s\) run again; its 3 old record\(s\) would move "
                      rf"to {re.escape(str(out))}/superseded-<stamp>/", text), text
     result, text = _cli("run", cfg, "--out", out, "--jobs", 1, "--quiet")
     assert result.exit_code == 0 and "its 3 old record(s) moved to" in text, text
     assert set(read_results(out)["data_sha256"]) == {now}
 
 
-def _restamp(out, sha):
-    """Every sealed record of ``out`` given ``sha`` as its data checksum, sealed again through the store's own
-    writer (its SHA256SUMS line too)."""
+def _restamp(out, *shas):
+    """Every sealed record of ``out`` given one of ``shas`` as its data checksum, in turn (the first record the
+    first), sealed again through the store's own writer (its SHA256SUMS line too)."""
     from eemrepro.store._store import write_parquet
 
+    done = 0
     for path in sorted((out / "records").glob("*.parquet")):
         table = pq.read_table(path)
         i = table.schema.get_field_index("data_sha256")
         field = table.schema.field(i)
-        table = table.set_column(i, field, pa.array([sha] * table.num_rows).cast(field.type))
+        stamps = [shas[(done + k) % len(shas)] for k in range(table.num_rows)]
+        table = table.set_column(i, field, pa.array(stamps).cast(field.type))
         write_parquet(table, path)
+        done += table.num_rows

@@ -166,8 +166,12 @@ def test_a_fresh_estimate_with_no_learned_prior_says_so_without_a_range(tmp_path
     cfg = _config(tmp_path, SVM_GRID.replace("SVM: {estimator: SVM, grid: {C: [1.0, 1.0e+4, 1.0e+8], gamma: [0.01]}}",
                                              "Mine: {estimator: \"sklearn.linear_model:LogisticRegression\", "
                                              "grid: {C: [1.0]}}"))
-    got = estimate(cfg, get_kind(cfg.kind).units(cfg), 1)
+    kind = get_kind(cfg.kind)
+    units = kind.units(cfg)
+    got = estimate(cfg, units, 1)
     assert (got.low, got.high, got.guessed, got.unknown) == (None, None, True, ("Mine",))
+    # On one worker the estimate is the units' summed cost (not halved as on two).
+    assert got.seconds == pytest.approx(sum(kind.seconds(cfg, u) for u in units))
     assert got.words().endswith("(this store has no timings of its own yet: guessed from operation counts, it may "
                                 "be several times off)")
 

@@ -291,6 +291,25 @@ def test_a_folder_config_with_two_edits_says_each_change_with_its_own_cells(tmp_
     assert seed.startswith("seed: 1 stored, 2 in config.yaml") and cells[seed] == {"N on mine", "N on heart"}, seed
 
 
+def test_a_refusal_of_more_kinds_of_change_than_it_names_says_three_and_then_dots(tmp_path):
+    """The refusal's wording at its edges, from ``changed`` as the plan hands it over: four kinds of change (three
+    said, then "; ..."), a change of exactly three cells (all named, no "and 0 more"), and a folder whose run
+    files name no config (no "the last run's was")."""
+    from eemrepro.experiments._run_folder import _stale_message
+
+    changed = [("a", "M", {"seed": (1, 2)}), ("b", "M", {"seed": (1, 2)}), ("c", "M", {"seed": (1, 2)}),
+               ("a", "N", {"folds": (3, 5)}), ("a", "O", {"repeats": (1, 2)}), ("a", "P", {"C": (1, 9)})]
+    line = _stale_message(tmp_path, changed)
+    what = line.split(" were made under: ")[1].split(". The reports")[0]
+    assert what == ("seed: 1 stored, 2 in config.yaml (M on a, M on b, M on c); folds: 3 stored, 5 in config.yaml "
+                    "(N on a); repeats: 1 stored, 2 in config.yaml (O on a); ..."), what
+    assert line.startswith(f"{tmp_path / 'config.yaml'} does not say what 6 of its cells' records were made under")
+    assert line.endswith(f"eemrepro run CONFIG --out {tmp_path} --rerun-changed"), line
+    # Three kinds exactly: all said, no dots.
+    what = _stale_message(tmp_path, changed[:5]).split(" were made under: ")[1].split(". The reports")[0]
+    assert what.endswith("(O on a)"), what
+
+
 def _superseded(out):
     """(records, {(data set, model)}) moved aside under ``out`` (every ``superseded-*`` folder)."""
     import pyarrow.parquet as pq
