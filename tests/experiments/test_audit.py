@@ -286,6 +286,27 @@ def test_max_seconds_passes_over_units_whose_stored_timings_exceed_it(tmp_path):
     assert set(audited) == {"EEM"} and len(audited) + (int(not_run.group(1)) if not_run else 0) == 3
 
 
+def test_max_seconds_holds_after_a_unit_whose_failed_fit_stored_no_prediction_time(tmp_path):
+    """A failed fit's record has no prediction time (NaN in the frame): it counts as nothing, and the budget still
+    passes over the slow units drawn after it (a NaN cost would leave every later comparison false)."""
+    folder = _run(textwrap.dedent("""\
+        name: timed
+        datasets: [heart]
+        models:
+          Fails: {estimator: 'tests.helpers:Sleepy', grid: {fail: [true]}}
+          Slow: {estimator: 'tests.helpers:Sleepy', grid: {delay: [0.4]}}
+        protocol: {folds: 3, repeats: 1, seed: 0}
+        """), tmp_path / "store")
+    stored = read_results(folder)
+    assert stored.loc[stored["model"] == "Fails", "predict_seconds"].isna().all()  # the premise
+    result = audit(folder, "--sample", "6", "--seed", "2", "--jobs", "1", "--max-seconds", "0.3")
+    assert result.exit_code == 0, result.output
+    audited = [line.split()[1] for line in unit_lines(result.output) if not line.startswith("  (")]
+    assert "(3 drawn unit(s) passed over: their stored timings would take the audit past --max-seconds 0.3)" \
+        in result.output, result.output
+    assert set(audited) <= {"Fails"}, result.output
+
+
 def test_max_seconds_counts_a_process_start_for_each_unit_beside_its_stored_timings(made, monkeypatch):
     # Stored timings of nothing at all: each unit still costs a process's start (0.05 s, _audit._unit_seconds),
     # so a budget of 0.12 s takes two of three units (0.10 s) and passes over the third (0.15 s).
@@ -455,6 +476,21 @@ def test_a_field_only_todays_record_has_is_no_difference_but_one_it_lost_is():
         ("equal", (0.0, None), [], ["fitted"])
     assert compare_records({"gmean": 0.5, "fitted": "{}"}, {"gmean": 0.5})[2] == [("fitted", "{}", None)]
 
+
+
+def test_a_stored_record_the_re_run_does_not_make_differs_in_every_field_it_held():
+    """A unit's stored record whose key the re-run makes no record of (out of reach of today's runner, whose units
+    make the same points again; a store's scope leaves a hand-added point out of the unit) is no pass: each field
+    it held differs from nothing, and the re-derived record of another key is not compared with it."""
+    from eemrepro.experiments._audit import _judge
+
+    old = {"dataset": "heart", "model": "NC", "params": {"variant": 2}, "repeat": 0, "fold": 0, "inner": None,
+           "status": "ok", "metrics": {"gmean": 0.75}}
+    other = {**old, "params": {"variant": 0}}
+    got = _judge("unit", [old], [other])
+    assert got.verdict == "differs"
+    assert got.differing == [('{"variant": 2}', 0, 0, "gmean", 0.75, None), ('{"variant": 2}', 0, 0, "status",
+                                                                              "ok", None)]
 
 
 def test_a_known_difference_is_reported_with_its_reason_and_does_not_fail(store, tmp_path, monkeypatch):
