@@ -130,6 +130,32 @@ def test_a_prediction_that_changed_differs_with_both_values_and_the_cell_it_chan
         in result.output
 
 
+def test_a_fit_that_fails_now_shows_its_cell_as_the_tables_would_read_it(tmp_path):
+    """A store made while a plug-in's fits succeeded, audited while they fail (``FailWhile``: its flag file
+    exists): the unit differs in every field its record held, and the printed cell goes from the folds' mean±std
+    to "–" with one failed fold (the re-derived failed record has no metric: none is kept from the stored one)."""
+    flag = tmp_path / "flag"
+    folder = _run(textwrap.dedent(f"""\
+        name: flaky
+        datasets: [heart]
+        models:
+          Flaky: {{estimator: 'tests.helpers:FailWhile', grid: {{flag: ['{flag}']}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 0}}
+        """), tmp_path / "store")
+    flag.write_text("")
+    result = audit(folder, "--sample", "1", "--seed", "0", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    fold = int(re.search(r"fold (\d) \(1 record\): differs", result.output).group(1))
+    stored = read_results(folder).sort_values("fold")
+    gmean = stored["gmean"].to_numpy()
+    point = json.dumps({"flag": str(flag)})
+    assert f"{point} fold {fold}: gmean {float(gmean[fold])!r} stored, None now" in result.output, result.output
+    assert f"{point} fold {fold}: status 'ok' stored, 'failed' now" in result.output
+    printed = f"{100 * gmean.mean():.1f}±{100 * gmean.std(ddof=1):.1f}"
+    assert f"cell heart / Flaky: printed {printed} -> – †1; selected point {point} -> None" in result.output, \
+        result.output
+
+
 def test_a_unit_made_with_other_blas_kernels_says_both_and_how_to_pick_the_stored_ones(store, monkeypatch):
     """A run records the BLAS kernels OpenBLAS picked for its CPU; a unit that differs where the kernels are others
     says both and the OPENBLAS_CORETYPE that picks the stored run's (results/esmm_table4's B-FSVM: made with
