@@ -290,6 +290,19 @@ def test_records_made_on_other_data_are_named(store, monkeypatch):
     assert line.endswith(f"made on other data: data_sha256 {stored_sha[:12]} stored, ffffffffffff now")
 
 
+def _budget_between(folder, cheap, dear):
+    """A --max-seconds that takes every unit of model ``cheap`` and no unit of model ``dear``, by their stored
+    timings (the scheduler's rule: a record's fit over its path size plus its prediction, and 0.05 s a unit for
+    its process): midway between the cheap units' sum and the cheapest dear unit. Read from the
+    store, so that a loaded machine's slower fits move the budget, not the verdicts."""
+    df = read_results(folder)
+    cost = df["fit_seconds"] / df["path_size"] + df["predict_seconds"].fillna(0.0)
+    units = (cost.groupby([df["model"], df["fold"]]).sum() + 0.05).astype(float)
+    low, high = units[cheap].sum(), units[dear].min()
+    assert low < high, (low, high)  # the premise: the dear model's fits sleep
+    return float((low + high) / 2)
+
+
 def test_max_seconds_passes_over_units_whose_stored_timings_exceed_it(tmp_path):
     folder = _run(textwrap.dedent("""\
         name: timed
@@ -299,15 +312,14 @@ def test_max_seconds_passes_over_units_whose_stored_timings_exceed_it(tmp_path):
           Slow: {estimator: 'tests.helpers:Sleepy', grid: {delay: [0.4]}}
         protocol: {folds: 3, repeats: 1, seed: 0}
         """), tmp_path / "store")
-    fits = read_results(folder).groupby("model")["fit_seconds"].min()
-    assert fits["Slow"] >= 0.4 > 0.3 > 3 * (fits["EEM"] + 0.05)  # what the budget below tells apart
-    result = audit(folder, "--sample", "6", "--seed", "2", "--jobs", "1", "--max-seconds", "0.3")
+    budget = _budget_between(folder, "EEM", "Slow")
+    result = audit(folder, "--sample", "6", "--seed", "2", "--jobs", "1", "--max-seconds", repr(budget))
     assert result.exit_code == 0, result.output
     audited = [line.split()[1] for line in unit_lines(result.output) if not line.startswith("  (")]
-    assert "(3 drawn unit(s) passed over: their stored timings would take the audit past --max-seconds 0.3)" \
-        in result.output
+    assert f"(3 drawn unit(s) passed over: their stored timings would take the audit past --max-seconds {budget:g})" \
+        in result.output, result.output
     # The three EEM units fit the budget by their stored timings; on a loaded machine the re-runs may still take
-    # past 0.3 s, after which no further unit starts (the first always does).
+    # past it, after which no further unit starts (the first always does).
     not_run = re.search(r"\((\d) drawn unit\(s\) not run", result.output)
     assert set(audited) == {"EEM"} and len(audited) + (int(not_run.group(1)) if not_run else 0) == 3
 
@@ -325,10 +337,11 @@ def test_max_seconds_holds_after_a_unit_whose_failed_fit_stored_no_prediction_ti
         """), tmp_path / "store")
     stored = read_results(folder)
     assert stored.loc[stored["model"] == "Fails", "predict_seconds"].isna().all()  # the premise
-    result = audit(folder, "--sample", "6", "--seed", "2", "--jobs", "1", "--max-seconds", "0.3")
+    budget = _budget_between(folder, "Fails", "Slow")
+    result = audit(folder, "--sample", "6", "--seed", "2", "--jobs", "1", "--max-seconds", repr(budget))
     assert result.exit_code == 0, result.output
     audited = [line.split()[1] for line in unit_lines(result.output) if not line.startswith("  (")]
-    assert "(3 drawn unit(s) passed over: their stored timings would take the audit past --max-seconds 0.3)" \
+    assert f"(3 drawn unit(s) passed over: their stored timings would take the audit past --max-seconds {budget:g})" \
         in result.output, result.output
     assert set(audited) <= {"Fails"}, result.output
 
