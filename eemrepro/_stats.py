@@ -104,7 +104,10 @@ def average_ranks(wide, greater_is_better=True):
 
 
 def friedman(wide):
-    """(statistic, p) of Friedman's test of equal ranks of the columns of ``wide`` (scipy)."""
+    """(statistic, p) of Friedman's test of equal ranks of the columns of ``wide`` (scipy); (0, 1) where every
+    row ties every column (scipy's tie correction is then 0 / 0: every rank equal, no evidence of a difference)."""
+    if (wide.nunique(axis=1, dropna=False) <= 1).all():
+        return 0.0, 1.0
     result = stats.friedmanchisquare(*[wide[c] for c in wide.columns])
     return float(result.statistic), float(result.pvalue)
 

@@ -272,3 +272,22 @@ def test_fold_test_share_is_one_over_the_folds_a_repeat(keys, share):
     """The correlated t-test's correlation: 1/k for k-fold CV (Nadeau and Bengio), k the fewest distinct folds of
     a repeat (expected: counted by hand)."""
     assert fold_test_share(keys) == share
+
+
+def test_friedman_of_models_tied_on_every_data_set_is_no_evidence_and_warns_nothing():
+    """Two or three models whose values tie on every data set (a model registered twice under two names): every
+    rank is equal, so the statistic is 0 and p is 1 (scipy's tie correction divides 0 by 0 there, with a raw
+    RuntimeWarning the user saw from ``tables``). One data set not tied is scipy's own test (expected: scipy)."""
+    import warnings
+
+    from eemrepro._stats import friedman
+
+    tied = pd.DataFrame({"A": [0.8, 0.7, 0.9, 0.6], "B": [0.8, 0.7, 0.9, 0.6], "C": [0.8, 0.7, 0.9, 0.6]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert friedman(tied) == (0.0, 1.0)
+        assert friedman(tied[["A", "B"]]) == (0.0, 1.0)
+    one_apart = tied.assign(C=[0.8, 0.7, 0.9, 0.65])
+    expected = scipy_stats.friedmanchisquare(one_apart["A"], one_apart["B"], one_apart["C"])
+    assert friedman(one_apart) == pytest.approx((expected.statistic, expected.pvalue), rel=1e-12)
+    assert 0 < expected.pvalue < 1
