@@ -26,7 +26,7 @@ from ._matrix import latex_table
 from ._outputs import FilesExistError, publish_built
 from ._readings import COLUMNS, reading_stores, readings_frames, start_readings
 from ._records import with_baselines
-from ._render import metric_cell, provenance_lines, write_table
+from ._render import left_out_lines, metric_cell, provenance_lines, write_table
 from ._spec import registered_tables
 from ._tables import rows_by_datasets
 
@@ -207,9 +207,11 @@ def _write_claims(doc, out):
     return path
 
 
-def protocol_warnings(prov):
-    """The provenance's lines a reader must not miss on the terminal: stores of different protocols combined."""
-    return [f"WARNING, protocols differ: {line}" for line in prov.get("protocol_differences", ())]
+def protocol_warnings(prov, left_out=True):
+    """The provenance's lines a reader must not miss on the terminal: stores of different protocols combined, and
+    (``left_out``) stored records a folder's config.yaml no longer names, which the tables do not read."""
+    return [f"WARNING, protocols differ: {line}" for line in prov.get("protocol_differences", ())] + \
+        (left_out_lines(prov) if left_out else [])
 
 
 def _write_benchmark(section, out, formats, prov, limit):

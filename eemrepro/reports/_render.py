@@ -29,11 +29,13 @@ def provenance_lines(prov, title, notes=()):
 
 
 def left_out_lines(prov):
-    """One line per results folder with stored records its config no longer names (kept, not read)."""
+    """One line per results folder with stored records its config no longer names (kept, not read), and how they
+    are read again."""
     from ..experiments._units import describe_left_out
 
-    return [f"left out of {folder} (kept in the store, not named by its config.yaml): {describe_left_out(reasons)}"
-            for folder, reasons in prov.get("left_out", {}).items()]
+    return [f"left out of {folder} (kept in the store, not named by its config.yaml): {describe_left_out(reasons)}; "
+            f"a run of a config that names them into {folder} reads them again" for folder, reasons in
+            prov.get("left_out", {}).items()]
 
 
 def _fmt(x, digits=1, limit=None):

@@ -39,7 +39,7 @@ def run_table(config, out):
         legend += "; " + "; ".join(marks)  # said where a cell shows the mark
     # Stores of different protocols combined (a baseline that ran fewer repeats than its config says): said
     # under the table as `eemrepro tables` says it.
-    warnings = "\n".join(protocol_warnings(prov))
+    warnings = "\n".join(protocol_warnings(prov, left_out=False))  # the run said what it keeps, not used
     return "\n\n".join(parts) + ("\n\n" + legend if legend else "") + ("\n\n" + warnings if warnings else "")
 
 

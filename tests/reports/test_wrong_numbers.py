@@ -655,6 +655,38 @@ def test_a_folder_whose_config_dropped_its_last_data_set_still_reports_by_groups
     assert table[["dataset", "method", "status"]].values.tolist() == [["heart", "Quick", "ok"]]
 
 
+def test_records_a_folder_s_config_no_longer_names_are_said_on_the_terminal_with_how_to_read_them_again(tmp_path):
+    """A run of a smaller config (heart only) into a folder made by a larger one (heart and sonar, two models)
+    keeps sonar's and Other's records but the reports do not read them. ``tables``, ``check`` and ``report`` say
+    so on the terminal, as the files' provenance does, with how to read them again (found by a re-probe of issue
+    65: the files said it and the terminal said nothing). Counts: 2 folds x 1 repeat, one grid point: sonar's
+    records of both models (4) and Other's on heart (2)."""
+    folder, module = _user_folder(tmp_path)
+
+    def config(datasets, models):
+        return _write_config(folder, "shrunk", {
+            "name": "shrunk", "datasets": datasets,
+            "models": {m: {"estimator": f"{module}:Napper", "grid": {"shrink": [0.0]}} for m in models},
+            "protocol": {"folds": 2, "repeats": 1, "seed": 5}})
+
+    out = tmp_path / "out"
+    _run(config(["heart", "sonar"], ["Quick", "Other"]), out)
+    _run(config(["heart"], ["Quick"]), out)
+    said = (f"left out of {out} (kept in the store, not named by its config.yaml): 4 record(s) of data sets the "
+            f"config no longer names, 2 record(s) of models the config no longer names; a run of a config that "
+            f"names them into {out} reads them again")
+    for command in (["tables", out, "--out", tmp_path / "t", "--format", "md"], ["check", out],
+                    ["report", out, "--out", tmp_path / "r"]):
+        result = runner.invoke(app, [str(c) for c in command])
+        assert result.exit_code in (0, 1), result.output
+        assert said in _one_line(result.output), (command[0], result.output)
+    assert said in _one_line((tmp_path / "t" / "eem_table4_gmean.md").read_text())
+    # The larger config run into the folder again reads them again: nothing to run, nothing left out.
+    _run(config(["heart", "sonar"], ["Quick", "Other"]), out)
+    result = runner.invoke(app, ["tables", str(out), "--out", str(tmp_path / "t"), "--format", "md", "--force"])
+    assert result.exit_code == 0 and "left out" not in result.output, result.output
+
+
 @pytest.mark.parametrize("grouped", [False, True])
 def test_a_cell_whose_grid_grew_since_it_ran_reads_incomplete_by_groups_too(tmp_path, monkeypatch, grouped):
     # The user adds a grid point to Quick and reruns only the other model: Quick's cells lack the new point's
