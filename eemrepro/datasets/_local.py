@@ -117,7 +117,8 @@ def _read_frame(path, fmt, target):
     except (ValueError, UnicodeDecodeError, OSError, NotImplementedError, pd.errors.ParserError,
             StopIteration) as exc:
         why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
-        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why})") from None
+        fix = "; save it as UTF-8 text (e.g. iconv -f latin1 -t utf-8)" if isinstance(exc, UnicodeDecodeError) else ""
+        raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why}){fix}") from None
 
 
 def _refuse_repeated_names(path, header):

@@ -808,6 +808,9 @@ def _local_run(tmp_path, spec, code=0):
     ("gone.csv", None, "", "{path}: no such file"),
     ("bad.arff", "not an arff file\n", "", "{path}: not a readable arff file (it ends before its data)"),
     ("bad.csv", "", "", "{path}: not a readable csv file (No columns to parse from file)"),
+    ("latin1.csv", "a,y\n1,s\xed\n2,no\n".encode("latin-1"), "",  # (the position is the pandas reader's own)
+     ("{path}: not a readable csv file ('utf-8' codec can't decode byte 0xed in position ",
+      "); save it as UTF-8 text (e.g. iconv -f latin1 -t utf-8)")),
     ("one.csv", "y\np\nq\n", "", "{path}: 1 column(s); a data set needs features and a label"),
     ("inf.csv", "a,y\n1,p\ninf,q\n2,p\n3,q\n", "", "{path}: an infinite value in column 'a'"),
     ("na.csv", "a,y\n1,p\n2,\n3,q\n,q\n5,p\n", "",
@@ -831,10 +834,13 @@ def _local_run(tmp_path, spec, code=0):
 ])
 def test_a_local_file_that_cannot_be_used_is_refused_naming_it_and_why(tmp_path, name, content, spec, message):
     path = tmp_path / name
-    if content is not None:
+    if isinstance(content, bytes):  # (a file saved in another encoding than UTF-8)
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     output = _local_run(tmp_path, f"{{file: {name}{spec}}}", code=1)
-    assert message.format(path=path) in output, output
+    for part in (message,) if isinstance(message, str) else message:
+        assert part.format(path=path) in output, output
     assert not (tmp_path / "out").exists()
 
 
