@@ -881,8 +881,7 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
             get_entry(str(d))
         except UnknownDatasetError as exc:
             raise ctx.error(("datasets", i), str(exc)) from None
-    if len(set(datasets)) != len(datasets):
-        raise ctx.error(("datasets",), "a data set is listed twice")
+    _check_distinct_datasets(ctx, datasets)
     models, analysis = (), None
     if not kind.needs_models and "paper_models" in raw:
         raise ctx.error(("paper_models",), f"kind: {kind_name} has no models")
@@ -891,6 +890,7 @@ def parse_config(raw, source="<config>", text="", lines=None, home=None, import_
         if not isinstance(models_raw, dict) or (not models_raw and "paper_models" not in raw):
             raise ctx.error(("models",), "a non-empty mapping: model name -> {estimator, grid, fixed parameters}")
         models_raw = {**_paper_models(ctx, raw.get("paper_models"), kind_name, datasets, models_raw), **models_raw}
+        _check_one_form(ctx, lambda _, name: ("models", name), models_raw, "model")
         models = tuple(_model(ctx, str(k), v, datasets, classifier=kind.models_are == "classifier")
                        for k, v in models_raw.items())
         _check_grid_sizes(ctx, models)
@@ -947,6 +947,25 @@ def _check_name(ctx, path, name, what):
         held = f"may not hold {char!r}" if char is not None else "may not be empty"
         raise ctx.error(path, f"{what}'s name {held} (a record's key joins names with '|'; a control "
                               "character breaks messages and tables): rename it")
+
+
+def _check_one_form(ctx, path, names, what):
+    """Two of ``names`` that are one text in two Unicode forms (an accent as one character or as two) print
+    alike in every table but are two keys of the store: refused, both named by their code points."""
+    import unicodedata
+
+    seen = {}
+    for i, name in enumerate(map(str, names)):
+        other = seen.setdefault(unicodedata.normalize("NFC", name), name)
+        if other != name:
+            raise ctx.error(path(i, name), f"{what} {ascii(name)} is {ascii(other)} in another Unicode form: they "
+                                           "print alike in every table; rename one")
+
+
+def _check_distinct_datasets(ctx, datasets):
+    if len(set(datasets)) != len(datasets):
+        raise ctx.error(("datasets",), "a data set is listed twice")
+    _check_one_form(ctx, lambda i, _: ("datasets", i), datasets, "data set")
 
 
 def _paper_models(ctx, names, kind, datasets, own):

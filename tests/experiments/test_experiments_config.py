@@ -261,6 +261,27 @@ def test_a_local_data_set_name_the_record_keys_cannot_carry_is_refused(tmp_path,
                               "rename it"
 
 
+def test_two_names_one_text_in_two_unicode_forms_are_refused_naming_both(tmp_path):
+    """'modèle' typed with one character for the accent and pasted with two (NFC and NFD) are two models to the
+    store and one to every reader of the tables (they print alike): refused in one line naming both by their code
+    points, for models and for data sets (found by a re-probe of issue 65's finding 16)."""
+    import pandas as pd
+
+    nfc, nfd = "mod\u00e8le", "mode\u0300le"
+    cfg = _write(tmp_path, GOOD.replace("  EEM:", f'  "{nfc}": {{estimator: EEM}}\n  "{nfd}":'))
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert str(info.value) == f"{cfg}, line 5: key 'models.{nfd}': model 'mode\\u0300le' is 'mod\\xe8le' in another " \
+                              "Unicode form: they print alike in every table; rename one"
+    pd.DataFrame({"x": [0.0, 1.0] * 10, "y": [0, 1] * 10}).to_csv(tmp_path / "mine.csv", index=False)
+    cfg = _write(tmp_path, f"name: t\ndatasets: ['{nfc}', '{nfd}']\nlocal_datasets:\n"
+                           f"  '{nfc}': {{file: mine.csv, target: y}}\n  '{nfd}': {{file: mine.csv, target: y}}\n"
+                           "models:\n  EEM: {estimator: EEM, grid: {n_hidden: [10]}}\n")
+    with pytest.raises(ConfigError, match=r"key 'datasets.1': data set 'mode\\u0300le' is 'mod\\xe8le' in another "
+                                          r"Unicode form"):
+        load_config(cfg)
+
+
 def test_every_registered_data_set_and_paper_model_set_has_names_the_keys_can_carry():
     """The names the package brings itself (the registry's data sets, the papers' model sets) pass the same rule."""
     from eemrepro.datasets import list_datasets
