@@ -609,7 +609,11 @@ def load_known(path):
             if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
                 raise AuditError(f"{where}: key '{key}': {what}, got {value!r}")
             checked[key] = texts
-        entries.append({**checked, "store": (home / Path(entry["store"]).expanduser()).resolve()})
+        store = (home / Path(entry["store"]).expanduser()).resolve()
+        if not store.is_dir():  # a typo'd path would excuse nothing, silently
+            raise AuditError(f"{where}: key 'store': {entry['store']!r} is no folder ({store}: a path from the "
+                             "file's folder)")
+        entries.append({**checked, "store": store})
     return entries
 
 

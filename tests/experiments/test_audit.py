@@ -551,6 +551,7 @@ def test_a_known_difference_is_reported_with_its_reason_and_does_not_fail(store,
     known.write_text(f"- store: {store}\n  fields: {fields[1:]}\n  reason: not all of it\n")
     assert audit(*args, "--known", known).exit_code == 1
     # Another store's entry explains nothing either.
+    (tmp_path / "other").mkdir()
     known.write_text(f"- store: {tmp_path / 'other'}\n  fields: {fields}\n  reason: elsewhere\n")
     assert audit(*args, "--known", known).exit_code == 1
     known.write_text("- store: x\n  fields: []\n  reason: r\n")
@@ -704,18 +705,21 @@ def test_a_known_entry_s_models_and_datasets_given_as_one_text_are_one_pattern(s
     ("store: [a, b]", "key 'store': a results folder (a path from the known-differences file's folder), got "
                       "['a', 'b']"),
     ("owner: me", "unknown key(s) ['owner']; the keys are ['datasets', 'fields', 'models', 'reason', 'store']"),
+    # A typo'd store would excuse nothing, silently (a re-probe of issue 65's finding 15).
+    ("store: nowhere", "key 'store': 'nowhere' is no folder ({tmp}/nowhere: a path from the file's folder)"),
 ])
 def test_a_bad_known_entry_is_one_line_naming_the_file_entry_and_key_before_anything_runs(made, tmp_path, entry,
                                                                                           message):
     known = tmp_path / "known.yaml"
     lines = {"store": f"store: {made}", "fields": "fields: [gmean]", "reason": "reason: r"}
     lines[entry.split(":")[0]] = entry
+    (tmp_path / "elsewhere").mkdir()
     known.write_text("- store: elsewhere\n  fields: [gmean]\n  reason: fine\n- " + "\n  ".join(lines.values()) + "\n")
     result = audit(made, "--sample", "1", "--seed", "0", "--jobs", "1", "--known", known)
     if message is None:
         assert result.exit_code == 0, result.output
         return
-    assert (result.exit_code, result.output) == (2, f"error: {known}: entry 2: {message}\n")
+    assert (result.exit_code, result.output) == (2, f"error: {known}: entry 2: {message.replace('{tmp}', str(tmp_path))}\n")
 
 
 @pytest.mark.parametrize("text, message", [
