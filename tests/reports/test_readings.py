@@ -274,6 +274,7 @@ def test_a_reading_of_tables_keys_can_read_another_readings_records(tmp_path):
     # Expected: the per-fold oracle GMean of reading 'seed1's own stored records (pandas, here)
     # against the primary reading's best-of-grid GMean, as MELM T3's subset-150 read per test fold.
     text = HEART_EEM + """readings:
+  seed2: {set: {protocol.seed: 2}}
   seed1: {set: {protocol.seed: 1}}
   seed1-oracle:
     about: the best point of each test fold, on seed1's records
@@ -286,13 +287,21 @@ def test_a_reading_of_tables_keys_can_read_another_readings_records(tmp_path):
     assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"]).exit_code == 0
     cfg = _write(tmp_path, text)
     result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "seed1-oracle"])
-    assert result.exit_code == 1 and "no stored run of reading seed1" in result.output
-    assert "--reading seed1" in result.output
+    assert (result.exit_code, " ".join(result.output.split())) == (1, (
+        f"error: {out / 'readings' / 'seed1'}: no stored run of reading seed1, whose records reading seed1-oracle "
+        "reads; run it first (eemrepro run CONFIG --reading seed1)")), result.output
     assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "seed1", "--jobs", "1",
                                "--quiet"]).exit_code == 0
     result = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--reading", "seed1-oracle"])
     assert result.exit_code == 0 and "reading seed1's records" in result.output
     assert not (out / "readings" / "seed1-oracle").exists()
+    # The folder's config names the derived reading and the one whose records it reads, not another reading.
+    import yaml
+
+    assert sorted(yaml.safe_load((out / "config.yaml").read_text())["readings"]) == ["seed1", "seed1-oracle"]
+    other = _write(tmp_path, text.replace("name: u", "name: v"), name="v.yaml")
+    result = runner.invoke(app, ["run", str(other), "--out", str(out), "--reading", "seed1-oracle"])
+    assert (result.exit_code, result.output) == (1, f"error: {out / 'config.yaml'} is not a stored config of v\n")
 
     primary = _best_of_grid_gmean(out)
     seed1 = ResultStore(out / "readings" / "seed1").frame(["point", "fold", "gmean"])
