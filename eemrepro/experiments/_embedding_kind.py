@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._guards import check_transform
+from ._identity import config_params
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed
 from ._units import Unit, make_points
@@ -78,7 +79,7 @@ class _WholeDataKind(ExperimentKind):
         spec = config.model(unit.model)
         return {"kind": self.name, "estimator": spec.estimator, "seed": config.protocol.seed,
                 "scaling": config.protocol.scaling, **{f"analysis.{k}": v for k, v in vars(config.analysis).items()},
-                **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())}}
+                **config_params(spec, unit.dataset)}
 
     def task(self, config, unit):
         spec = config.model(unit.model)

@@ -18,7 +18,7 @@ from dataclasses import asdict
 import numpy as np
 
 from ._cost_prior import load_prior
-from ._identity import code_of
+from ._identity import code_of, config_params
 from ._kinds import ExperimentKind, register_kind
 from ._metrics import evaluate
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
@@ -64,8 +64,7 @@ class GridSearch(ExperimentKind):
         # (A user's estimator read back for the reports, not imported, names none.)
         speed_only = (spec.trait("_speed_only_params") or ()) if spec.imported else ()
         ident = {"kind": self.name, "estimator": spec.estimator,
-                 **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())
-                    if k not in speed_only},
+                 **config_params(spec, unit.dataset, leave_out=speed_only),
                  **make_splitter(proto, unit.dataset).identity(), "scaling": proto.scaling}
         if spec.score != "decision":  # (stores made before the option have no key)
             ident["score"] = spec.score

@@ -21,7 +21,10 @@ run refuses and names it, ``--rerun-changed`` runs the cells again.
 """
 
 import functools
+import json
 import numbers
+
+from ..datasets._local import LISTED_COLUMNS
 
 #: The key prefix of an estimator's code in an identity.
 CODE_PREFIX = "code."
@@ -78,6 +81,14 @@ def _default_params(spec, dataset):
 #: Lists and mappings longer than this are held as a digest (a record's identity stays small).
 _LONGEST_LISTED = 32
 
+#: A parameter, or any part of one, whose JSON text in the identity would be longer than this many characters is
+#: held as its readable form and digest, so that each record's identity and every message naming a changed
+#: parameter stay bounded whatever the value's size (a 2,000,000-character default made each record's identity
+#: 2 MB and one refusal line 4 MB). The bound a user's feature-column list is held by (``LISTED_COLUMNS``, 2,000):
+#: one rule for every long value of an identity. Every parameter of the committed stores is far below it (the
+#: longest, ``params.Cs``, is 115 characters), as is a list at the lists' bound of 32 numbers.
+_LONGEST_TEXT = LISTED_COLUMNS
+
 
 def _plain(value):
     """A parameter value as the identity's JSON holds it, by value and the same in every process.
@@ -86,10 +97,13 @@ def _plain(value):
     else (an array, a long list, a function, a set, a random state, an object) as a readable form and the
     digest of its value (``value_digest``): ``"array(float64, shape (2000,)) joblib:1f2e..."``. A ``repr``
     would cut an array at 1,000 elements and 8 digits, and name a function or a set by what changes from one
-    process to the next.
+    process to the next. A string, list or mapping whose JSON text would be over ``_LONGEST_TEXT`` characters
+    is held so too (``_bounded``): ``"str of 2000000 characters 'iVBORw0KGgo...'... joblib:9a0c..."``.
     """
-    if value is None or isinstance(value, bool | str):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return _bounded(value, value)
     if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):  # np.True_: not Integral
         return bool(value)
     if isinstance(value, numbers.Integral):
@@ -97,9 +111,40 @@ def _plain(value):
     if isinstance(value, numbers.Real):
         return float(value)
     if isinstance(value, list | tuple) and len(value) <= _LONGEST_LISTED:
-        return [_plain(v) for v in value]
+        return _bounded(value, [_plain(v) for v in value])
     if isinstance(value, dict) and len(value) <= _LONGEST_LISTED and all(isinstance(k, str) for k in value):
-        return {k: _plain(v) for k, v in value.items()}
+        return _bounded(value, {k: _plain(v) for k, v in value.items()})
+    return _held(value)
+
+
+def as_written(value):
+    """A parameter the config sets (JSON already: what the user wrote) as the identity holds it: as written, and
+    any part of it whose JSON text would be over ``_LONGEST_TEXT`` characters as its readable form and digest,
+    by the rule ``_plain`` holds a default by. A config's list of 40 numbers stays a list (its identity was
+    that before the rule)."""
+    if isinstance(value, list):
+        return _bounded(value, [as_written(v) for v in value])
+    if isinstance(value, dict):
+        return _bounded(value, {k: as_written(v) for k, v in value.items()})
+    return _bounded(value, value)
+
+
+def config_params(spec, dataset, leave_out=()):
+    """``params.<name>`` of every parameter ``spec`` sets for ``dataset`` in its config (``as_written``) but those
+    in ``leave_out`` (the speed-only ones): what a kind's identity holds of its estimator's parameters."""
+    return {f"params.{k}": as_written(v) for k, v in sorted(spec.params_for(dataset).items()) if k not in leave_out}
+
+
+def _bounded(value, plain):
+    """``plain`` (``value`` as the identity's JSON holds it, its parts bounded already), or ``value``'s readable
+    form and digest where ``plain``'s JSON text is over ``_LONGEST_TEXT`` characters."""
+    if isinstance(plain, str) and len(plain) > _LONGEST_TEXT:  # its JSON text is longer still: not written out
+        return _held(value)
+    return _held(value) if len(json.dumps(plain, ensure_ascii=False, default=repr)) > _LONGEST_TEXT else plain
+
+
+def _held(value):
+    """``value`` as its readable form and the digest of its value: what decides is the digest."""
     return f"{_readable(value)} joblib:{value_digest(value)}"
 
 
@@ -109,6 +154,8 @@ def _readable(value):
 
     if isinstance(value, np.ndarray):
         return f"array({value.dtype}, shape {value.shape})"
+    if isinstance(value, str):  # only a long one is held so: its length and first characters
+        return f"str of {len(value)} characters {value[:24]!r}..."
     if callable(value) and hasattr(value, "__qualname__"):
         return f"{type(value).__name__} {getattr(value, '__module__', '?')}.{value.__qualname__}"
     if isinstance(value, list | tuple | dict | set | frozenset):

@@ -30,6 +30,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ._guards import check_transform
+from ._identity import config_params
 from ._kinds import ExperimentKind, register_kind
 from ._splitters import derive_seed, inner_split, make_splitter, split_positions
 from ._units import Unit, make_points, point_ids
@@ -198,7 +199,7 @@ class ProjectionPipeline(ExperimentKind):
         spec = config.model(unit.model)
         proto = config.protocol
         ident = {"kind": self.name, "estimator": spec.estimator,
-                 **{f"params.{k}": v for k, v in sorted(spec.params_for(unit.dataset).items())},
+                 **config_params(spec, unit.dataset),
                  "classifiers": json.dumps(config.analysis.classifiers, sort_keys=True),
                  **make_splitter(proto, unit.dataset).identity(), "scaling": proto.scaling}
         if unit.inner is not None:

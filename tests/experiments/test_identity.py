@@ -906,3 +906,119 @@ def test_a_function_of_a_module_loaded_by_its_path_is_covered_without_its_module
     assert first.startswith(f"{module}.py + distances.py sha256:")
     _write(folder / "lib" / "distances.py", HELPER.format(sign="-"))
     assert estimator_code(f"{module}:NearestMean", str(folder)) not in (None, first)
+
+
+#: ``NEAREST_MEAN`` with a default ``blob``: the text of ``blob.txt`` beside it, read at import (a base64 key, a
+#: serialized vocabulary: a long text a researcher keeps as a default). Only the text file changes between
+#: runs, so the module's code stays the same and ``params.blob`` alone can differ.
+LONG_DEFAULT = NEAREST_MEAN.format(sign=1, helper="math").replace(
+    "from math import DEFAULT_SCALE", "from pathlib import Path\n\nDEFAULT_SCALE = 1.0\n"
+    "BLOB = Path(__file__).with_name('blob.txt').read_text()").replace(
+    "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE):",
+    "def __init__(self, shrink=0.0, scale=DEFAULT_SCALE, blob=BLOB):\n        self.blob = blob")
+
+
+def _blob(n=2_000_000, seed=0):
+    """``n`` characters of base64 text (of ``3 n / 4`` random bytes), as ``base64.b64encode`` writes a key."""
+    import base64
+
+    return base64.b64encode(np.random.default_rng(seed).bytes(n * 3 // 4)).decode()
+
+
+def _changed_in_the_middle(text):
+    middle = len(text) // 2
+    return text[:middle] + ("A" if text[middle] != "A" else "B") + text[middle + 1:]
+
+
+@pytest.mark.slow
+def test_a_long_string_default_is_held_bounded_and_a_change_in_its_middle_is_refused(tmp_path):
+    """The re-probe's N1: a default of 2,000,000 base64 characters was stored as it is in every record's
+    identity (2,000,210 characters each, 1.5 MB of Parquet for 3 records), and after one character of it
+    changed, ``status`` printed one refusal line of 4,000,879 bytes. Now a record's identity stays under
+    2,000 characters (the parameter is its readable form and digest), the change of the one middle character is
+    still refused naming ``params.blob`` in a message as short, and a fresh process (another string-hashing
+    seed) resumes from the stored records."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module = f"long_{uuid.uuid4().hex[:8]}"
+    blob = _blob()
+    _write(folder / "blob.txt", blob)
+    _write(folder / f"{module}.py", LONG_DEFAULT)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    first = _cli("run", cfg, "--out", out, "--jobs", "1", "--quiet", seed=1)
+    assert first.returncode == 0, first.stderr + first.stdout
+    texts = read_results(out, columns=["identity"])["identity"]
+    assert len(texts) == 6 and texts.str.len().max() < 2_000
+    stored = json.loads(texts.iloc[0])["params.blob"]
+    assert stored.startswith(f"str of 2000000 characters {blob[:24]!r}... joblib:")
+    again = _cli("run", cfg, "--out", out, "--jobs", "1", seed=2)
+    assert again.returncode == 0 and "nothing to do" in again.stdout, again.stdout + again.stderr
+    _write(folder / "blob.txt", _changed_in_the_middle(blob))
+    status = _cli("status", out, seed=3)
+    assert "heart      NM       0/3" in status.stdout and len(status.stdout + status.stderr) < 4_000
+    refused = _cli("run", cfg, "--out", out, "--jobs", "1", seed=4)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and len(said) < 4_000, said[:2_000]
+    assert f"params.blob: {stored!r} stored, {f'str of 2000000 characters {blob[:24]!r}... joblib:'!r}"[:-1] in said
+    assert "code." not in said  # the module's code is the same: the parameter alone is named
+
+
+def test_a_long_text_anywhere_in_a_parameter_is_held_by_its_digest_and_a_short_one_as_it_is():
+    """The neighbours of N1, each bounded by the one rule (a value whose JSON text in the identity is over
+    2,000 characters is its readable form and digest, as a
+    long feature-column list is) and each told apart by one character in its middle:
+    bytes, a long string in a tuple, as a dict's value and as a dict's key, 32 long strings (the lists'
+    bound), lists of 32 nested three deep. A string whose JSON text is exactly 2,000 characters stays as it is."""
+    from eemrepro.experiments._identity import _plain
+
+    text = _blob(5_000)
+    other = _changed_in_the_middle(text)
+    deep, deep_other = [text[:20]] * 32, [text[:20]] * 31 + [text[:19] + "!"]  # a change deep inside
+    for _ in range(2):
+        deep, deep_other = [deep] * 32, [deep] * 31 + [deep_other]
+    pairs = {"str": (text, other), "bytes": (text.encode(), other.encode()), "tuple": (("a", text), ("a", other)),
+             "dict value": ({"k": text}, {"k": other}), "dict key": ({text: 1}, {other: 1}),
+             "32 strings": ([text] * 32, [text] * 31 + [other]), "nested": (deep, deep_other)}
+    for kind, (value, changed) in pairs.items():
+        held = _plain(value)
+        assert len(json.dumps(held)) < 2_000 + 100, kind
+        assert held != _plain(changed), kind
+        assert held == _plain(value), kind
+    assert _plain(("a", text))[0] == "a" and _plain(("a", text))[1] == _plain(text)  # the short part readable
+    assert _plain({"k": text}) == {"k": _plain(text)}
+    assert _plain(text) == f"str of 5000 characters {text[:24]!r}... joblib:{_plain(text).rsplit(':', 1)[1]}"
+    assert _plain("x" * 1998) == "x" * 1998 and _plain("x" * 1999).startswith("str of 1999 characters")
+    assert _plain("é" * 1998) == "é" * 1998  # characters counted, not their ASCII escapes
+    assert _plain(["x" * 400, "y" * 400]) == ["x" * 400, "y" * 400]
+
+
+def test_a_long_text_the_config_sets_is_held_bounded_and_what_it_writes_short_stays_readable(tmp_path):
+    """The same rule for a value the user wrote in the config (``blob: <4,000 characters>``): each record's
+    identity holds its readable form and digest, and one character changed in its middle is refused naming
+    ``params.blob`` in a short message. A short text and a list of 40 numbers stay as written (the config's
+    own words; the lists' 32-item bound is for a default's values, and was never a config's)."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    module = f"long_{uuid.uuid4().hex[:8]}"
+    _write(folder / "blob.txt", "short")
+    _write(folder / f"{module}.py", LONG_DEFAULT.replace("shrink=0.0,", "shrink=0.0, weights=None,").replace(
+        "self.blob = blob", "self.blob, self.weights = blob, weights"))
+    blob = _blob(4_000)
+    cfg, out = folder / "bench.yaml", tmp_path / "out"
+    cfg.write_text(textwrap.dedent(f"""\
+        name: bench
+        datasets: [heart]
+        models:
+          NM: {{estimator: "{module}:NearestMean", blob: "{blob}", weights: {list(range(40))}}}
+          Short: {{estimator: "{module}:NearestMean", blob: "{"x" * 1998}"}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    _run(cfg, out)
+    frame = read_results(out, columns=["model", "identity"]).drop_duplicates("model").set_index("model")
+    held = json.loads(frame.loc["NM", "identity"])
+    assert held["params.blob"].startswith(f"str of 4000 characters {blob[:24]!r}... joblib:")
+    assert held["params.weights"] == list(range(40)) and len(frame.loc["NM", "identity"]) < 1_000
+    assert json.loads(frame.loc["Short", "identity"])["params.blob"] == "x" * 1998
+    cfg.write_text(cfg.read_text().replace(blob, _changed_in_the_middle(blob)))
+    result = _run(cfg, out, code=1)
+    assert f"params.blob: {held['params.blob']!r} stored, " in result.output and len(result.output) < 1_500
