@@ -107,7 +107,8 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     The stages, in turn: the options resolved and the data checksummed
     (``_plan.check_data``, before the store is locked: a failed checksum moves
     nothing); the plan (``_plan.plan_run``, under the lock), which a dry run
-    returns as it is; the run folder written (``_run_folder``: config.yaml and
+    returns as it is (it takes no lock, and refuses as the run would while
+    another live process holds it); the run folder written (``_run_folder``: config.yaml and
     the run file, before the first task); the pending units dispatched
     (``_dispatch``) and their records stored as they come; the seal, in
     ``finally``.
@@ -164,7 +165,9 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     store = ResultStore(options.out)
     refuse_another_configs_store(options.out, config)
     data = check_data(config, options)
-    # The store is locked from here: a second run on it is refused (a dry run only reads).
+    if dry_run:  # it only reads, and refuses where the run would: another live process writes the folder
+        store.check_unlocked()
+    # The store is locked from here: a second run on it is refused.
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         plan, summary, move_aside = _planned(config, stored_config, store, options, data)
         if dry_run:
