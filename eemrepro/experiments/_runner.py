@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..store import ResultStore, StoreWarning
+from ._config import ProtocolWarning, inner_folds_notes
 from ._dispatch import Progress, SchedulerLost, dispatch
 from ._kinds import get_kind
 from ._plan import ChangedConfigError, FewerRepeatsError, RunOptions, check_data, plan_run  # noqa: F401  (re-exported)
@@ -165,6 +166,8 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     store = ResultStore(options.out)
     refuse_another_configs_store(options.out, config)
     data = check_data(config, options)
+    for note in inner_folds_notes(config):  # before the first unit, the dry run's too
+        warnings.warn(ProtocolWarning(note), stacklevel=2)
     if dry_run:  # it only reads, and refuses where the run would: another live process writes the folder
         store.check_unlocked()
     # The store is locked from here: a second run on it is refused.
