@@ -166,10 +166,7 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     store = ResultStore(options.out)
     refuse_another_configs_store(options.out, config)
     data = check_data(config, options)
-    for note in inner_folds_notes(config):  # before the first unit, the dry run's too
-        warnings.warn(ProtocolWarning(note), stacklevel=2)
-    if dry_run:  # it only reads, and refuses where the run would: another live process writes the folder
-        store.check_unlocked()
+    _before_planning(config, store, dry_run)
     # The store is locked from here: a second run on it is refused.
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         plan, summary, move_aside = _planned(config, stored_config, store, options, data)
@@ -180,6 +177,16 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
         summary.superseded = move_aside()
         execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
     return summary
+
+
+def _before_planning(config, store, dry_run):
+    """What the run and its dry run say before the first unit (a weak protocol, one line each), and what a dry
+    run, which only reads and takes no lock, refuses where the run would: another live process writing the
+    folder."""
+    for note in inner_folds_notes(config):
+        warnings.warn(ProtocolWarning(note), stacklevel=3)
+    if dry_run:
+        store.check_unlocked()
 
 
 def _planned(config, stored_config, store, options, data):
