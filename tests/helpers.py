@@ -5,9 +5,13 @@ of a config through the CLI, hand-made records and stores, and the data mirror."
 import hashlib
 import os
 import re
+import signal
+import subprocess
+import sys
 import textwrap
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -340,6 +344,30 @@ class Spawns(Sleepy):
         self.classes_ = np.unique(y)
         self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
         return self
+
+
+_HOLD = """
+import sys, time
+from eemrepro.store import ResultStore
+with ResultStore(sys.argv[1]).writing("holder"):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+@contextmanager
+def lock_held(folder):
+    """Another live process (yielded, a ``subprocess.Popen``) holding ``folder``'s write lock, as a run in
+    progress does; killed on exit, which leaves its lock file behind with its pid, as a killed run does."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder)], cwd=Path(__file__).resolve().parents[1],
+                              stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"held"
+        yield holder
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        holder.stdout.close()
 
 
 def alive(pid):

@@ -17,11 +17,12 @@ def main():
     import warnings
 
     def show(message, category, filename, lineno, file=None, line=None):
-        # A damaged part of a store is one line for the user, not a source listing. The store's module is looked
-        # up, not imported: only a command that read a store (and so imported it) can warn about one, and
-        # `--help`, `--version` stay clear of pandas and Arrow (issue 67: within 0.3 s).
-        segments = sys.modules.get("eemrepro.store._segments")
-        if segments is not None and issubclass(category, segments.StoreWarning):
+        # A damaged part of a store, or a weak protocol, is one line for the user, not a source listing. Their
+        # modules are looked up, not imported: only a command that read a store or a config (and so imported it)
+        # can warn about one, and `--help`, `--version` stay clear of pandas and Arrow (issue 67: within 0.3 s).
+        said = [getattr(sys.modules.get(module), name, None) for module, name in
+                (("eemrepro.store._segments", "StoreWarning"), ("eemrepro.experiments._config", "ProtocolWarning"))]
+        if any(kind is not None and issubclass(category, kind) for kind in said):
             typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
         else:
             default(message, category, filename, lineno, file, line)

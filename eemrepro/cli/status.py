@@ -25,7 +25,8 @@ def status_cmd(
     stored, made with the data as it is now, under the cell's identity now (settings, a user's code and data
     definition). The data are checksummed as a run does (a data set not cached yet is fetched). Where that run
     would refuse (cells stored under another setting, fewer repeats than the folder's, a baseline of another
-    protocol), status says why in the run's words and exits with status 1.
+    protocol, another live process writing the folder, a user's module or file it cannot read), status says
+    why in the run's words and exits with status 1.
     """
     from ..experiments import ConfigError, load_config
     from ..experiments._plan import PLAN_COLUMNS, RunOptions, check_data, plan_run
@@ -47,9 +48,12 @@ def status_cmd(
     counts = _counts(stored)
     if problem is not None:  # no plan can be made: what is stored, and why a run would stop
         _table(_cells(config, {}, config.datasets), counts)
-        typer.secho(f"units done: not known ({problem}); a run of this folder stops there", fg=typer.colors.YELLOW)
         _failures(stored)
-        return  # (the stored records are read as the reports read them: a folder whose module is gone is no error)
+        # (the stored records are read as the reports read them; the run stops there, so status exits as for
+        # its other refusals)
+        typer.secho(f"\nunits done: not known ({problem}); a run of this folder stops there", fg=typer.colors.RED,
+                    err=True)
+        raise typer.Exit(code=1)
     try:  # what a run would refuse before planning (fewer repeats than the folder's, a baseline's protocol)
         _, stored_config, options = RunOptions(out=out, retry_failed=retry_failed, skip_unavailable=True,
                                                mirror=mirror, data_home=None if data_home is None else
@@ -61,10 +65,22 @@ def status_cmd(
     _table(_cells(config, plan.by_cell(), plan.data.unavailable), counts)
     _explain(plan)
     _failures(stored)
-    refusal = plan.refusal()
+    refusal = _locked(store) or plan.refusal()  # (the run meets another run's lock before its plan)
     if refusal:  # the run's own words, and its exit status
         typer.secho(f"\na run would refuse: {refusal}", fg=typer.colors.RED, err=True)
         raise typer.Exit(code=1)
+
+
+def _locked(store):
+    """The words a run would be refused in while another live process (a run in progress) writes the folder,
+    or None."""
+    from ..store import StoreLockedError
+
+    try:
+        store.check_unlocked()
+    except StoreLockedError as exc:
+        return str(exc)
+    return None
 
 
 def _cells(config, planned, unplanned):

@@ -10,7 +10,16 @@ from ..store import ResultStore  # noqa: E402  (re-exported: the runner writes i
 
 # The built-in experiment kinds register themselves on import (after the kind registry).
 from . import _correlation_kind, _embedding_kind, _grid, _projection_kind  # noqa: E402, F401, I001
-from ._config import ConfigError, ExperimentConfig, ModelSpec, Protocol, Reading, load_config, parse_config
+from ._config import (
+    ConfigError,
+    ExperimentConfig,
+    ModelSpec,
+    Protocol,
+    ProtocolWarning,
+    Reading,
+    load_config,
+    parse_config,
+)
 from ._criteria import Criterion, criterion_names, get_criterion, register_criterion
 from ._kinds import ExperimentKind, get_kind, kind_names, register_kind
 from ._metrics import Metric, get_metric, metric_names, register_metric, score_all
@@ -29,7 +38,8 @@ from ._splitters import (
 from ._units import Unit
 
 __all__ = [
-    "load_config", "parse_config", "ConfigError", "ExperimentConfig", "ModelSpec", "Protocol", "Reading",
+    "load_config", "parse_config", "ConfigError", "ProtocolWarning", "ExperimentConfig", "ModelSpec", "Protocol",
+    "Reading",
     "run_experiment", "RunSummary", "ChangedConfigError", "ResultStore", "enumerate_units", "Unit",
     "unfinished_cells_in", "done_keys", "RunInterrupted", "Plan", "RunOptions", "plan_run",
     "select", "grid_summary", "records_frame",

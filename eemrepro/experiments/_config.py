@@ -77,6 +77,11 @@ class ConfigError(ValueError):
     """A config file that does not validate; the message names file, key and line."""
 
 
+class ProtocolWarning(UserWarning):
+    """A protocol a run follows, but whose numbers a user should know to be weak (inner folds without a
+    point of a class): one line naming the config, the key and the fix, said before the first unit."""
+
+
 def selections():
     """``best-of-grid``, ``nested``, ``best-per-fold`` (optimistic: the test fold picks), or any
     registered criterion (``dcs-gaussian`` for ``dcs_gaussian``)."""
@@ -656,9 +661,7 @@ def _protocol(ctx, raw, datasets=()):
     for key in ("fit_timeout", "fit_memory_gb"):
         if values.get(key) is not None:
             values[key] = float(values[key])
-    if splitter == "stratified-kfold":
-        _check_class_sizes(ctx, datasets, values.get("folds", 10),
-                           values.get("inner_folds", 3) if values.get("selection") == "nested" else None)
+    _check_class_sizes(ctx, datasets, values)
     return Protocol(**values)
 
 
@@ -693,28 +696,97 @@ def split_test_share(dataset, train_size):
     return (n - n_train) / n if 0 < n_train < n else None
 
 
-def _check_class_sizes(ctx, datasets, folds, inner_folds):
-    """Stratified k-fold needs every class in every fold: a data set with a class smaller than ``folds`` (or,
-    under nested selection, whose training parts hold fewer than ``inner_folds`` of it) is refused, named."""
-    import math
-
+def _check_class_sizes(ctx, datasets, values):
+    """Every class in every part, for each data set of the protocol ``values`` (its mapping, checked): under
+    stratified k-fold a class smaller than ``folds`` is refused; under nested selection, whatever the splitter,
+    inner folds that outnumber what a training part holds of every class (scikit-learn cannot split it) are
+    refused (fewer of one class only: ``inner_folds_notes``, said before a run). Named, with the fix."""
     from ..datasets import get_entry
 
+    splitter, folds = values.get("splitter", "stratified-kfold"), values.get("folds", 10)
     for d in datasets:
-        sizes = _class_sizes(d)
-        if not sizes:
-            continue
-        local = get_entry(str(d)).files[0].local if get_entry(str(d)).local else None
-        d = f"{d} ({local})" if local else d  # a user's own file is named
-        smallest = min(sizes)
-        if smallest < folds:
-            raise ctx.error(("protocol", "folds"), f"{folds} folds, but data set {d} has a class of {smallest} "
-                                                   f"(class sizes {sizes}): some test folds would hold none of it; "
-                                                   f"use at most {smallest} folds or leave {d} out")
-        if inner_folds is not None and smallest - math.ceil(smallest / folds) < inner_folds:
-            raise ctx.error(("protocol", "inner_folds"),
-                            f"{inner_folds} inner folds, but the training parts of data set {d} hold as few as "
-                            f"{smallest - math.ceil(smallest / folds)} of its smallest class (class sizes {sizes})")
+        sizes = [c for c in (_class_sizes(d) or ()) if c > 0]
+        if splitter == "stratified-kfold" and sizes and min(sizes) < folds:
+            local = get_entry(str(d)).files[0].local if get_entry(str(d)).local else None
+            named = f"{d} ({local})" if local else d  # a user's own file is named
+            raise ctx.error(("protocol", "folds"), f"{folds} folds, but data set {named} has a class of "
+                                                   f"{min(sizes)} (class sizes {sizes}): some test folds would hold "
+                                                   f"none of it; use at most {min(sizes)} folds or leave {named} out")
+        short = _inner_folds_short(values, d)
+        if short is not None and short[1]:
+            raise ctx.error(("protocol", "inner_folds"), short[0])
+
+
+def inner_folds_notes(config):
+    """One line for each data set of ``config`` whose training parts may hold fewer points of a class than its
+    nested selection's ``inner_folds`` (some inner test parts then hold none of that class: scikit-learn's
+    "least populated class" warning), naming the config, the key, the data set and the fix; said by a run and
+    its dry run before the first unit. (Where every class falls short, reading the config refused it.)"""
+    values = asdict(config.protocol)
+    shorts = (_inner_folds_short(values, d) for d in config.datasets)
+    return [f"{config.source or config.name}: key 'protocol.inner_folds': {short[0]}"
+            for short in shorts if short is not None]
+
+
+def _inner_folds_short(values, dataset):
+    """(the words, whether every class falls short) where the inner folds of nested selection in the protocol
+    ``values`` outnumber the points of a class a training part of ``dataset`` may hold; None where they fit,
+    under another selection, or where the data set's class sizes are not recorded. The one rule of every
+    splitter (``_trained_counts``), with its fix."""
+    from ..datasets import get_entry
+
+    sizes = [c for c in (_class_sizes(dataset) or ()) if c > 0]
+    if values.get("selection") != "nested" or not sizes:
+        return None
+    inner, splitter, folds = values.get("inner_folds", 3), values.get("splitter", "stratified-kfold"), \
+        values.get("folds", 10)
+    size = values.get("train_size")
+    n_train = size.get(str(dataset)) if isinstance(size, dict) else size
+    if isinstance(n_train, float):
+        n_train = math.floor(n_train * sum(sizes))  # (as scikit-learn's StratifiedShuffleSplit takes it)
+    counts = _trained_counts(splitter, sizes, folds, n_train)
+    if min(counts) >= inner:
+        return None
+    local = get_entry(str(dataset)).files[0].local if get_entry(str(dataset)).local else None
+    named = f"{dataset} ({local})" if local else dataset  # a user's own file is named
+    every = max(counts) < inner
+    return (f"{inner} inner folds, but the training parts of data set {named} hold as few as {min(counts)} points "
+            f"of a class (class sizes {sizes}): "
+            + ("every class falls short, scikit-learn cannot make the inner folds" if every
+               else "some inner test parts hold none of it")
+            + "; " + _inner_folds_fix(splitter, sizes, folds, n_train, inner, min(counts), dataset), every)
+
+
+def _trained_counts(splitter, sizes, folds, n_train):
+    """The fewest points of each class (of ``sizes``) a training part of ``splitter`` may hold: under stratified
+    k-fold each test fold takes at most ceil(c / folds) of a class of c; under a stratified train-test split of
+    ``n_train`` rows scikit-learn's ``StratifiedShuffleSplit`` gives each class floor(c / n * n_train) and the
+    rows left one each to the largest remainders, ties drawn at random (a class that may lose the draw counted
+    without its row); the whole set trains otherwise."""
+    if splitter == "stratified-kfold":
+        return [c - math.ceil(c / folds) for c in sizes]
+    if splitter == "train-test":
+        shares = [c / sum(sizes) * n_train for c in sizes]  # (scikit-learn's own order of operations)
+        rests = [s - math.floor(s) for s in shares]
+        left = n_train - sum(math.floor(s) for s in shares)
+        return [math.floor(s) + (sum(x >= r for x in rests) <= left) for s, r in zip(shares, rests, strict=True)]
+    return list(sizes)
+
+
+def _inner_folds_fix(splitter, sizes, folds, n_train, inner, low, dataset):
+    """What makes ``inner`` inner folds fit a data set of class ``sizes`` whose training parts hold as few as
+    ``low`` of a class: fewer inner folds, more outer folds (k-fold) or training rows (train-test), else leaving
+    it out."""
+    ways = [f"inner_folds <= {low}"] if low >= 2 else []
+    if splitter == "stratified-kfold" and min(sizes) > inner:  # c - ceil(c / F) >= inner: F >= c / (c - inner)
+        ways.append(f"folds >= {math.ceil(min(sizes) / (min(sizes) - inner))}")
+    elif splitter == "train-test":
+        n, start = sum(sizes), max(n_train + 1, (inner - 1) * sum(sizes) // min(sizes))  # (none below gives inner)
+        more = next((m for m in range(start, n - len(sizes) + 1)
+                     if min(_trained_counts(splitter, sizes, folds, m)) >= inner), None)
+        if more is not None:
+            ways.append(f"a train_size of at least {more} rows")
+    return "use " + " or ".join(ways) if ways else f"leave {dataset} out"
 
 
 def _check_train_sizes(ctx, datasets, size):

@@ -67,7 +67,9 @@ PROTOCOL_KEYS = {
                  "`inner_folds`, `best-per-fold` (optimistic), or by a criterion the fit computes.",
     "select_metric": "The metric `selection` maximises (minimises for `error`).",
     "criteria": "Criteria recorded on the training part of every fold (a list).",
-    "inner_folds": "Inner folds of `selection: nested`.",
+    "inner_folds": "Inner folds of `selection: nested`, under every splitter. Where a training part may hold "
+                   "fewer points of a class, a run says so before its first unit (some inner test parts hold "
+                   "none of it) with the fix; fewer of every class is refused.",
     "fit_timeout": "Seconds one fit may take before it is killed and recorded as timed out.",
     "after_timeout": "After a timed-out fit: `skip` that grid point on the other folds, `skip-model` the model on "
                      "that data set, or `run` everything anyway.",

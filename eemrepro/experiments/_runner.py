@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..store import ResultStore, StoreWarning
+from ._config import ProtocolWarning, inner_folds_notes
 from ._dispatch import Progress, SchedulerLost, dispatch
 from ._kinds import get_kind
 from ._plan import ChangedConfigError, FewerRepeatsError, RunOptions, check_data, plan_run  # noqa: F401  (re-exported)
@@ -107,7 +108,8 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     The stages, in turn: the options resolved and the data checksummed
     (``_plan.check_data``, before the store is locked: a failed checksum moves
     nothing); the plan (``_plan.plan_run``, under the lock), which a dry run
-    returns as it is; the run folder written (``_run_folder``: config.yaml and
+    returns as it is (it takes no lock, and refuses as the run would while
+    another live process holds it); the run folder written (``_run_folder``: config.yaml and
     the run file, before the first task); the pending units dispatched
     (``_dispatch``) and their records stored as they come; the seal, in
     ``finally``.
@@ -164,7 +166,8 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     store = ResultStore(options.out)
     refuse_another_configs_store(options.out, config)
     data = check_data(config, options)
-    # The store is locked from here: a second run on it is refused (a dry run only reads).
+    _before_planning(config, store, dry_run)
+    # The store is locked from here: a second run on it is refused.
     with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
         plan, summary, move_aside = _planned(config, stored_config, store, options, data)
         if dry_run:
@@ -174,6 +177,16 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
         summary.superseded = move_aside()
         execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
     return summary
+
+
+def _before_planning(config, store, dry_run):
+    """What the run and its dry run say before the first unit (a weak protocol, one line each), and what a dry
+    run, which only reads and takes no lock, refuses where the run would: another live process writing the
+    folder."""
+    for note in inner_folds_notes(config):
+        warnings.warn(ProtocolWarning(note), stacklevel=3)
+    if dry_run:
+        store.check_unlocked()
 
 
 def _planned(config, stored_config, store, options, data):

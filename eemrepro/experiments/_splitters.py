@@ -132,8 +132,12 @@ def split_positions(protocol, dataset):
 
 def inner_split(y_train, inner_folds, seed, dataset, repeat, fold, inner):
     """(train, validation) positions within an outer training part (nested selection)."""
+    import warnings
+
     from sklearn.model_selection import StratifiedKFold
 
     skf = StratifiedKFold(n_splits=inner_folds, shuffle=True,
                           random_state=derive_seed(seed, dataset, "inner", repeat, fold))
-    return list(skf.split(np.zeros(len(y_train)), y_train))[inner]
+    with warnings.catch_warnings():  # said once, before the run, in its words (``_config.inner_folds_notes``)
+        warnings.filterwarnings("ignore", message="The least populated class in y has only", category=UserWarning)
+        return list(skf.split(np.zeros(len(y_train)), y_train))[inner]

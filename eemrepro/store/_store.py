@@ -399,19 +399,15 @@ class ResultStore:
                 held[1] -= 1
             return
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+        for attempt in range(3):  # (``check_unlocked`` of a status or dry run holds it for microseconds)
             try:
-                holder = json.loads(Path(path).read_text() or "{}")
-            except (OSError, ValueError):
-                holder = {}
-            since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(holder["since"])) if "since" in holder \
-                else "an unknown time"
-            raise StoreLockedError(
-                f"{self.root} is being written by process {holder.get('pid', '?')} on {holder.get('host', '?')} "
-                f"({holder.get('what', 'unknown')}, since {since}); wait for it to finish or stop it") from None
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if attempt == 2:
+                    os.close(fd)
+                    raise StoreLockedError(self._held_by(path)) from None
+                time.sleep(0.05)
         import socket
 
         os.ftruncate(fd, 0)
@@ -423,6 +419,36 @@ class ResultStore:
         finally:
             del _HELD[path]
             os.close(fd)  # releases the lock
+
+    def check_unlocked(self):
+        """Refuse (``StoreLockedError``, in the words of :meth:`writing`) where another live process holds the
+        folder's write lock: what a run would meet, said by its dry run and ``status``. Only reads: nothing is
+        created, and the lock file a killed holder left (the kernel released its lock) is no holder."""
+        path = self.root / ".lock"
+        if fcntl is None or str(path.resolve()) in _HELD or not path.is_file() or path.is_symlink():
+            return
+        try:  # a shared lock, given up at once: refused only while a writer holds the exclusive one
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            raise StoreLockedError(self._held_by(path)) from None
+        finally:
+            os.close(fd)  # (this process holds no other lock on it: ``_HELD`` above)
+
+    def _held_by(self, path):
+        """Why a write of this folder is refused: the live process holding ``path`` (its lock), as it wrote
+        itself there."""
+        try:
+            holder = json.loads(Path(path).read_text() or "{}")
+        except (OSError, ValueError):
+            holder = {}
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(holder["since"])) if "since" in holder \
+            else "an unknown time"
+        return (f"{self.root} is being written by process {holder.get('pid', '?')} on {holder.get('host', '?')} "
+                f"({holder.get('what', 'unknown')}, since {since}); wait for it to finish or stop it")
 
     def new_run_id(self):
         """A run id no segment or run file of this folder has: ``s<sequence>-<local time>.<µs>-<pid>``.

@@ -835,6 +835,112 @@ def test_a_train_size_too_small_or_large_for_a_local_set_is_refused_naming_the_v
     assert ok.exit_code == 0, ok.output
 
 
+# noise.csv holds 45 and 35 points of its classes (80). Under nested selection the inner stratified k-fold runs
+# on each training part, so a training part should hold inner_folds points of every class. What one holds at
+# least of each class: 3-fold (a test fold takes ceil(45 / 3) = 15 and ceil(35 / 3) = 12): 30 and 23, and with
+# folds: 4, 26 of the smaller (35 - 9), with 9, 31 (35 - 4), with 35, 34; a train-test split of 6 rows
+# (scikit-learn: floor(6 x 45 / 80) = 3, floor(6 x 35 / 80) = 2, the row left to the larger remainder, 0.625):
+# 3 and 3; of 5 rows: 3 and 2; of 8 rows 4.5 and 3.5 tie, either may get 4 (checked below against
+# StratifiedShuffleSplit), so 9 rows (5 and 4) is the least that surely holds 4; the whole set: 45 and 35.
+# Fewer than inner_folds of one class: said before the run (some inner test parts hold none of it); of every
+# class: refused (scikit-learn cannot make the folds).
+INNER_SHORT = [
+    ("folds: 3", 24, 23, "a", "some inner test parts hold none of it; use inner_folds <= 23 or folds >= 4"),
+    ("folds: 3", 31, 23, "every", "use inner_folds <= 23 or folds >= 9"),
+    ("folds: 3", 34, 23, "every", "use inner_folds <= 23 or folds >= 35"),
+    ("folds: 3", 35, 23, "every", "use inner_folds <= 23"),
+    ("splitter: train-test, train_size: 5", 3, 2, "a",
+     "some inner test parts hold none of it; use inner_folds <= 2 or a train_size of at least 6 rows"),
+    ("splitter: train-test, train_size: {noise: 5}", 3, 2, "a",
+     "some inner test parts hold none of it; use inner_folds <= 2 or a train_size of at least 6 rows"),
+    ("splitter: train-test, train_size: 6", 4, 3, "every", "use inner_folds <= 3 or a train_size of at least 9 rows"),
+    ("splitter: whole", 36, 35, "a", "some inner test parts hold none of it; use inner_folds <= 35"),
+    ("splitter: whole", 46, 35, "every", "use inner_folds <= 35"),
+]
+
+
+@pytest.mark.parametrize("protocol, inner, low, which, fix", INNER_SHORT)
+@pytest.mark.parametrize("dry", [True, False])
+def test_inner_folds_above_what_a_training_part_holds_of_a_class_are_said_for_every_splitter(
+        tmp_path, protocol, inner, low, which, fix, dry):
+    """The user's report: ``splitter: train-test, train_size: 6`` with ``selection: nested`` passed the dry run
+    in silence, and the run printed scikit-learn's raw "The least populated class in y has only 2 members, which
+    is less than n_splits=3" seven times and picked grid points on inner test parts of two points (and with 4
+    inner folds failed on "n_splits=4 cannot be greater than the number of members in each class"); the k-fold
+    equivalent was refused, but with no fix. One rule for every splitter, in one line before the first unit."""
+    from eemrepro.experiments import ProtocolWarning
+
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    config = _config(tmp_path, "{file: noise.csv, target: label}",
+                     f"{{{protocol}, repeats: 2, seed: 0, selection: nested, inner_folds: {inner}}}")
+    out = tmp_path / "out"
+    if which == "every":
+        fix = f"every class falls short, scikit-learn cannot make the inner folds; {fix}"
+    said = (f"{inner} inner folds, but the training parts of data set noise ({tmp_path / 'noise.csv'}) hold as "
+            f"few as {low} points of a class (class sizes [45, 35]): {fix}")
+    command = ["run", str(config), "--out", str(out), "--quiet", "--jobs", "1"] + (["--dry-run"] if dry else [])
+    if which == "every":
+        result = runner.invoke(app, command)
+        assert result.exit_code == 1
+        assert result.output.strip() == f"error: {config}, line 7: key 'protocol.inner_folds': {said}", result.output
+        assert not out.exists()
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    notes = [str(w.message) for w in caught if issubclass(w.category, ProtocolWarning)]
+    assert notes == [f"{config}: key 'protocol.inner_folds': {said}"]
+    # ...said once instead of scikit-learn's warning at every inner split
+    assert not any("least populated" in str(w.message) for w in caught) and "least populated" not in result.output
+
+
+def test_the_inner_folds_note_is_one_line_of_the_command_as_a_user_runs_it(tmp_path):
+    """In a process of its own (the command's warning display, not CliRunner's): one "warning: ..." line on
+    stderr, no source listing, and the dry run's count after it."""
+    import subprocess
+    import sys
+
+    _noise_sorted_by_class().to_csv(tmp_path / "noise.csv", index=False)
+    config = _config(tmp_path, "{file: noise.csv, target: label}",
+                     "{splitter: train-test, train_size: 5, repeats: 2, seed: 0, selection: nested}")
+    dry = subprocess.run([sys.executable, "-m", "eemrepro", "run", str(config), "--out", str(tmp_path / "out"),
+                          "--dry-run"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.splitlines() == [
+        f"warning: {config}: key 'protocol.inner_folds': 3 inner folds, but the training parts of data set noise "
+        f"({tmp_path / 'noise.csv'}) hold as few as 2 points of a class (class sizes [45, 35]): some inner test "
+        "parts hold none of it; use inner_folds <= 2 or a train_size of at least 6 rows"], dry.stderr
+    assert "mine: 8 units, 0 already stored, 8 to run" in dry.stdout  # 2 repeats x (1 + 3 inner folds)
+
+
+def test_the_counts_the_inner_folds_note_says_are_scikit_learn_s_and_a_run_within_them_is_clean(tmp_path):
+    """The counts said above are scikit-learn's: 5 training rows of noise.csv hold 2 of a class on every draw,
+    6 hold 3 of each, 8 hold 3 of one class on some draws, 9 at least 4 of each; and a run at the inner_folds
+    the note offers says nothing (no note, no scikit-learn warning)."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    from eemrepro.experiments import ProtocolWarning
+
+    frame = _noise_sorted_by_class()
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    y = frame["label"].to_numpy()
+    fewest = {m: {np.bincount(y[next(StratifiedShuffleSplit(1, train_size=m, random_state=s).split(y, y))[0]]).min()
+                  for s in range(40)} for m in (5, 6, 8, 9)}
+    assert fewest == {5: {2}, 6: {3}, 8: {3, 4}, 9: {4}}
+    for size, inner in ((5, 2), (6, 3), (9, 4)):
+        config = _config(tmp_path, "{file: noise.csv, target: label}",
+                         f"{{splitter: train-test, train_size: {size}, repeats: 2, seed: 0, selection: nested, "
+                         f"inner_folds: {inner}}}")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / f"out{size}"), "--jobs", "1",
+                                         "--quiet"])
+        assert result.exit_code == 0, result.output
+        assert not [w for w in caught if issubclass(w.category, ProtocolWarning) or "least populated" in
+                    str(w.message)], [str(w.message) for w in caught]
+
+
 @pytest.mark.parametrize("sep, said, read", [
     (";", "';', not by commas (a spreadsheet's export where the decimal mark is a comma, say)",
      "sep=';', decimal=','"),

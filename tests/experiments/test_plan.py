@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from eemrepro.cli import app
+from tests.helpers import lock_held
 
 MODEL = '''
 import numpy as np
@@ -202,7 +203,8 @@ def test_status_of_a_folder_a_run_could_not_read_says_so_instead_of_a_wrong_plan
     _first_run(config, out)
     (tmp_path / ("my_model.py" if gone == "module" else "mine.csv")).unlink()
     status = _invoke("status", out)
-    assert status.exit_code == 0, status.output
+    # The run refuses (its dry run too, below): status says why and exits as for its other refusals, with 1.
+    assert status.exit_code == 1, status.output
     assert "another setting" not in status.output and "--rerun-changed" not in status.output
     assert "units done: not known" in status.output and "a run of this folder stops there" in status.output
     assert "my_model" in status.output if gone == "module" else "mine.csv" in status.output
@@ -215,7 +217,34 @@ def test_status_of_a_folder_a_run_could_not_read_says_so_instead_of_a_wrong_plan
     row = next(line for line in status.output.splitlines() if line.startswith("heart") and " M " in line)
     assert row.split()[2:4] == ["?/6", "12"]
     run = _invoke("run", config, "--out", out, "--dry-run")
-    assert run.exit_code != 0  # the run stops where status said it would
+    assert run.exit_code == 1  # the run stops where status said it would
+    # ...with the same reason (the run names its own config file, status the folder's)
+    why = "estimator 'my_model:Mean' cannot be imported" if gone == "module" else "mine.csv"
+    assert why in run.output and why in status.output
+
+
+def test_a_folder_another_run_is_writing_is_refused_by_the_dry_run_and_status_in_the_run_s_words(tmp_path):
+    """The user's report: while a run wrote the folder, `run` refused ("being written by process ..."), but
+    `run --dry-run` said "3 to run" and `status` "5 of 6 done", both exit 0, with no word of the run in
+    progress. A lock left by a killed run (its file stays, naming the dead process) is no run in progress."""
+    config, out = _setup(tmp_path), tmp_path / "out"
+    _first_run(config, out)
+    config.write_text(config.read_text().replace("shrink: [0.1]", "shrink: [0.1, 0.2]"))  # N: 12 units to run
+    with lock_held(out) as holder:
+        refused = _invoke("run", config, "--out", out, "--jobs", "1", "--quiet")
+        reason = refused.output.removeprefix("error: ").strip()
+        assert refused.exit_code == 1 and reason.startswith(f"{out} is being written by process {holder.pid} "), \
+            refused.output
+        dry = _invoke("run", config, "--out", out, "--dry-run")
+        assert dry.exit_code == 1 and dry.output.removeprefix("error: ").strip() == reason, dry.output
+        status = _invoke("status", out, "--config", config)
+        assert status.exit_code == 1, status.output
+        assert status.output.split("a run would refuse: ")[1].strip() == reason, status.output
+        assert "12 of 24 units done, 12 to run" in status.output  # the progress still shown, table first
+    assert f'"pid": {holder.pid}' in (out / ".lock").read_text()  # killed: its lock file stays, naming it
+    status = _invoke("status", out, "--config", config)
+    assert status.exit_code == 0 and "being written" not in status.output, status.output
+    assert _three(config, out, edited=True) == ((12, UNITS, 12), (UNITS, 12, 12), (12, 12))
 
 
 def test_status_with_another_config_s_file_is_refused_as_the_run_is(tmp_path):

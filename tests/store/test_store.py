@@ -3,9 +3,7 @@
 import gzip
 import json
 import math
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from eemrepro.store import (
     upgrade_store,
 )
 from eemrepro.store._segments import disagreements
+from tests.helpers import lock_held
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / ".ci" / "quick-baseline"
@@ -210,15 +209,6 @@ def test_export_writes_csv_and_parquet(tmp_path):
     assert json.loads(csv["dcs"].iloc[3]) == pytest.approx([0.3, 0.2]) and csv["param_C"].tolist()[:3] == [0.1, 1, 10]
 
 
-_HOLD = """
-import sys, time
-from eemrepro.store import ResultStore
-with ResultStore(sys.argv[1]).writing("holder"):
-    print("held", flush=True)
-    time.sleep(60)
-"""
-
-
 def test_a_second_writer_is_refused_naming_the_live_one_and_a_killed_one_leaves_no_lock(tmp_path):
     text = """name: small
 datasets: [heart]
@@ -232,18 +222,16 @@ protocol: {folds: 2, repeats: 1, seed: 0}
     run_experiment(cfg, out=out, jobs=1, progress=False, only_models=["EEM"], repeats=1)
     (stored,) = ResultStore(out).segments()
     stored.rename(stored.with_suffix(".moved"))  # its records moved away: the run has work to do
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(out)], cwd=ROOT, stdout=subprocess.PIPE)
-    try:
-        assert holder.stdout.readline().strip() == b"held"
+    with lock_held(out) as holder:
         with pytest.raises(StoreLockedError, match=rf"{out} is being written by process {holder.pid} .*holder"):
             run_experiment(cfg, out=out, jobs=1, progress=False)
         res = CliRunner().invoke(app, ["compact", str(out)])
         assert res.exit_code == 1 and f"process {holder.pid}" in res.output
-        # A dry run writes nothing and needs no lock.
-        assert run_experiment(cfg, out=out, dry_run=True).pending_units == 2
-    finally:
-        os.kill(holder.pid, signal.SIGKILL)
-        holder.wait()
+        # A dry run writes nothing, but refuses as the run would (tests/experiments/test_plan.py: its words).
+        with pytest.raises(StoreLockedError, match=rf"being written by process {holder.pid} "):
+            run_experiment(cfg, out=out, dry_run=True)
+    assert json.loads((out / ".lock").read_text())["pid"] == holder.pid  # the dead holder's file stays
+    assert run_experiment(cfg, out=out, dry_run=True).pending_units == 2  # ...and is no live holder
     summary = run_experiment(cfg, out=out, jobs=1, progress=False)  # the kernel dropped the dead holder's lock
     assert summary.done_units == 2 and len(ResultStore(out).read()) == 2
 
