@@ -472,6 +472,16 @@ def _minutes(seconds, unit=True):
     return f"{text} min" if unit else text
 
 
+def _defaults_in(config, dataset, model, diff):
+    """The keys of ``diff`` that are parameters ``model``'s config sets nowhere for ``dataset`` (a user's
+    estimator's defaults, ``_identity._default_params``): a change there is the estimator's, not the config's."""
+    spec = next((m for m in config.models if m.name == model), None)
+    if spec is None:
+        return set()
+    written = set(spec.params_for(dataset)) | set(spec.grid)
+    return {k for k in diff if k.startswith("params.") and k.removeprefix("params.") not in written}
+
+
 class ChangedConfigError(ValueError):
     """A results folder holds records made under another identity than the config now asks for."""
 
@@ -481,7 +491,8 @@ def changed_message(out, config, changed):
     on."""
     lines = [f"{out} holds records made under another setting than {config.source or config.name} now asks for:"]
     for dataset, model, diff in changed[:10]:
-        lines.append(f"  {model} on {dataset}: {describe_changes(diff)}")
+        said = describe_changes(diff, defaults=_defaults_in(config, dataset, model, diff))
+        lines.append(f"  {model} on {dataset}: {said}")
     if len(changed) > 10:
         lines.append(f"  ... and {len(changed) - 10} more cell(s)")
     models = ",".join(sorted({m for _, m, _ in changed}))

@@ -314,11 +314,13 @@ def identity_changes(have, want, imported=True):
     return out
 
 
-def describe_changes(diff, now="in the config"):
+def describe_changes(diff, now="in the config", defaults=()):
     """``identity_changes``' {key: (stored, now)} in words: "seed: 1 stored, 2 in the config" (a code key's value
-    now is the module's, not the config's)."""
-    return ", ".join(f"{k}: {old!r} stored, {new!r} {'now' if k.startswith('code.') else now}"
-                     for k, (old, new) in diff.items())
+    now is the module's, and one of ``defaults``' the estimator's default: neither is the config's)."""
+    def source(key):
+        return "now" if key.startswith("code.") else "now (the estimator's default)" if key in defaults else now
+
+    return ", ".join(f"{k}: {old!r} stored, {new!r} {source(k)}" for k, (old, new) in diff.items())
 
 
 def _unit_groups(units, d_units, m_units, n_m):

@@ -129,7 +129,8 @@ def test_a_changed_default_parameter_is_a_changed_identity(tmp_path):
     assert identity["params.scale"] == 1.0 and "params.shrink" not in identity  # a grid parameter is in the key
     _write(folder / f"{helper}.py", "DEFAULT_SCALE = 2.0\n")
     result = _run(cfg, out, code=1)
-    assert "params.scale: 1.0 stored, 2.0 in the config" in result.output
+    # (the value now is the estimator's default: the config does not say it)
+    assert "params.scale: 1.0 stored, 2.0 now (the estimator's default)" in result.output
     _run(cfg, out, "--rerun-changed")
     _run(cfg, tmp_path / "fresh")
     assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
