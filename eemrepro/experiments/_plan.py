@@ -473,13 +473,16 @@ def _minutes(seconds, unit=True):
 
 
 def _defaults_in(config, dataset, model, diff):
-    """The keys of ``diff`` that are parameters ``model``'s config sets nowhere for ``dataset`` (a user's
-    estimator's defaults, ``_identity._default_params``): a change there is the estimator's, not the config's."""
+    """The keys of ``diff`` that are defaults of ``model``'s estimator now (a user's estimator's parameters its
+    config sets nowhere, ``_identity._default_params``): a change there is the estimator's, not the config's. A
+    setting taken out of the config (its value now missing, a built-in's default not recorded) is not one."""
+    from ._identity import _default_params
+
     spec = next((m for m in config.models if m.name == model), None)
     if spec is None:
         return set()
-    written = set(spec.params_for(dataset)) | set(spec.grid)
-    return {k for k in diff if k.startswith("params.") and k.removeprefix("params.") not in written}
+    written = {f"params.{k}" for k in spec.params_for(dataset)}
+    return (set(diff) & set(_default_params(spec, dataset))) - written
 
 
 class ChangedConfigError(ValueError):

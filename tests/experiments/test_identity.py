@@ -108,6 +108,25 @@ def test_the_module_is_imported_again_when_its_file_changes_within_one_process(t
     np.testing.assert_array_equal(second, -first)
 
 
+def test_a_setting_taken_out_of_the_config_is_said_as_the_config_s_not_as_a_default(tmp_path):
+    """A built-in's setting deleted from the config (EEM's ``activation: rbf``): its value now is missing, not a
+    default the identity recorded (a built-in's are not): said "None in the config", never "(the estimator's
+    default)" (which a review found said so of EEM, whose default is 'sig')."""
+    from typer.testing import CliRunner
+
+    from eemrepro.cli import app
+
+    cfg, out = tmp_path / "d.yaml", tmp_path / "o"
+    text = "name: d\ndatasets: [heart]\nmodels:\n  EEM: {estimator: EEM, activation: rbf, grid: {n_hidden: [3]}}\n" \
+           "protocol: {folds: 2, repeats: 1}\n"
+    cfg.write_text(text)
+    assert CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"]).exit_code == 0
+    cfg.write_text(text.replace(", activation: rbf", ""))
+    result = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert result.exit_code == 1 and "EEM on heart: params.activation: 'rbf' stored, None in the config\n" in \
+        result.output, result.output
+
+
 def test_a_worker_refuses_a_module_changed_after_the_run_was_planned(tmp_path):
     """The code a record names is the code that made it: a module edited mid-run fails its fits, naming why."""
     folder, module, helper = _folder(tmp_path)
