@@ -80,6 +80,27 @@ class AnotherConfigsStoreError(ValueError):
     """``--out`` names a results folder that another config (another name or kind) made."""
 
 
+#: What a run writes in a folder before its first record (``ResultStore.writing`` and ``execute_plan``).
+_BEFORE_RECORDS = {".eemrepro-store", ".lock", "config.yaml", "runs", "records", "SHA256SUMS"}
+
+
+def remove_unused_folder(out):
+    """Remove ``out``, a folder a run made and then failed in before it stored a record (a Dask scheduler that
+    does not answer, a plan refused): nothing but what the run wrote before its first record, and no record.
+    Anything else in it (a user's file, a record, a folder moved aside) keeps it whole."""
+    import shutil
+
+    out = Path(out)
+    try:
+        names = {p.name for p in out.iterdir()}
+        records = list((out / "records").iterdir()) if (out / "records").is_dir() else []
+    except OSError:
+        return
+    if names <= _BEFORE_RECORDS and not any(p.is_file() and p.stat().st_size for p in records) \
+            and not any(p.is_dir() for p in records):
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def refuse_another_configs_store(out, config):
     """A results folder belongs to the config that made it: a run of another name or kind into it would
     replace its config.yaml, and every report would then read its records as this config's (or drop them)."""

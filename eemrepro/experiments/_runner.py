@@ -28,6 +28,7 @@ from ._run_folder import (  # noqa: F401  (AnotherConfigsStoreError: re-exported
     check_config_size,
     git_commit,
     refuse_another_configs_store,
+    remove_unused_folder,
     write_config,
 )
 from ._timeouts import TimeoutLedger
@@ -167,15 +168,21 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     refuse_another_configs_store(options.out, config)
     data = check_data(config, options)
     _before_planning(config, store, dry_run)
+    existed = options.out.exists()
     # The store is locked from here: a second run on it is refused.
-    with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
-        plan, summary, move_aside = _planned(config, stored_config, store, options, data)
-        if dry_run:
-            summary.estimate = plan.estimate()
-            summary.estimate_seconds = summary.estimate.seconds
-            return summary
-        summary.superseded = move_aside()
-        execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
+    try:
+        with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
+            plan, summary, move_aside = _planned(config, stored_config, store, options, data)
+            if dry_run:
+                summary.estimate = plan.estimate()
+                summary.estimate_seconds = summary.estimate.seconds
+                return summary
+            summary.superseded = move_aside()
+            execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
+    except Exception:  # (an interrupt says what it stored and that the same command resumes)
+        if not existed:
+            remove_unused_folder(options.out)
+        raise
     return summary
 
 

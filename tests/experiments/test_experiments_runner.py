@@ -793,6 +793,19 @@ def test_a_scheduler_goes_with_the_dask_backend_alone(tmp_path, backend):
     else:
         assert line.startswith("error: no Dask scheduler answers at tcp://127.0.0.1:9 (")
         assert line.endswith("start one (`dask scheduler`) or leave --scheduler out for a local cluster")
+        # The folder the run made for it is gone again (it was left with a config and a run file, no record);
+        # a folder that holds records is kept whole.
+        assert not (tmp_path / "o").exists()
+        ran = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"), "--jobs", "1",
+                                       "--quiet"])
+        assert ran.exit_code == 0, ran.output
+        before = sorted(p.name for p in (tmp_path / "o" / "records").iterdir())
+        with waiting:  # (--fresh: the stored units run again, their records moved aside first)
+            again = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"),
+                                             "--scheduler", "tcp://127.0.0.1:9", "--fresh", "--quiet"])
+        assert again.exit_code == 1 and (tmp_path / "o" / "config.yaml").is_file(), again.output
+        (aside,) = (tmp_path / "o").glob("superseded-*")
+        assert before and sorted(p.name for p in aside.iterdir()) == before
 
 
 #: A scheduler and one worker of two threads in a process of their own (a cluster the run's process does not
