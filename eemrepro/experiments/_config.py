@@ -701,14 +701,11 @@ def _check_class_sizes(ctx, datasets, values):
     stratified k-fold a class smaller than ``folds`` is refused; under nested selection, whatever the splitter,
     inner folds that outnumber what a training part holds of every class (scikit-learn cannot split it) are
     refused (fewer of one class only: ``inner_folds_notes``, said before a run). Named, with the fix."""
-    from ..datasets import get_entry
-
     splitter, folds = values.get("splitter", "stratified-kfold"), values.get("folds", 10)
     for d in datasets:
         sizes = [c for c in (_class_sizes(d) or ()) if c > 0]
         if splitter == "stratified-kfold" and sizes and min(sizes) < folds:
-            local = get_entry(str(d)).files[0].local if get_entry(str(d)).local else None
-            named = f"{d} ({local})" if local else d  # a user's own file is named
+            named = _named(d)
             raise ctx.error(("protocol", "folds"), f"{folds} folds, but data set {named} has a class of "
                                                    f"{min(sizes)} (class sizes {sizes}): some test folds would hold "
                                                    f"none of it; use at most {min(sizes)} folds or leave {named} out")
@@ -733,8 +730,6 @@ def _inner_folds_short(values, dataset):
     ``values`` outnumber the points of a class a training part of ``dataset`` may hold; None where they fit,
     under another selection, or where the data set's class sizes are not recorded. The one rule of every
     splitter (``_trained_counts``), with its fix."""
-    from ..datasets import get_entry
-
     sizes = [c for c in (_class_sizes(dataset) or ()) if c > 0]
     if values.get("selection") != "nested" or not sizes:
         return None
@@ -747,14 +742,23 @@ def _inner_folds_short(values, dataset):
     counts = _trained_counts(splitter, sizes, folds, n_train)
     if min(counts) >= inner:
         return None
-    local = get_entry(str(dataset)).files[0].local if get_entry(str(dataset)).local else None
-    named = f"{dataset} ({local})" if local else dataset  # a user's own file is named
+    # Refused where a training part may hold fewer than inner_folds of every class (scikit-learn could not split
+    # it: the run's units would fail); the fewest of each class may fall in different parts, so it may not.
     every = max(counts) < inner
-    return (f"{inner} inner folds, but the training parts of data set {named} hold as few as {min(counts)} points "
-            f"of a class (class sizes {sizes}): "
-            + ("every class falls short, scikit-learn cannot make the inner folds" if every
+    return (f"{inner} inner folds, but the training parts of data set {_named(dataset)} hold as few as "
+            f"{min(counts)} point(s) of a class (class sizes {sizes}): "
+            + ("a training part may hold fewer than that of every class, and scikit-learn could not make its "
+               "inner folds" if every
                else "some inner test parts hold none of it")
             + "; " + _inner_folds_fix(splitter, sizes, folds, n_train, inner, min(counts), dataset), every)
+
+
+def _named(dataset):
+    """A data set as a message names it: a user's own with its file."""
+    from ..datasets import get_entry
+
+    entry = get_entry(str(dataset))
+    return f"{dataset} ({entry.files[0].local})" if entry.local else dataset
 
 
 def _trained_counts(splitter, sizes, folds, n_train):
@@ -785,7 +789,7 @@ def _inner_folds_fix(splitter, sizes, folds, n_train, inner, low, dataset):
         more = next((m for m in range(start, n - len(sizes) + 1)
                      if min(_trained_counts(splitter, sizes, folds, m)) >= inner), None)
         if more is not None:
-            ways.append(f"a train_size of at least {more} rows")
+            ways.append(f"train_size: {more} (rows)")
     return "use " + " or ".join(ways) if ways else f"leave {dataset} out"
 
 
@@ -795,8 +799,6 @@ def _check_train_sizes(ctx, datasets, size):
     n - k): a data set whose split cannot be made is refused, named with the valid range, before anything runs."""
     import math
 
-    from ..datasets import get_entry
-
     for d in datasets:
         sizes = [c for c in (_class_sizes(d) or ()) if c > 0]
         if not sizes:
@@ -804,8 +806,7 @@ def _check_train_sizes(ctx, datasets, size):
         value = size[str(d)] if isinstance(size, dict) else size
         key = ("protocol", "train_size") + ((str(d),) if isinstance(size, dict) else ())
         n, k = sum(sizes), len(sizes)
-        local = get_entry(str(d)).files[0].local if get_entry(str(d)).local else None
-        named = f"{d} ({local})" if local else d
+        named = _named(d)
         if min(sizes) < 2:
             raise ctx.error(key, f"data set {named} has a class of 1 point (class sizes {sizes}): a stratified "
                                  "split needs two of each class; leave it out or use splitter: stratified-kfold")

@@ -850,10 +850,10 @@ INNER_SHORT = [
     ("folds: 3", 34, 23, "every", "use inner_folds <= 23 or folds >= 35"),
     ("folds: 3", 35, 23, "every", "use inner_folds <= 23"),
     ("splitter: train-test, train_size: 5", 3, 2, "a",
-     "some inner test parts hold none of it; use inner_folds <= 2 or a train_size of at least 6 rows"),
+     "some inner test parts hold none of it; use inner_folds <= 2 or train_size: 6 (rows)"),
     ("splitter: train-test, train_size: {noise: 5}", 3, 2, "a",
-     "some inner test parts hold none of it; use inner_folds <= 2 or a train_size of at least 6 rows"),
-    ("splitter: train-test, train_size: 6", 4, 3, "every", "use inner_folds <= 3 or a train_size of at least 9 rows"),
+     "some inner test parts hold none of it; use inner_folds <= 2 or train_size: 6 (rows)"),
+    ("splitter: train-test, train_size: 6", 4, 3, "every", "use inner_folds <= 3 or train_size: 9 (rows)"),
     ("splitter: whole", 36, 35, "a", "some inner test parts hold none of it; use inner_folds <= 35"),
     ("splitter: whole", 46, 35, "every", "use inner_folds <= 35"),
 ]
@@ -875,9 +875,10 @@ def test_inner_folds_above_what_a_training_part_holds_of_a_class_are_said_for_ev
                      f"{{{protocol}, repeats: 2, seed: 0, selection: nested, inner_folds: {inner}}}")
     out = tmp_path / "out"
     if which == "every":
-        fix = f"every class falls short, scikit-learn cannot make the inner folds; {fix}"
+        fix = f"a training part may hold fewer than that of every class, and scikit-learn could not make its inner " \
+              f"folds; {fix}"
     said = (f"{inner} inner folds, but the training parts of data set noise ({tmp_path / 'noise.csv'}) hold as "
-            f"few as {low} points of a class (class sizes [45, 35]): {fix}")
+            f"few as {low} point(s) of a class (class sizes [45, 35]): {fix}")
     command = ["run", str(config), "--out", str(out), "--quiet", "--jobs", "1"] + (["--dry-run"] if dry else [])
     if which == "every":
         result = runner.invoke(app, command)
@@ -909,8 +910,8 @@ def test_the_inner_folds_note_is_one_line_of_the_command_as_a_user_runs_it(tmp_p
     assert dry.returncode == 0, dry.stderr
     assert dry.stderr.splitlines() == [
         f"warning: {config}: key 'protocol.inner_folds': 3 inner folds, but the training parts of data set noise "
-        f"({tmp_path / 'noise.csv'}) hold as few as 2 points of a class (class sizes [45, 35]): some inner test "
-        "parts hold none of it; use inner_folds <= 2 or a train_size of at least 6 rows"], dry.stderr
+        f"({tmp_path / 'noise.csv'}) hold as few as 2 point(s) of a class (class sizes [45, 35]): some inner test "
+        "parts hold none of it; use inner_folds <= 2 or train_size: 6 (rows)"], dry.stderr
     assert "mine: 8 units, 0 already stored, 8 to run" in dry.stdout  # 2 repeats x (1 + 3 inner folds)
 
 
