@@ -169,20 +169,25 @@ def run_experiment(config, out=None, jobs=None, backend=None, scheduler=None, fr
     data = check_data(config, options)
     _before_planning(config, store, dry_run)
     existed = options.out.exists()
-    # The store is locked from here: a second run on it is refused.
     try:
-        with nullcontext() if dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
-            plan, summary, move_aside = _planned(config, stored_config, store, options, data)
-            if dry_run:
-                summary.estimate = plan.estimate()
-                summary.estimate_seconds = summary.estimate.seconds
-                return summary
-            summary.superseded = move_aside()
-            execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
+        return _locked_run(config, stored_config, store, options, data, started)
     except Exception:  # (an interrupt says what it stored and that the same command resumes)
         if not existed:
             remove_unused_folder(options.out)
         raise
+
+
+def _locked_run(config, stored_config, store, options, data, started):
+    """The plan, and the run of it (a dry run returns the plan's summary and estimate), under the store's lock: a
+    second run on it is refused."""
+    with nullcontext() if options.dry_run else store.writing(f"eemrepro run {config.source or config.name}"):
+        plan, summary, move_aside = _planned(config, stored_config, store, options, data)
+        if options.dry_run:
+            summary.estimate = plan.estimate()
+            summary.estimate_seconds = summary.estimate.seconds
+            return summary
+        summary.superseded = move_aside()
+        execute_plan(plan, store, summary, planning_seconds=time.monotonic() - started)
     return summary
 
 
