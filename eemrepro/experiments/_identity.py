@@ -140,7 +140,8 @@ def _bounded(value, plain):
     form and digest where ``plain``'s JSON text is over ``_LONGEST_TEXT`` characters."""
     if isinstance(plain, str) and len(plain) > _LONGEST_TEXT:  # its JSON text is longer still: not written out
         return _held(value)
-    return _held(value) if len(json.dumps(plain, ensure_ascii=False, default=repr)) > _LONGEST_TEXT else plain
+    # (measured as a record stores it: its JSON with ASCII escapes, six characters for an accented letter)
+    return _held(value) if len(json.dumps(plain, default=repr)) > _LONGEST_TEXT else plain
 
 
 def _held(value):
