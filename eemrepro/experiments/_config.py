@@ -50,6 +50,7 @@ import inspect
 import math
 import os
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -1025,8 +1026,6 @@ def _check_name(ctx, path, name, what):
 def _check_one_form(ctx, path, names, what):
     """Two of ``names`` that are one text in two Unicode forms (an accent as one character or as two) print
     alike in every table but are two keys of the store: refused, both named by their code points."""
-    import unicodedata
-
     seen = {}
     for i, name in enumerate(map(str, names)):
         other = seen.setdefault(unicodedata.normalize("NFC", name), name)
@@ -1106,7 +1105,11 @@ def _local_datasets(ctx, raw, datasets):
         if spec.get("positive") is not None and not isinstance(spec["positive"], list):
             spec = dict(spec, positive=[spec["positive"]])
         if str(name) not in map(str, datasets):
-            raise ctx.error(where, f"not in the config's 'datasets' {list(datasets)}; list it there to run it")
+            same = [d for d in map(str, datasets) if unicodedata.normalize("NFC", d) ==
+                    unicodedata.normalize("NFC", str(name))]
+            raise ctx.error(where, f"{ascii(str(name))} is {ascii(same[0])} of 'datasets' in another Unicode form: "
+                                   "they print alike; write both the same way" if same else
+                            f"not in the config's 'datasets' {list(datasets)}; list it there to run it")
         try:
             entry = local_entry(str(name), spec, home=ctx.home, read=ctx.import_estimators)
             register_local(entry)

@@ -280,6 +280,14 @@ def test_two_names_one_text_in_two_unicode_forms_are_refused_naming_both(tmp_pat
     with pytest.raises(ConfigError, match=r"key 'datasets.1': data set 'mode\\u0300le' is 'mod\\xe8le' in another "
                                           r"Unicode form"):
         load_config(cfg)
+    # The same name in 'datasets' and, in the other form, as a local_datasets key (a review found "not in the
+    # config's 'datasets' ['modèle']" beside a name that prints the same).
+    cfg = _write(tmp_path, f"name: t\ndatasets: ['{nfc}']\nlocal_datasets:\n  '{nfd}': {{file: mine.csv, target: y}}\n"
+                           "models:\n  EEM: {estimator: EEM, grid: {n_hidden: [10]}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert str(info.value) == f"{cfg}, line 4: key 'local_datasets.{nfd}': 'mode\\u0300le' is 'mod\\xe8le' of " \
+                              "'datasets' in another Unicode form: they print alike; write both the same way"
 
 
 def test_every_registered_data_set_and_paper_model_set_has_names_the_keys_can_carry():
