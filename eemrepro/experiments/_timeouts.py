@@ -46,11 +46,9 @@ class TimeoutLedger:
         return fields.get("status") == "timed-out" or (self.rule == "skip-model" and out_of_memory(fields))
 
     def note(self, dataset, model, point, fields):
-        """Take one fit's outcome into account; whether it abandoned something."""
-        if not self.abandons(fields):
-            return False
-        self.abandoned.add(self.key(dataset, model, point))
-        return True
+        """Take one fit's outcome into account."""
+        if self.abandons(fields):
+            self.abandoned.add(self.key(dataset, model, point))
 
     def note_records(self, records):
         """Take a unit's records (dicts as a worker returns them) into account."""
