@@ -90,6 +90,11 @@ def test_reports_over_a_store_whose_user_module_is_gone_build_without_importing_
                  ["check", str(out), "--report-only"], ["status", str(out)],
                  ["export", str(out), "--out", str(tmp_path / "r.csv")]):
         result = runner.invoke(app, args)
+        if args[0] == "status":  # what is stored, and that a run would stop at the module: as a refusal, exit 1
+            assert result.exit_code == 1 and "a run of this folder stops there" in result.output, result.output
+            # (units done unknown without the module; its 3 folds x 2 grid points stored ok)
+            assert re.search(r"heart\s+C\s+\?/3\s+6\s", result.output), result.output
+            continue
         assert result.exit_code == 0, (args, result.output)
     assert module not in sys.modules
 

@@ -1660,7 +1660,8 @@ def test_records_a_shrunk_grid_left_out_are_counted_once_per_folder_over_every_g
     header = _header((_tables_of([tmp_path / "out"], tmp_path / "t") / "benchmark_gmean.md").read_text())
     left = [line for line in header if line.startswith("left out of ")]
     assert left == [f"left out of {tmp_path / 'out'} (kept in the store, not named by its config.yaml): "
-                    "4 record(s) of grid points the config no longer has"], header
+                    f"4 record(s) of grid points the config no longer has; a run of a config that names them into "
+                    f"{tmp_path / 'out'} reads them again"], header
 
 
 def test_two_folders_of_other_kinds_holding_a_model_of_one_name_on_a_data_set_are_read_together(tmp_path):
