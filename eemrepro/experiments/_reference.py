@@ -13,7 +13,7 @@ import dataclasses
 #: What each top-level key is (a key of ``_config._TOP_KEYS`` without a line here fails the reference's test).
 TOP_KEYS = {
     "paper_models": "A paper's models with their published grids, by the name of its model set (`eemrepro papers` "
-                    "lists them: `eem`, `esmm`, `lssvm-ensemble`), or a list of names: they run beside the config's "
+                    "lists them), or a list of names: they run beside the config's "
                     "own `models:` (which may then be left out) on its data sets, your own included. An installed "
                     "package adds its own sets through the entry-point group `eemrepro.model_sets` (a callable "
                     "returning `ModelSet`s), as eemrepro's papers do.",

@@ -8,11 +8,11 @@ explicitly::
 
     missing: fail            # a published cell with no reproduced value: fail | skip
     tables:
-      paper_table4: {abs: 2.0, use_std: true}
-      paper_table1: {abs: 0.1}
+      a_metric_table: {abs: 2.0, use_std: true}
+      a_correlation_table: {abs: 0.1}
     cells:
-      - {table: paper_table4, dataset: sonar, method: WELMsig, abs: 12, reason: "..."}
-      - {table: paper_table1, dataset: sonar, h: 1, skip: true, reason: "..."}
+      - {table: a_metric_table, dataset: sonar, method: MyModel, abs: 12, reason: "..."}
+      - {table: a_correlation_table, dataset: sonar, h: 1, skip: true, reason: "..."}
 
 Cells the paper did not report are skipped and counted, and so are published
 cells with no record at all (not run here: a user's own store is not a failed
