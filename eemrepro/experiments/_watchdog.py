@@ -355,7 +355,7 @@ class _FitChild:
                 while (job := jobs.read(None)) is not None:
                     task, steps, data, points = job
                     limit_fit_threads(fit_threads(task))
-                    for message in _with_warnings(steps(task, read_only(data), points)):
+                    for message in _with_imports(task, _with_warnings(steps(task, read_only(data), points))):
                         _send(w, message)
                     _send(w, ("done",))
                     del job, task, data  # not held while waiting for the next unit
@@ -463,6 +463,28 @@ def _with_warnings(messages):
             yield message
 
 
+def _with_imports(task, messages):
+    """``messages`` of a unit's steps, a record ``ok`` failed where the unit's fits imported a user's module that
+    the code of the unit's identity does not hold (``models._lookup.imported_outside``): a module imported
+    inside a function, whose edit no record could tell."""
+    from ..models._lookup import imported_outside, outside_imports_error
+    from ._identity import code_of
+
+    codes = code_of(task.get("identity"))
+    if not codes:
+        yield from messages
+        return
+    before = set(sys.modules)
+    for message in messages:
+        if message[0] == "record" and message[2].get("status") == "ok":
+            outside = imported_outside(set(codes.values()), before)
+            if outside:
+                estimator = task.get("estimator") if task.get("estimator") in codes else next(iter(codes))
+                message = ("record", message[1], {"status": "failed", "error": outside_imports_error(
+                    estimator, outside), "fit_seconds": message[2].get("fit_seconds")})
+        yield message
+
+
 def _run_points_in_child(task, steps, data, points, timeout):
     """Fit ``points`` in the fit child; return (records by point id, timed-out points, crashed points, why)."""
     if not _fit_child(task).submit(task, steps, data, points):  # it died between two units
@@ -523,7 +545,7 @@ def run_points(task, steps, data):
         else:  # no fork (Windows): no watchdog, the fit runs here
             limit_fit_threads(fit_threads(task))
             done, timed_out, crashed, reason = {}, [], [], None
-            for message in steps(task, read_only(data), points):
+            for message in _with_imports(task, steps(task, read_only(data), points)):
                 if message[0] == "record":
                     done[point_id(message[1])] = message[2]
         results.update(done)

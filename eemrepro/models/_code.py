@@ -27,8 +27,10 @@ identity holds and a changed-setting message shows as it is. A single module fil
 keeps the form records had before (``"my_classifier.py sha256:..."``).
 
 What no import shows is not in it: environment variables, data files a module opens
-by path (outside a package), modules imported only inside a function after the
-import. ``eemrepro audit`` re-runs stored units to check those.
+by path (outside a package), distributions imported only inside a function. A
+user's module imported only inside a function fails the fits that import it
+(``_lookup.imported_outside``). ``eemrepro audit`` re-runs stored units to check the
+rest.
 """
 
 import functools

@@ -40,6 +40,9 @@ _IMPORT_LOCK = threading.Lock()
 _IMPORTED = {}
 # (estimator, home) -> (the modules its code was found in, the files and folders watched, their stat, the code).
 _CODE_TEXTS = {}
+# Users' modules that a fit of this process imported and no estimator's code held: {name: shown}. Kept, so that
+# this process's later fits, which find them imported already, are refused alike.
+_FIT_IMPORTED = {}
 
 
 def builtin_estimators():
@@ -260,3 +263,37 @@ def _module_of(name):
     if ":" in name:
         return name.partition(":")[0]
     return registered_estimators()[name].value.partition(":")[0].strip()
+
+
+def imported_outside(codes, before):
+    """{module: its file (or package, or distribution) as shown} of the users' modules a fit imported that none
+    of ``codes`` holds (texts of :func:`estimator_code`, their estimators found in this process).
+
+    A fit's modules are those in ``sys.modules`` now but not in ``before`` (the names it held when the unit
+    started), and those an earlier fit of this process imported. A module of a user's file, package or
+    editable install counts; one of the environment or of an installed distribution does not (a version
+    tells it). Such a module is imported inside a function, not when the estimator's module is: its code is in
+    no identity, and a record made with it could not say when it changed.
+    """
+    new = [m for m in sys.modules if m not in before]
+    known = [m for m in _FIT_IMPORTED if m in sys.modules]
+    if not new and not known:
+        return {}
+    users, _ = what_ran([], new + known)
+    held = set().union(*(set(k[1]) for k in list(_CODE_TEXTS.values()) if k[3] in codes))
+    outside = {}
+    for name in sorted(users):
+        origin = users[name]
+        files = set(watched_paths({name: origin}))
+        if files and not files <= held:
+            outside[name] = origin[1][0] if origin[0] == "file" else origin[1].metadata["Name"]
+    _FIT_IMPORTED.update(outside)
+    return outside
+
+
+def outside_imports_error(estimator, outside):
+    """The one-line reason a fit that imported ``outside`` (:func:`imported_outside`) fails."""
+    names = ", ".join(f"{m} ({shown})" for m, shown in outside.items())
+    module = _module_of(estimator) if estimator is not None and ":" in estimator else "the estimator's module"
+    return (f"the fit imported {names}, code of yours that importing {module} does not load, so no record could "
+            f"say when it changes; import it at the top of {module} (or of a module it imports)")

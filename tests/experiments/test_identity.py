@@ -1044,3 +1044,49 @@ def test_a_long_text_the_config_sets_is_held_bounded_and_what_it_writes_short_st
     cfg.write_text(cfg.read_text().replace(blob, _changed_in_the_middle(blob)))
     result = _run(cfg, out, code=1)
     assert f"params.blob: {held['params.blob']!r} stored, " in result.output and len(result.output) < 1_500
+
+
+#: ``SPLIT_NEAREST_MEAN`` whose helper is imported inside ``decision_function``, not when the module is: the import
+#: of the plug-in never loads it, so no identity made from that import can hold its code.
+LAZY = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
+    "    def decision_function(self, X):\n", "    def decision_function(self, X):\n        from {source} import distance\n")
+
+
+def test_a_helper_imported_inside_a_method_fails_the_fits_saying_where_to_import_it(tmp_path, monkeypatch):
+    """A helper on the import path that the plug-in imports only inside ``decision_function``: before, every
+    record was ``ok`` under an identity without the helper, and the helper's edit came back as "nothing to do"
+    with the old numbers. Now every fit fails saying which module and where to import it (the three units of
+    one fit process alike: the first imports it, the later ones find it imported). Moved to the top, it is in
+    the identity: the run refuses the changed code, and --rerun-changed gives a fresh folder's numbers."""
+    folder, module, helper = _split_plugin(tmp_path)
+    _write(folder / f"{module}.py", LAZY.format(source=helper))
+    monkeypatch.syspath_prepend(str(folder))
+    cfg, out = _config(folder, module), tmp_path / "out"
+    _run(cfg, out)
+    df = read_results(out, columns=["status", "error_message"])
+    assert len(df) == 3 * 2 and (df["status"] == "failed").all()
+    assert set(df["error_message"]) == {
+        f"the fit imported {helper} ({helper}.py), code of yours that importing {module} does not load, so no "
+        f"record could say when it changes; import it at the top of {module} (or of a module it imports)"}
+    _write(folder / f"{module}.py", SPLIT_NEAREST_MEAN.format(source=helper))
+    result = _run(cfg, out, code=1)
+    assert f"'{module}.py + {helper}.py sha256:" in result.output
+    _run(cfg, out, "--rerun-changed")
+    _run(cfg, tmp_path / "fresh")
+    assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
+
+
+def test_a_module_of_the_plugins_package_or_of_a_distribution_imported_inside_a_method_is_held(tmp_path):
+    """The neighbours that stay ``ok``: a module of the plug-in's own package imported inside a method (every
+    file of the package is in its identity) and an installed distribution's (its version is in every record)."""
+    folder = tmp_path / "mine"
+    package = f"pkg_{uuid.uuid4().hex[:8]}"
+    (folder / package).mkdir(parents=True)
+    _write(folder / package / "__init__.py", "")
+    _write(folder / package / "distances.py", HELPER.format(sign=""))
+    lazy = LAZY.format(source=f"{package}.distances").replace(
+        "        from", "        import sklearn.neighbors  # noqa: F401\n        from")
+    _write(folder / package / "model.py", lazy)
+    cfg, out = _config(folder, f"{package}.model"), tmp_path / "out"
+    _run(cfg, out)
+    assert (read_results(out, columns=["status"])["status"] == "ok").all()
