@@ -118,6 +118,9 @@ def _read_frame(path, fmt, target):
             StopIteration) as exc:
         why = (str(exc).splitlines() or ["it ends before its data"])[0][:200]
         fix = "; save it as UTF-8 text (e.g. iconv -f latin1 -t utf-8)" if isinstance(exc, UnicodeDecodeError) else ""
+        if fmt == "arff" and f"{MISSING!r} value not in" in why:  # a quoted '?' is a nominal value, not the mark
+            fix = (f"; a quoted {MISSING!r} is a value of its own in ARFF, not the missing-value mark: drop those "
+                   f"rows (or write {MISSING} unquoted where a value is missing)")
         raise LocalDatasetError(f"{path}: not a readable {fmt} file ({why}){fix}") from None
 
 

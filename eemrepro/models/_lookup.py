@@ -275,7 +275,7 @@ def imported_outside(codes, before):
     tells it). Such a module is imported inside a function, not when the estimator's module is: its code is in
     no identity, and a record made with it could not say when it changed.
     """
-    new = [m for m in sys.modules if m not in before]
+    new = list(sys.modules.keys() - before)
     known = [m for m in _FIT_IMPORTED if m in sys.modules]
     if not new and not known:
         return {}

@@ -677,6 +677,19 @@ def test_an_arff_files_missing_class_is_refused_not_made_a_label(tmp_path, posit
                                      "NA or '?'; the first is row 5); drop them first: a missing class is not a label")
 
 
+def test_an_arff_files_quoted_question_mark_class_is_refused_saying_it_is_no_missing_mark(tmp_path):
+    """A class written ``'?'`` (quoted) is a nominal value, not ARFF's missing mark: scipy's reader refuses it as a
+    value its attribute does not declare. The refusal said that alone; it now says why and what to do."""
+    text = _arff(_noise_sorted_by_class(), missing_rows={4}).replace(",?\n", ",'?'\n")
+    (tmp_path / "noise.arff").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(_config(tmp_path, "{file: noise.arff, target: class}"))
+    assert str(err.value).endswith(
+        f"{tmp_path / 'noise.arff'}: not a readable arff file ('?' value not in ('no', 'yes')); a quoted '?' is a "
+        "value of its own in ARFF, not the missing-value mark: drop those rows (or write ? unquoted where a value is "
+        "missing)")
+
+
 @pytest.mark.parametrize("cell", ["", "NA", "?"])
 def test_a_csv_label_cell_empty_na_or_question_mark_is_a_missing_class(tmp_path, cell):
     frame = _noise_sorted_by_class().astype({"label": object})
