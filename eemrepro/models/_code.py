@@ -153,6 +153,12 @@ def _origin(module):
     return ("file", _file_unit(module))
 
 
+def origin_kind(module):
+    """Where ``module`` came from, in a word (:func:`_origin`'s first): "environment", "distribution",
+    "editable" or "file"."""
+    return _origin(module)[0]
+
+
 def _file_unit(module):
     """(name, root, files) of the files a user's module stands for: the regular package it lies in (its
     outermost), else its own file; a namespace package alone stands for nothing (its modules stand for

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from .. import models  # (the package's face imports its modules when first asked: no cycle)
-from ._code import code_text, environment_modules, package_files, stamp_of, watched_paths, what_ran
+from ._code import code_text, environment_modules, origin_kind, package_files, stamp_of, watched_paths, what_ran
 
 #: The entry-point group under which installed packages register estimators.
 ENTRY_POINT_GROUP = "eemrepro.estimators"
@@ -43,6 +43,8 @@ _CODE_TEXTS = {}
 # Users' modules that a fit of this process imported and no estimator's code held: {name: shown}. Kept, so that
 # this process's later fits, which find them imported already, are refused alike.
 _FIT_IMPORTED = {}
+# Modules a fit imported that are the environment's or an installed distribution's (no user's code).
+_NOT_USERS = set()
 
 
 def builtin_estimators():
@@ -275,11 +277,14 @@ def imported_outside(codes, before):
     tells it). Such a module is imported inside a function, not when the estimator's module is: its code is in
     no identity, and a record made with it could not say when it changed.
     """
-    new = list(sys.modules.keys() - before)
+    new = [m for m in sys.modules.keys() - before - _NOT_USERS if sys.modules.get(m) is not None]
+    for m in new:
+        if origin_kind(sys.modules[m]) not in ("file", "editable"):
+            _NOT_USERS.add(m)  # (judged once: a fit's first unit imports hundreds of the environment's modules)
     known = [m for m in _FIT_IMPORTED if m in sys.modules]
-    if not new and not known:
+    if not known and all(m in _NOT_USERS for m in new):
         return {}
-    users, _ = what_ran([], new + known)
+    users, _ = what_ran([], [m for m in new if m not in _NOT_USERS] + known)
     held = set().union(*(set(k[1]) for k in list(_CODE_TEXTS.values()) if k[3] in codes))
     outside = {}
     for name in sorted(users):
