@@ -479,9 +479,8 @@ def _with_imports(task, messages):
         if message[0] == "record" and message[2].get("status") == "ok":
             outside = imported_outside(set(codes.values()), before)
             if outside:
-                estimator = task.get("estimator") if task.get("estimator") in codes else next(iter(codes))
                 message = ("record", message[1], {"status": "failed", "error": outside_imports_error(
-                    estimator, outside), "fit_seconds": message[2].get("fit_seconds")})
+                    codes, outside), "fit_seconds": message[2].get("fit_seconds")})
         yield message
 
 

@@ -140,6 +140,13 @@ def _origin(module):
             or top in environment_modules()
             or (origin in (None, "built-in", "frozen") and not locations)):
         return ("environment",)
+    outer = sys.modules.get(top)
+    if outer is not None and outer is not module and getattr(outer, "__file__", None):
+        # A module of an installed regular package is the package's wherever its file lies (code a library
+        # generates and registers under its own name, as torch.compile does in a temporary folder).
+        kind = _origin(outer)
+        if kind[0] in ("environment", "distribution"):
+            return kind
     where = Path(origin if origin not in (None, "built-in", "frozen") else locations[0]).resolve()
     if any(where.is_relative_to(s) for s in _site_folders()):
         dist = _distribution(top)

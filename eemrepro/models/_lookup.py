@@ -40,9 +40,10 @@ _IMPORT_LOCK = threading.Lock()
 _IMPORTED = {}
 # (estimator, home) -> (the modules its code was found in, the files and folders watched, their stat, the code).
 _CODE_TEXTS = {}
-# Users' modules that a fit of this process imported and no estimator's code held: {name: shown}. Kept, so that
-# this process's later fits, which find them imported already, are refused alike.
-_FIT_IMPORTED = {}
+# The users' modules the fits of this process imported, by the codes of the unit's estimators: codes -> (the
+# modules judged, {module: shown} of those no code of them holds). Kept, so that a later unit of the same
+# estimators, which finds them imported already, is refused alike.
+_FIT_JUDGED = {}
 # Modules a fit imported that are the environment's or an installed distribution's (no user's code).
 _NOT_USERS = set()
 
@@ -272,33 +273,40 @@ def imported_outside(codes, before):
     of ``codes`` holds (texts of :func:`estimator_code`, their estimators found in this process).
 
     A fit's modules are those in ``sys.modules`` now but not in ``before`` (the names it held when the unit
-    started), and those an earlier fit of this process imported. A module of a user's file, package or
-    editable install counts; one of the environment or of an installed distribution does not (a version
-    tells it). Such a module is imported inside a function, not when the estimator's module is: its code is in
-    no identity, and a record made with it could not say when it changed.
+    started), and those an earlier fit under the same ``codes`` imported in this process (a later unit finds
+    them imported already; a fit of other estimators is not charged with them). A module of a user's file,
+    package or editable install counts; one of the environment or of an installed distribution does not (a
+    version tells it). Such a module is imported inside a function, not when the estimator's module is: its
+    code is in no identity, and a record made with it could not say when it changed.
     """
-    new = [m for m in sys.modules.keys() - before - _NOT_USERS if sys.modules.get(m) is not None]
+    key = frozenset(codes)
+    judged, outside = _FIT_JUDGED.setdefault(key, (set(), {}))
+    new = [m for m in sys.modules.keys() - before - _NOT_USERS - judged if sys.modules.get(m) is not None]
     for m in new:
         if origin_kind(sys.modules[m]) not in ("file", "editable"):
             _NOT_USERS.add(m)  # (judged once: a fit's first unit imports hundreds of the environment's modules)
-    known = [m for m in _FIT_IMPORTED if m in sys.modules]
-    if not known and all(m in _NOT_USERS for m in new):
-        return {}
-    users, _ = what_ran([], [m for m in new if m not in _NOT_USERS] + known)
-    held = set().union(*(set(k[1]) for k in list(_CODE_TEXTS.values()) if k[3] in codes))
-    outside = {}
-    for name in sorted(users):
-        origin = users[name]
-        files = set(watched_paths({name: origin}))
-        if files and not files <= held:
-            outside[name] = origin[1][0] if origin[0] == "file" else origin[1].metadata["Name"]
-    _FIT_IMPORTED.update(outside)
-    return outside
+    fresh = [m for m in new if m not in _NOT_USERS]
+    if fresh:
+        users, _ = what_ran([], fresh)
+        held = set().union(*(set(k[1]) for k in list(_CODE_TEXTS.values()) if k[3] in codes))
+        for name in sorted(users):
+            files = set(watched_paths({name: users[name]}))
+            if files and not files <= held:
+                outside[name] = users[name][1][0] if users[name][0] == "file" else users[name][1].metadata["Name"]
+        judged.update(fresh, users)  # (held or not, the same under these codes: a change of them is refused)
+    return {m: shown for m, shown in outside.items() if m in sys.modules}
 
 
-def outside_imports_error(estimator, outside):
-    """The one-line reason a fit that imported ``outside`` (:func:`imported_outside`) fails."""
-    names = ", ".join(f"{m} ({shown})" for m, shown in outside.items())
-    module = _module_of(estimator) if estimator is not None and ":" in estimator else "the estimator's module"
-    return (f"the fit imported {names}, code of yours that importing {module} does not load, so no record could "
-            f"say when it changes; import it at the top of {module} (or of a module it imports)")
+def outside_imports_error(estimators, outside, what="the fit"):
+    """The one-line reason a fit of ``estimators`` (the unit's users' estimators) that imported ``outside``
+    (:func:`imported_outside`) fails (``what``: the fit, or building the estimator): the modules, one per file or
+    package shown (three at most), and where to import them."""
+    by_shown = {}
+    for module, shown in outside.items():
+        by_shown.setdefault(shown, []).append(module)
+    named = [f"{ms[0]}{f' and {len(ms) - 1} more' if len(ms) > 1 else ''} ({shown})" for shown, ms in by_shown.items()]
+    names = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    modules = " or ".join(sorted({_module_of(e) for e in estimators}))
+    them = "it" if len(named) == 1 else "them"
+    return (f"{what} imported {names}, code of yours that importing {modules} does not load, so no record could "
+            f"say when it changes; import {them} at the top of {modules} (or of a module it imports)")

@@ -1090,3 +1090,82 @@ def test_a_module_of_the_plugins_package_or_of_a_distribution_imported_inside_a_
     cfg, out = _config(folder, f"{package}.model"), tmp_path / "out"
     _run(cfg, out)
     assert (read_results(out, columns=["status"])["status"] == "ok").all()
+
+
+def test_a_lazy_import_fails_the_fits_of_the_estimator_that_made_it_and_no_other(tmp_path, monkeypatch):
+    """Two user models in one config, one fit process: A imports its helper inside a method, B never does. Only
+    A's fits fail; B's, which run after A's in the same process and find the helper imported, stay ``ok`` (a
+    first version remembered the module for every later fit of the process and failed B's too)."""
+    folder, module, helper = _split_plugin(tmp_path)
+    _write(folder / f"{module}.py", LAZY.format(source=helper))
+    clean, defaults = f"clean_{uuid.uuid4().hex[:8]}", f"defaults_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{defaults}.py", "DEFAULT_SCALE = 1.0\n")
+    _write(folder / f"{clean}.py", NEAREST_MEAN.format(sign=1, helper=defaults))
+    monkeypatch.syspath_prepend(str(folder))
+    cfg = folder / "two.yaml"
+    cfg.write_text(textwrap.dedent(f"""\
+        name: two
+        datasets: [heart]
+        models:
+          A: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+          B: {{estimator: "{clean}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    _run(cfg, tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["model", "status"])
+    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
+        "A": ["failed"], "B": ["ok"]}
+
+
+def test_a_helper_imported_when_the_estimator_is_built_is_refused_before_any_fit(tmp_path, monkeypatch):
+    """An import inside ``__init__``: the run builds the estimator while it reads the config, so the helper was
+    imported before any fit and every record was ``ok`` without it in the identity. Refused now, naming the
+    config's key and the module."""
+    folder, module, helper = _split_plugin(tmp_path)
+    built = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
+        "        self.shrink = shrink\n", "        self.shrink = shrink\n        import {source}  # noqa: F401\n")
+    _write(folder / f"{module}.py", built.format(source=helper))
+    monkeypatch.syspath_prepend(str(folder))
+    cfg = _config(folder, module)
+    result = _run(cfg, tmp_path / "out", code=1)
+    assert result.output.strip() == (
+        f"error: {cfg}, line 4: key 'models.NM.estimator': building the estimator imported {helper} ({helper}.py), "
+        f"code of yours that importing {module} does not load, so no record could say when it changes; import it "
+        f"at the top of {module} (or of a module it imports)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_module_a_library_generates_under_its_own_package_is_the_library_s(tmp_path):
+    """A library that writes generated code to a temporary folder and registers it under its own package's name
+    (torch.compile does): the module is the installed distribution's, not a user's file, so a fit that makes
+    one is not refused, and the library's whole package is not walked as the user's code."""
+    import sys
+    import types
+
+    from eemrepro.models._code import origin_kind
+
+    pytest.importorskip("cycler")  # (installed with matplotlib; not one of the tool's declared dependencies)
+    source = tmp_path / "gen_1.py"
+    source.write_text("def k(x):\n    return x\n")
+    generated = types.ModuleType("cycler.gen_1")
+    generated.__file__ = str(source)
+    user = types.ModuleType(f"mine_{uuid.uuid4().hex[:8]}")
+    user.__file__ = str(source)
+    sys.modules[generated.__name__], sys.modules[user.__name__] = generated, user
+    try:
+        assert (origin_kind(generated), origin_kind(user)) == ("distribution", "file")
+    finally:
+        del sys.modules[generated.__name__], sys.modules[user.__name__]
+
+
+def test_the_lazy_import_message_names_one_module_a_file_or_package_and_stays_bounded():
+    """Fifteen submodules of one package and four other files: one entry per package or file, three at most,
+    "them" for several; the module to import them in is each estimator's."""
+    from eemrepro.models._lookup import outside_imports_error
+
+    outside = {"lib": "package lib", **{f"lib.m{i}": "package lib" for i in range(15)},
+               **{f"h{i}": f"h{i}.py" for i in range(4)}}
+    assert outside_imports_error({"clf:A": "x", "pkg.model:B": "y"}, outside) == (
+        "the fit imported lib and 15 more (package lib), h0 (h0.py), h1 (h1.py) and 2 more, code of yours that "
+        "importing clf or pkg.model does not load, so no record could say when it changes; import them at the top "
+        "of clf or pkg.model (or of a module it imports)")
