@@ -155,6 +155,22 @@ def test_a_changed_default_parameter_is_a_changed_identity(tmp_path):
     assert np.array_equal(_gmeans(out), _gmeans(tmp_path / "fresh"))
 
 
+
+def test_a_per_dataset_parameter_changed_is_said_as_the_config_s_on_that_data_set(tmp_path):
+    """``per_dataset: {heart: {scale: ...}}`` changed: the value is the config's on heart (the model's own
+    parameters leave ``scale`` at its default, so judging by them, or by no data set, would call it the
+    estimator's default)."""
+    folder, module, _ = _folder(tmp_path)
+    cfg, out = _config(folder, module), tmp_path / "out"
+    text = cfg.read_text().replace("grid: {shrink: [0.0, 0.5]}}", "grid: {shrink: [0.0, 0.5]}, "
+                                   "per_dataset: {heart: {scale: 3.0}}}")
+    cfg.write_text(text)
+    _run(cfg, out)
+    cfg.write_text(text.replace("scale: 3.0", "scale: 4.0"))
+    result = _run(cfg, out, code=1)
+    assert "  NM on heart: params.scale: 3.0 stored, 4.0 in the config\n" in result.output
+
+
 def _blobs(path, n=90, seed=0):
     """A CSV of three classes' blobs with two label columns (numbers, so either is a feature when the other is
     the target): ``kind`` (1, 2, 3) and ``big`` (0, 1)."""
