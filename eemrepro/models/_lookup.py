@@ -24,6 +24,7 @@ import functools
 import importlib
 import sys
 import threading
+import types
 from pathlib import Path
 
 from .. import models  # (the package's face imports its modules when first asked: no cycle)
@@ -281,7 +282,8 @@ def imported_outside(codes, before):
     """
     key = frozenset(codes)
     judged, outside = _FIT_JUDGED.setdefault(key, (set(), {}))
-    new = [m for m in sys.modules.keys() - before - _NOT_USERS - judged if sys.modules.get(m) is not None]
+    new = [m for m in sys.modules.keys() - before - _NOT_USERS - judged
+           if isinstance(sys.modules.get(m), types.ModuleType)]  # (a library may put any object there)
     for m in new:
         if origin_kind(sys.modules[m]) not in ("file", "editable"):
             _NOT_USERS.add(m)  # (judged once: a fit's first unit imports hundreds of the environment's modules)

@@ -1185,3 +1185,19 @@ def test_the_lazy_import_message_names_one_module_a_file_or_package_and_stays_bo
         "the fit imported lib and 15 more (package lib), h0 (h0.py), h1 (h1.py) and 2 more, code of yours that "
         "importing clf or pkg.model does not load, so no record could say when it changes; import them at the top "
         "of clf or pkg.model (or of a module it imports)")
+
+
+def test_an_object_a_fit_puts_in_sys_modules_that_is_no_module_is_passed_over():
+    """Some libraries register objects that are not modules in ``sys.modules`` (lazy loaders): the check of a
+    fit's imports passes over them (it crashed the fit process on their missing ``__name__``)."""
+    import sys
+
+    from eemrepro.models._lookup import imported_outside
+
+    before = set(sys.modules)
+    name = f"lazy_loader_{uuid.uuid4().hex[:8]}"
+    sys.modules[name] = object()
+    try:
+        assert imported_outside({"clf.py sha256:0"}, before) == {}
+    finally:
+        del sys.modules[name]
