@@ -55,7 +55,8 @@ def what_ran(start, loaded=()):
     difference). User modules: {name: origin}; distributions: {name: Distribution}.
     """
     users, dists, seen = {}, {}, set()
-    queue = list(start) + [m for m in loaded if m in sys.modules and _origin(sys.modules[m])[0] in ("file", "editable")]
+    queue = list(start) + [m for m in loaded if isinstance(sys.modules.get(m), types.ModuleType)
+                           and _origin(sys.modules[m])[0] in ("file", "editable")]
     while queue:
         name, module = _named(queue.pop())
         if name in seen or module is None:
@@ -78,8 +79,9 @@ def _named(item):
     """(a key, the module) of a module's name or of a module object: one that ``sys.modules`` does not hold
     (a file loaded by its path, ``importlib.util.spec_from_file_location``) keyed by its file too, so that it
     stands for itself and no module of the same name is taken for it."""
-    if isinstance(item, str):
-        return item, sys.modules.get(item)
+    if isinstance(item, str):  # (a library may register any object in ``sys.modules``: no module, no code)
+        found = sys.modules.get(item)
+        return item, found if isinstance(found, types.ModuleType) else None
     if sys.modules.get(item.__name__) is item:
         return item.__name__, item
     return f"{item.__name__} ({getattr(item, '__file__', None)})", item
@@ -118,7 +120,7 @@ def _defined_in(value):
     if found is None or not isinstance(found.get("__name__"), str):
         return out
     name = found["__name__"]
-    if sys.modules.get(name) is not None and vars(sys.modules[name]) is found:
+    if isinstance(sys.modules.get(name), types.ModuleType) and vars(sys.modules[name]) is found:
         return out if name == owner else [*out, name]
     loaded = types.ModuleType(name)
     vars(loaded).update(found)

@@ -1201,3 +1201,17 @@ def test_an_object_a_fit_puts_in_sys_modules_that_is_no_module_is_passed_over():
         assert imported_outside({"clf.py sha256:0"}, before) == {}
     finally:
         del sys.modules[name]
+
+
+def test_a_plugin_whose_import_registers_an_object_that_is_no_module_runs(tmp_path):
+    """A plug-in (or a library it imports) that puts an object which is no module in ``sys.modules`` when it is
+    imported: the code identity passes over it (the config was refused: "cannot be imported: ... has no
+    attribute '__name__'"), and the run stores ``ok`` records."""
+    folder, module, helper = _split_plugin(tmp_path)
+    name = f"lazy_loader_{uuid.uuid4().hex[:8]}"
+    text = SPLIT_NEAREST_MEAN.format(source=helper)
+    _write(folder / f"{module}.py", f"import sys\n\nsys.modules[{name!r}] = object()\n" + text)
+    cfg = _config(folder, module)
+    _run(cfg, tmp_path / "out")
+    assert (read_results(tmp_path / "out", columns=["status"])["status"] == "ok").all()
+    assert estimator_code(f"{module}:NearestMean", str(folder)).startswith(f"{module}.py + {helper}.py sha256:")
