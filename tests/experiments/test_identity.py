@@ -1215,3 +1215,18 @@ def test_a_plugin_whose_import_registers_an_object_that_is_no_module_runs(tmp_pa
     _run(cfg, tmp_path / "out")
     assert (read_results(tmp_path / "out", columns=["status"])["status"] == "ok").all()
     assert estimator_code(f"{module}:NearestMean", str(folder)).startswith(f"{module}.py + {helper}.py sha256:")
+
+
+def test_eleven_changed_cells_are_said_ten_by_name_and_one_more(tmp_path):
+    """The refusal names ten changed cells and counts the rest: at eleven (one past the ten named), "... and 1
+    more cell(s)", so that no changed cell goes unsaid."""
+    folder, module, helper = _folder(tmp_path)
+    models = "".join(f'  NM{i:02d}: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0]}}}}\n'
+                     for i in range(11))
+    cfg = folder / "eleven.yaml"
+    cfg.write_text(f"name: eleven\ndatasets: [heart]\nmodels:\n{models}protocol: {{folds: 2, repeats: 1, seed: 5}}\n")
+    _run(cfg, tmp_path / "out")
+    _write(folder / f"{helper}.py", "DEFAULT_SCALE = 2.0\n")
+    lines = _run(cfg, tmp_path / "out", code=1).output.splitlines()
+    assert [line.split(":")[0] for line in lines[1:12]] == [f"  NM{i:02d} on heart" for i in range(10)] + [
+        "  ... and 1 more cell(s)"]
