@@ -50,7 +50,6 @@ import inspect
 import math
 import os
 import re
-import sys
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -562,29 +561,9 @@ def _estimator(ctx, path, name, classifier):
         raise ctx.error(path + ("estimator",), str(exc)) from None
     if not inspect.isclass(cls) or not hasattr(cls, "fit"):
         raise ctx.error(path + ("estimator",), f"{name!r} is not an estimator class")
-    _check_built_imports(ctx, path + ("estimator",), cls, str(name))
     if classifier:
         _check_classifier(ctx, path + ("estimator",), cls, name)
     return cls
-
-
-def _check_built_imports(ctx, path, cls, name):
-    """A user's estimator whose building (``__init__``, ``get_params``) imports a module of the user's that
-    importing its module does not load is refused: that code is in no identity, and the run builds the
-    estimator before any fit (``models._lookup.imported_outside``, which the fits are checked by too)."""
-    from ..models._lookup import estimator_code, imported_outside, is_users, outside_imports_error
-
-    if not is_users(name):
-        return
-    code = estimator_code(name, ctx.home)  # (found first: what the building imports is judged against it)
-    before = set(sys.modules)
-    try:
-        cls().get_params()
-    except Exception:  # noqa: S110 (said by the checks that follow, which build it too)
-        return
-    outside = imported_outside({code}, before) if code is not None else {}
-    if outside:
-        raise ctx.error(path, outside_imports_error({name: code}, outside, "building the estimator"))
 
 
 def _check_classifier(ctx, path, cls, name):

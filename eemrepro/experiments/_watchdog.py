@@ -464,24 +464,31 @@ def _with_warnings(messages):
 
 
 def _with_imports(task, messages):
-    """``messages`` of a unit's steps, a record ``ok`` failed where the unit's fits imported a user's module that
-    the code of the unit's identity does not hold (``models._lookup.imported_outside``): a module imported
-    inside a function, whose edit no record could tell."""
-    from ..models._lookup import imported_outside, outside_imports_error
+    """``messages`` of a unit's steps, a record ``ok`` failed where the unit's steps asked for a user's module that
+    the code of the unit's identity does not hold (``models._lookup.imported_outside``): a module imported inside
+    a method, whose edit no record could tell. Such a module the unit imported is dropped from ``sys.modules``
+    after it, so that a later unit of this process imports it anew and is judged alike."""
+    from ..models._lookup import imported_outside, outside_imports_error, recording_imports
     from ._identity import code_of
 
     codes = code_of(task.get("identity"))
     if not codes:
         yield from messages
         return
-    before = set(sys.modules)
-    for message in messages:
-        if message[0] == "record" and message[2].get("status") == "ok":
-            outside = imported_outside(set(codes.values()), before)
-            if outside:
-                message = ("record", message[1], {"status": "failed", "error": outside_imports_error(
-                    codes, outside), "fit_seconds": message[2].get("fit_seconds")})
-        yield message
+    outside = {}
+    with recording_imports() as asked:
+        try:
+            for message in messages:
+                if message[0] == "record" and message[2].get("status") == "ok":
+                    outside = imported_outside(set(codes.values()), asked)
+                    if outside:
+                        message = ("record", message[1], {"status": "failed", "error": outside_imports_error(
+                            codes, outside), "fit_seconds": message[2].get("fit_seconds")})
+                yield message
+        finally:
+            for module in outside:
+                if module not in asked.before:
+                    sys.modules.pop(module, None)
 
 
 def _run_points_in_child(task, steps, data, points, timeout):

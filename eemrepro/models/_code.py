@@ -142,14 +142,10 @@ def _origin(module):
             or top in environment_modules()
             or (origin in (None, "built-in", "frozen") and not locations)):
         return ("environment",)
-    outer = sys.modules.get(top)
-    if outer is not None and outer is not module and getattr(outer, "__file__", None):
-        # A module of an installed regular package is the package's wherever its file lies (code a library
-        # generates and registers under its own name, as torch.compile does in a temporary folder).
-        kind = _origin(outer)
-        if kind[0] in ("environment", "distribution"):
-            return kind
     where = Path(origin if origin not in (None, "built-in", "frozen") else locations[0]).resolve()
+    registered = _registered_under(module, top, where)
+    if registered is not None:
+        return registered
     if any(where.is_relative_to(s) for s in _site_folders()):
         dist = _distribution(top)
         return ("distribution", dist) if dist is not None else ("file", _file_unit(module))
@@ -160,6 +156,22 @@ def _origin(module):
     if source is not None and where.is_relative_to(source):
         return ("editable", dist)
     return ("file", _file_unit(module))
+
+
+def _registered_under(module, top, where):
+    """("distribution", dist) where ``module`` is code an installed regular package registered under its own name
+    from outside its folders (a library's generated code: torch.compile writes it to a temporary folder), else
+    None. A file in one of the package's folders (``__path__``) is left to the rules for files."""
+    outer = sys.modules.get(top)
+    path = getattr(outer, "__file__", None) if outer is not module else None
+    if not isinstance(outer, types.ModuleType) or not path:
+        return None
+    if any(where.is_relative_to(Path(f).resolve()) for f in getattr(outer, "__path__", None) or ()):
+        return None
+    if not any(Path(path).resolve().is_relative_to(s) for s in _site_folders()):
+        return None
+    dist = _distribution(top)
+    return ("distribution", dist) if dist is not None else None
 
 
 def origin_kind(module):

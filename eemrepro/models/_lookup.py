@@ -20,8 +20,11 @@ here is imported again when its files change (a researcher edits the model
 between two runs of one Python process, a notebook's or a reused worker's).
 """
 
+import builtins
+import contextlib
 import functools
 import importlib
+import importlib.util
 import sys
 import threading
 import types
@@ -41,12 +44,14 @@ _IMPORT_LOCK = threading.Lock()
 _IMPORTED = {}
 # (estimator, home) -> (the modules its code was found in, the files and folders watched, their stat, the code).
 _CODE_TEXTS = {}
-# The users' modules the fits of this process imported, by the codes of the unit's estimators: codes -> (the
-# modules judged, {module: shown} of those no code of them holds). Kept, so that a later unit of the same
-# estimators, which finds them imported already, is refused alike.
-_FIT_JUDGED = {}
-# Modules a fit imported that are the environment's or an installed distribution's (no user's code).
+# What a user's module a fit asked for brings that a unit's code does not hold: codes -> {module: {module: shown}}
+# (a fact of the module's files and the codes, which a run holds fixed: judged once a process).
+_VERDICTS = {}
+# Modules a fit asked for that are the environment's or an installed distribution's (no user's code).
 _NOT_USERS = set()
+# The sets that the import functions add the names asked for to, while a unit's steps run (``recording_imports``).
+_RECORDERS = []
+_REAL_IMPORT, _REAL_IMPORT_MODULE = builtins.__import__, importlib.import_module
 
 
 def builtin_estimators():
@@ -269,34 +274,85 @@ def _module_of(name):
     return registered_estimators()[name].value.partition(":")[0].strip()
 
 
-def imported_outside(codes, before):
-    """{module: its file (or package, or distribution) as shown} of the users' modules a fit imported that none
-    of ``codes`` holds (texts of :func:`estimator_code`, their estimators found in this process).
+def _recorded(names):
+    for names_asked in _RECORDERS:
+        names_asked.update(names)
 
-    A fit's modules are those in ``sys.modules`` now but not in ``before`` (the names it held when the unit
-    started), and those an earlier fit under the same ``codes`` imported in this process (a later unit finds
-    them imported already; a fit of other estimators is not charged with them). A module of a user's file,
-    package or editable install counts; one of the environment or of an installed distribution does not (a
-    version tells it). Such a module is imported inside a function, not when the estimator's module is: its
-    code is in no identity, and a record made with it could not say when it changed.
+
+def _recording_import(name, globals=None, locals=None, fromlist=(), level=0):
+    """``builtins.__import__`` that notes the modules an import statement asks for, imported already or not."""
+    module = _REAL_IMPORT(name, globals, locals, fromlist, level)
+    if _RECORDERS:
+        try:
+            full = importlib.util.resolve_name("." * level + name, (globals or {}).get("__package__")) \
+                if level else name
+        except (ImportError, ValueError):
+            return module
+        _recorded([full, *(f"{full}.{item}" for item in fromlist or () if isinstance(item, str) and item != "*")])
+    return module
+
+
+def _recording_import_module(name, package=None):
+    """``importlib.import_module`` that notes the module it returns."""
+    module = _REAL_IMPORT_MODULE(name, package)
+    if _RECORDERS:
+        _recorded([module.__name__])
+    return module
+
+
+@contextlib.contextmanager
+def recording_imports():
+    """A set of the names of the modules asked for while inside: by an import statement, ``__import__`` or
+    ``importlib.import_module`` (those imported already included), and the modules new in ``sys.modules``
+    when it is read (see :func:`imported_outside`)."""
+    asked = _Asked(set(sys.modules))
+    _RECORDERS.append(asked)
+    builtins.__import__, importlib.import_module = _recording_import, _recording_import_module
+    try:
+        yield asked
+    finally:
+        _RECORDERS[:] = [r for r in _RECORDERS if r is not asked]
+        if not _RECORDERS:
+            builtins.__import__, importlib.import_module = _REAL_IMPORT, _REAL_IMPORT_MODULE
+
+
+class _Asked(set):
+    """The names asked for (a set), and ``before``: those ``sys.modules`` held when the recording began."""
+
+    def __init__(self, before):
+        super().__init__()
+        self.before = before
+
+    def names(self):
+        return self | (sys.modules.keys() - self.before)
+
+
+def imported_outside(codes, asked):
+    """{module: its file (or package, or distribution) as shown} of the users' modules a fit asked for
+    (``asked``: :func:`recording_imports`) that none of ``codes`` holds (texts of :func:`estimator_code`, their
+    estimators found in this process), with the users' modules those refer to.
+
+    A module of a user's file, package or editable install counts; one of the environment or of an installed
+    distribution does not (an installed distribution a method imports is not in the identity either: the docs
+    say so). Such a module is imported inside a function, not when the estimator's module is: its code is in no
+    identity, and a record made with it could not say when it changed.
     """
-    key = frozenset(codes)
-    judged, outside = _FIT_JUDGED.setdefault(key, (set(), {}))
-    new = [m for m in sys.modules.keys() - before - _NOT_USERS - judged
-           if isinstance(sys.modules.get(m), types.ModuleType)]  # (a library may put any object there)
-    for m in new:
-        if origin_kind(sys.modules[m]) not in ("file", "editable"):
-            _NOT_USERS.add(m)  # (judged once: a fit's first unit imports hundreds of the environment's modules)
-    fresh = [m for m in new if m not in _NOT_USERS]
+    verdicts = _VERDICTS.setdefault(frozenset(codes), {})
+    names = [m for m in asked.names() - _NOT_USERS if isinstance(sys.modules.get(m), types.ModuleType)]
+    for m in names:
+        if m not in verdicts and origin_kind(sys.modules[m]) not in ("file", "editable"):
+            _NOT_USERS.add(m)  # (judged once: a fit imports hundreds of the environment's modules)
+    fresh = [m for m in names if m not in verdicts and m not in _NOT_USERS]
     if fresh:
-        users, _ = what_ran([], fresh)
         held = set().union(*(set(k[1]) for k in list(_CODE_TEXTS.values()) if k[3] in codes))
-        for name in sorted(users):
-            files = set(watched_paths({name: users[name]}))
-            if files and not files <= held:
-                outside[name] = users[name][1][0] if users[name][0] == "file" else users[name][1].metadata["Name"]
-        judged.update(fresh, users)  # (held or not, the same under these codes: a change of them is refused)
-    return {m: shown for m, shown in outside.items() if m in sys.modules}
+        for m in fresh:
+            users, _ = what_ran([], [m])
+            verdicts[m] = {n: o[1][0] if o[0] == "file" else o[1].metadata["Name"] for n, o in users.items()
+                           if (files := set(watched_paths({n: o}))) and not files <= held}
+    outside = {}
+    for m in names:
+        outside.update(verdicts.get(m) or {})
+    return dict(sorted(outside.items()))
 
 
 def outside_imports_error(estimators, outside, what="the fit"):

@@ -1094,14 +1094,17 @@ def test_a_helper_imported_inside_a_method_fails_the_fits_saying_where_to_import
 
 def test_a_module_of_the_plugins_package_or_of_a_distribution_imported_inside_a_method_is_held(tmp_path):
     """The neighbours that stay ``ok``: a module of the plug-in's own package imported inside a method (every
-    file of the package is in its identity) and an installed distribution's (its version is in every record)."""
+    file of the package is in its identity), one of the tool's environment (scikit-learn: its version is in
+    every record) and one of another installed distribution (cycler; its version is not in the identity, which
+    the docs say)."""
+    pytest.importorskip("cycler")
     folder = tmp_path / "mine"
     package = f"pkg_{uuid.uuid4().hex[:8]}"
     (folder / package).mkdir(parents=True)
     _write(folder / package / "__init__.py", "")
     _write(folder / package / "distances.py", HELPER.format(sign=""))
     lazy = LAZY.format(source=f"{package}.distances").replace(
-        "        from", "        import sklearn.neighbors  # noqa: F401\n        from")
+        "        from", "        import cycler  # noqa: F401\n        import sklearn.neighbors  # noqa: F401\n        from")
     _write(folder / package / "model.py", lazy)
     cfg, out = _config(folder, f"{package}.model"), tmp_path / "out"
     _run(cfg, out)
@@ -1133,22 +1136,85 @@ def test_a_lazy_import_fails_the_fits_of_the_estimator_that_made_it_and_no_other
         "A": ["failed"], "B": ["ok"]}
 
 
-def test_a_helper_imported_when_the_estimator_is_built_is_refused_before_any_fit(tmp_path, monkeypatch):
-    """An import inside ``__init__``: the run builds the estimator while it reads the config, so the helper was
-    imported before any fit and every record was ``ok`` without it in the identity. Refused now, naming the
-    config's key and the module."""
+def test_a_helper_imported_when_the_estimator_is_built_with_a_configs_value_fails_its_fits(tmp_path, monkeypatch):
+    """An import inside ``__init__`` that only a value the config sets takes: the config's checks and the plan
+    build the estimator with that value before any fit, so the helper was imported when the fit process
+    started, and (judged by what was new in ``sys.modules``) every record was ``ok`` without it in the identity
+    and an edit of it came back as "nothing to do". The fit's own building asks for it again: failed."""
     folder, module, helper = _split_plugin(tmp_path)
     built = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
-        "        self.shrink = shrink\n", "        self.shrink = shrink\n        import {source}  # noqa: F401\n")
+        "    def __init__(self, shrink=0.0):\n        self.shrink = shrink\n",
+        "    def __init__(self, shrink=0.0, metric='l2'):\n        self.shrink = shrink\n        self.metric = metric\n"
+        "        if metric == 'l1':\n            import {source}  # noqa: F401\n").replace(
+        "        return distance(", "        from {source} import distance\n\n        return distance(")
     _write(folder / f"{module}.py", built.format(source=helper))
     monkeypatch.syspath_prepend(str(folder))
     cfg = _config(folder, module)
-    result = _run(cfg, tmp_path / "out", code=1)
-    assert result.output.strip() == (
-        f"error: {cfg}, line 4: key 'models.NM.estimator': building the estimator imported {helper} ({helper}.py), "
-        f"code of yours that importing {module} does not load, so no record could say when it changes; import it "
-        f"at the top of {module} (or of a module it imports)")
-    assert not (tmp_path / "out").exists()
+    cfg.write_text(cfg.read_text().replace("grid: {shrink: [0.0, 0.5]}}", "grid: {shrink: [0.0, 0.5]}, metric: l1}"))
+    _run(cfg, tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["status", "error_message"])
+    assert (df["status"] == "failed").all()
+    assert set(df["error_message"]) == {
+        f"the fit imported {helper} ({helper}.py), code of yours that importing {module} does not load, so no "
+        f"record could say when it changes; import it at the top of {module} (or of a module it imports)"}
+
+
+#: Ways a method asks for a module (``{source}``: the helper), each of which a fit's check must see in every unit.
+ASKED = {
+    "statement": "        from {source} import distance\n",
+    "import_module": "        import importlib\n\n        distance = importlib.import_module('{source}').distance\n",
+    "bound early": "        distance = import_module('{source}').distance\n",
+    "__import__": "        distance = __import__('{source}').distance\n",
+}
+
+
+@pytest.mark.parametrize("way", list(ASKED))
+def test_every_way_a_method_imports_a_helper_fails_every_unit_of_one_fit_process(tmp_path, monkeypatch, way):
+    """An import statement, ``importlib.import_module`` (also bound before the fit began: ``from importlib import
+    import_module`` at the top), ``__import__``: all three units of the one fit process fail, the later ones
+    too, which find the helper imported by the first."""
+    folder, module, helper = _split_plugin(tmp_path)
+    text = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "from importlib import import_module\n")
+    text = text.replace("    def decision_function(self, X):\n", "    def decision_function(self, X):\n" + ASKED[way])
+    _write(folder / f"{module}.py", text.format(source=helper))
+    monkeypatch.syspath_prepend(str(folder))
+    _run(_config(folder, module), tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["status", "error_message"])
+    assert len(df) == 3 * 2 and (df["status"] == "failed").all()
+    assert df["error_message"].str.startswith(f"the fit imported {helper} ({helper}.py), code of yours").all()
+
+
+def test_two_classes_of_one_module_are_judged_each_by_what_its_own_fits_asked_for(tmp_path, monkeypatch):
+    """``Fancy`` imports a helper inside a method, ``Plain`` (same module, same code text) never does: only
+    Fancy's fits fail, before and after Plain's in the one fit process (a version that remembered modules by the
+    code text failed Plain's too). A helper another plug-in of the run imports at its top (so imported before
+    any fit) is still seen when Fancy asks for it."""
+    folder, module, helper = _split_plugin(tmp_path)
+    fancy = LAZY.replace("class NearestMean", "class Fancy")
+    plain = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
+        "class NearestMean", "class Plain").replace("distance(X, self.means_[0]) - distance(X, self.means_[1])",
+                                                    "np.abs(X - self.means_[0]).sum(1) - np.abs(X - self.means_[1]).sum(1)")
+    _write(folder / f"{module}.py", fancy.format(source=helper) + plain.split("class Plain", 1)[0].split(
+        "from sklearn.base import BaseEstimator, ClassifierMixin", 1)[1].replace("import numpy as np", "") +
+        "class Plain" + plain.split("class Plain", 1)[1])
+    other = f"other_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=helper))
+    monkeypatch.syspath_prepend(str(folder))
+    cfg = folder / "three.yaml"
+    cfg.write_text(textwrap.dedent(f"""\
+        name: three
+        datasets: [heart]
+        models:
+          P1: {{estimator: "{module}:Plain", grid: {{shrink: [0.0, 0.5]}}}}
+          F: {{estimator: "{module}:Fancy", grid: {{shrink: [0.0, 0.5]}}}}
+          P2: {{estimator: "{module}:Plain", grid: {{shrink: [0.0, 0.5]}}}}
+          O: {{estimator: "{other}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    _run(cfg, tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["model", "status"])
+    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
+        "F": ["failed"], "O": ["ok"], "P1": ["ok"], "P2": ["ok"]}
 
 
 def test_a_module_a_library_generates_under_its_own_package_is_the_library_s(tmp_path):
@@ -1192,15 +1258,38 @@ def test_an_object_a_fit_puts_in_sys_modules_that_is_no_module_is_passed_over():
     fit's imports passes over them (it crashed the fit process on their missing ``__name__``)."""
     import sys
 
-    from eemrepro.models._lookup import imported_outside
+    from eemrepro.models._lookup import imported_outside, recording_imports
 
-    before = set(sys.modules)
     name = f"lazy_loader_{uuid.uuid4().hex[:8]}"
-    sys.modules[name] = object()
+    with recording_imports() as asked:
+        sys.modules[name] = object()
+        try:
+            assert name in asked.names() and imported_outside({"clf.py sha256:0"}, asked) == {}
+        finally:
+            del sys.modules[name]
+
+
+def test_a_helper_asked_for_under_two_sets_of_codes_is_outside_both(tmp_path, monkeypatch):
+    """A projection unit's identity holds the projection's code and the classifier's: a classifier that imports a
+    helper inside a method is judged in each unit, whatever the other codes are (a version that remembered the
+    module under the first set of codes passed the units of a second set, which found it imported)."""
+    import sys
+
+    from eemrepro.models._lookup import imported_outside, recording_imports
+
+    helper = f"lazyh_{uuid.uuid4().hex[:8]}"
+    _write(tmp_path / f"{helper}.py", "X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        assert imported_outside({"clf.py sha256:0"}, before) == {}
+        for codes in ({"p1.py sha256:1", "c.py sha256:3"}, {"p2.py sha256:2", "c.py sha256:3"}):
+            with recording_imports() as asked:
+                __import__(helper)
+            assert imported_outside(codes, asked) == {helper: f"{helper}.py"}
+        with recording_imports() as asked:  # a unit that asks for nothing
+            pass
+        assert imported_outside({"c.py sha256:3"}, asked) == {}
     finally:
-        del sys.modules[name]
+        sys.modules.pop(helper, None)
 
 
 def test_a_plugin_whose_import_registers_an_object_that_is_no_module_runs(tmp_path):
