@@ -174,6 +174,21 @@ def _registered_under(module, top, where):
     return ("distribution", dist) if dist is not None else None
 
 
+def installed_beside(module):
+    """Whether ``module``, a user's file by :func:`_origin` (outside site-packages), is an installed (not
+    editable) distribution's: one whose metadata lies in the import-path folder its top-level module was found
+    in (``pip install --target DIR``, a cluster's module system). Its files are hashed as a user's where a user's
+    module refers to them; a method that imports it is importing a library, not code of the user's."""
+    top = sys.modules.get(module.__name__.partition(".")[0])
+    path = getattr(top, "__file__", None)
+    dist = _distribution(top.__name__) if path else None
+    if dist is None or _editable_source(dist) is not None:
+        return False
+    root = Path(path).resolve().parent
+    root = root.parent if getattr(top, "__path__", None) is not None else root
+    return Path(dist.locate_file("")).resolve() == root
+
+
 def origin_kind(module):
     """Where ``module`` came from, in a word (:func:`_origin`'s first): "environment", "distribution",
     "editable" or "file"."""

@@ -31,7 +31,8 @@ import types
 from pathlib import Path
 
 from .. import models  # (the package's face imports its modules when first asked: no cycle)
-from ._code import code_text, environment_modules, origin_kind, package_files, stamp_of, watched_paths, what_ran
+from ._code import (code_text, environment_modules, installed_beside, origin_kind, package_files, stamp_of,
+                    watched_paths, what_ran)
 
 #: The entry-point group under which installed packages register estimators.
 ENTRY_POINT_GROUP = "eemrepro.estimators"
@@ -340,7 +341,8 @@ def imported_outside(codes, asked):
     verdicts = _VERDICTS.setdefault(frozenset(codes), {})
     names = [m for m in asked.names() - _NOT_USERS if isinstance(sys.modules.get(m), types.ModuleType)]
     for m in names:
-        if m not in verdicts and origin_kind(sys.modules[m]) not in ("file", "editable"):
+        if m not in verdicts and (origin_kind(sys.modules[m]) not in ("file", "editable")
+                                  or installed_beside(sys.modules[m])):
             _NOT_USERS.add(m)  # (judged once: a fit imports hundreds of the environment's modules)
     fresh = [m for m in names if m not in verdicts and m not in _NOT_USERS]
     if fresh:

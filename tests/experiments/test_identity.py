@@ -1319,3 +1319,32 @@ def test_eleven_changed_cells_are_said_ten_by_name_and_one_more(tmp_path):
     lines = _run(cfg, tmp_path / "out", code=1).output.splitlines()
     assert [line.split(":")[0] for line in lines[1:12]] == [f"  NM{i:02d} on heart" for i in range(10)] + [
         "  ... and 1 more cell(s)"]
+
+
+def test_a_distribution_installed_into_a_folder_of_its_own_imported_inside_a_method_is_a_library(tmp_path,
+                                                                                              monkeypatch):
+    """``pip install --target DIR`` (a cluster's module system puts libraries so): its metadata lies beside its
+    package on the import path. A method that imports it imports a library, as from site-packages: the fits stay
+    ``ok`` (they failed as "code of yours"). A module of the same folder without such metadata is the user's."""
+    import importlib
+
+    target = tmp_path / "target"
+    tag = uuid.uuid4().hex[:8]
+    lib, loose = f"lib_{tag}", f"loose_{tag}"
+    (target / lib).mkdir(parents=True)
+    _write(target / lib / "__init__.py", HELPER.format(sign=""))
+    _write(target / f"{loose}.py", HELPER.format(sign=""))
+    info = target / f"libdist_{tag}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: libdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{lib}\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(target))
+    importlib.invalidate_caches()
+    folder, module, _ = _split_plugin(tmp_path)
+    _write(folder / f"{module}.py", LAZY.format(source=lib))
+    _run(_config(folder, module), tmp_path / "out")
+    assert (read_results(tmp_path / "out", columns=["status"])["status"] == "ok").all()
+    _write(folder / f"{module}.py", LAZY.format(source=loose))
+    _run(_config(folder, module), tmp_path / "loose")
+    assert (read_results(tmp_path / "loose", columns=["status"])["status"] == "failed").all()
