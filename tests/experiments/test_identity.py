@@ -1234,10 +1234,17 @@ def test_a_module_a_library_generates_under_its_own_package_is_the_library_s(tmp
     user = types.ModuleType(f"mine_{uuid.uuid4().hex[:8]}")
     user.__file__ = str(source)
     sys.modules[generated.__name__], sys.modules[user.__name__] = generated, user
+    # a module registered under a top-level module that is no package (``six.moves`` under ``six.py``)
+    single = types.ModuleType(f"single_{uuid.uuid4().hex[:8]}")
+    single.__file__ = str(tmp_path / f"{single.__name__}.py")
+    moves = types.ModuleType(f"{single.__name__}.moves")
+    moves.__file__ = str(source)
+    sys.modules[single.__name__], sys.modules[moves.__name__] = single, moves
     try:
-        assert (origin_kind(generated), origin_kind(user)) == ("distribution", "file")
+        assert (origin_kind(generated), origin_kind(user), origin_kind(moves)) == ("distribution", "file", "file")
     finally:
-        del sys.modules[generated.__name__], sys.modules[user.__name__]
+        for module in (generated, user, single, moves):
+            del sys.modules[module.__name__]
 
 
 def test_the_lazy_import_message_names_one_module_a_file_or_package_and_stays_bounded():
@@ -1348,3 +1355,72 @@ def test_a_distribution_installed_into_a_folder_of_its_own_imported_inside_a_met
     _write(folder / f"{module}.py", LAZY.format(source=loose))
     _run(_config(folder, module), tmp_path / "loose")
     assert (read_results(tmp_path / "loose", columns=["status"])["status"] == "failed").all()
+
+
+def test_a_users_module_in_a_pkgutil_package_an_installed_distribution_shares_is_the_users(tmp_path, monkeypatch):
+    """``acme/__init__.py`` installed in site-packages by ``acme-core`` extends its ``__path__`` (pkgutil style),
+    and the user's ``acme/ml.py`` lies in their checkout, one of those folders: a user's file, not code the
+    installed package registered from outside its folders (which a library's generated module is)."""
+    import importlib
+    import sys
+
+    from eemrepro.models import _code
+
+    tag = uuid.uuid4().hex[:8]
+    top = f"acme_{tag}"
+    site, checkout = tmp_path / "site", tmp_path / "checkout"
+    for root in (site, checkout):
+        (root / top).mkdir(parents=True)
+        _write(root / top / "__init__.py", "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n")
+    _write(checkout / top / "ml.py", "X = 1\n")
+    info = site / f"acme_core_{tag}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: acme-core-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{top}\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.setattr(_code, "_site_folders", lambda: (site.resolve(),))
+    monkeypatch.syspath_prepend(str(checkout))
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    try:
+        ml = importlib.import_module(f"{top}.ml")
+        assert _code.origin_kind(sys.modules[top]) == "distribution"
+        assert _code.origin_kind(ml) == "file"
+    finally:
+        for name in [m for m in sys.modules if m.partition(".")[0] == top]:
+            del sys.modules[name]
+
+
+@pytest.mark.parametrize("asked", ["from .distances import distance",
+                                   "from {ns} import distances\n        distance = distances.distance"])
+def test_a_namespace_packages_module_another_plugin_imported_first_is_seen_when_a_method_asks_for_it(
+        tmp_path, monkeypatch, asked):
+    """A namespace package (no ``__init__.py``) holds its modules one by one: ``O``, a module of another name,
+    imports ``ns.distances`` at its top (in O's identity, and imported before any fit); ``L`` (``ns.lazy``) asks
+    for it inside a method, by a relative import or as a name of the package (``from ns import distances``).
+    Only the statement tells that L's fit asked for it: L's fits fail, O's stay ``ok``."""
+    folder = tmp_path / "mine"
+    ns = f"ns_{uuid.uuid4().hex[:8]}"
+    (folder / ns).mkdir(parents=True)
+    _write(folder / ns / "distances.py", HELPER.format(sign=""))
+    other = f"other_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=f"{ns}.distances"))
+    lazy = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
+        "    def decision_function(self, X):\n", "    def decision_function(self, X):\n        " + asked + "\n")
+    _write(folder / ns / "lazy.py", lazy.format(ns=ns))
+    monkeypatch.syspath_prepend(str(folder))
+    cfg = folder / "ns.yaml"
+    cfg.write_text(textwrap.dedent(f"""\
+        name: ns
+        datasets: [heart]
+        models:
+          O: {{estimator: "{other}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+          L: {{estimator: "{ns}.lazy:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    _run(cfg, tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["model", "status", "error_message"])
+    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
+        "L": ["failed"], "O": ["ok"]}
+    assert df.loc[df["model"] == "L", "error_message"].str.startswith(
+        f"the fit imported {ns}.distances (distances.py), code of yours").all()
