@@ -189,7 +189,11 @@ def short_error(exc):
     wrote = input_write_error(exc)
     if wrote is not None:
         return wrote
-    tb = traceback.extract_tb(exc.__traceback__)
+    from ..models._lookup import RECORDING_FRAMES
+
+    # (the frames of the import functions a fit's check wraps are passed over: a failed import is the caller's)
+    tb = [f for f in traceback.extract_tb(exc.__traceback__)
+          if f.filename != RECORDING_FRAMES[0] or f.name not in RECORDING_FRAMES[1]]
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
 

@@ -182,7 +182,8 @@ def installed_beside(module):
     top = sys.modules.get(module.__name__.partition(".")[0])
     path = getattr(top, "__file__", None)
     dist = _distribution(top.__name__) if path else None
-    if dist is None or _editable_source(dist) is not None:
+    # (an installation writes RECORD; an .egg-info a development install leaves in a project's folder has none)
+    if dist is None or _editable_source(dist) is not None or dist.read_text("RECORD") is None:
         return False
     root = Path(path).resolve().parent
     root = root.parent if getattr(top, "__path__", None) is not None else root

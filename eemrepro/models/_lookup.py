@@ -52,7 +52,9 @@ _VERDICTS = {}
 _NOT_USERS = set()
 # The sets that the import functions add the names asked for to, while a unit's steps run (``recording_imports``).
 _RECORDERS = []
-_REAL_IMPORT, _REAL_IMPORT_MODULE = builtins.__import__, importlib.import_module
+# The import functions a recording calls through: (``builtins.__import__``, importlib's ``_gcd_import``) as they
+# were when it began (a plug-in may have wrapped the first itself).
+_INNER = [builtins.__import__, importlib._bootstrap._gcd_import]
 
 
 def builtin_estimators():
@@ -282,7 +284,7 @@ def _recorded(names):
 
 def _recording_import(name, globals=None, locals=None, fromlist=(), level=0):
     """``builtins.__import__`` that notes the modules an import statement asks for, imported already or not."""
-    module = _REAL_IMPORT(name, globals, locals, fromlist, level)
+    module = _INNER[0](name, globals, locals, fromlist, level)
     if _RECORDERS:
         try:
             full = importlib.util.resolve_name("." * level + name, (globals or {}).get("__package__")) \
@@ -293,28 +295,41 @@ def _recording_import(name, globals=None, locals=None, fromlist=(), level=0):
     return module
 
 
-def _recording_import_module(name, package=None):
-    """``importlib.import_module`` that notes the module it returns."""
-    module = _REAL_IMPORT_MODULE(name, package)
+def _recording_gcd_import(name, package=None, level=0):
+    """importlib's ``_gcd_import``, which ``importlib.import_module`` calls each time (a reference to
+    ``import_module`` taken before the recording began reaches it too), noting the module it returns."""
+    module = _INNER[1](name, package, level)
     if _RECORDERS:
         _recorded([module.__name__])
     return module
+
+
+#: The frames of a recording's import functions, which a failed import's error passes over to name the import
+#: that failed (``experiments._watchdog.short_error``).
+RECORDING_FRAMES = (__file__, ("_recording_import", "_recording_gcd_import"))
+_BOOTSTRAP = importlib._bootstrap  # (``importlib.import_module`` calls its ``_gcd_import`` at each call)
 
 
 @contextlib.contextmanager
 def recording_imports():
     """A set of the names of the modules asked for while inside: by an import statement, ``__import__`` or
     ``importlib.import_module`` (those imported already included), and the modules new in ``sys.modules``
-    when it is read (see :func:`imported_outside`)."""
+    when it is read (see :func:`imported_outside`). The import functions in place when it begins (a plug-in's
+    own hook among them) are called through, and put back at its end unless something replaced them since."""
     asked = _Asked(set(sys.modules))
+    if not _RECORDERS:
+        _INNER[:] = [builtins.__import__, _BOOTSTRAP._gcd_import]
+        builtins.__import__, _BOOTSTRAP._gcd_import = _recording_import, _recording_gcd_import
     _RECORDERS.append(asked)
-    builtins.__import__, importlib.import_module = _recording_import, _recording_import_module
     try:
         yield asked
     finally:
         _RECORDERS[:] = [r for r in _RECORDERS if r is not asked]
         if not _RECORDERS:
-            builtins.__import__, importlib.import_module = _REAL_IMPORT, _REAL_IMPORT_MODULE
+            if builtins.__import__ is _recording_import:
+                builtins.__import__ = _INNER[0]
+            if _BOOTSTRAP._gcd_import is _recording_gcd_import:
+                _BOOTSTRAP._gcd_import = _INNER[1]
 
 
 class _Asked(set):

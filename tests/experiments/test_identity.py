@@ -1335,6 +1335,8 @@ def test_a_distribution_installed_into_a_folder_of_its_own_imported_inside_a_met
     ``ok`` (they failed as "code of yours"). A module of the same folder without such metadata is the user's."""
     import importlib
 
+    from eemrepro.models import _code
+
     target = tmp_path / "target"
     tag = uuid.uuid4().hex[:8]
     lib, loose = f"lib_{tag}", f"loose_{tag}"
@@ -1355,6 +1357,16 @@ def test_a_distribution_installed_into_a_folder_of_its_own_imported_inside_a_met
     _write(folder / f"{module}.py", LAZY.format(source=loose))
     _run(_config(folder, module), tmp_path / "loose")
     assert (read_results(tmp_path / "loose", columns=["status"])["status"] == "failed").all()
+    # An .egg-info a development install left beside a project's code (no RECORD: nothing was installed) does not
+    # make the project's modules a library.
+    egg = target / f"loose_{tag}.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: loose-{tag}\nVersion: 0.1\n")
+    (egg / "top_level.txt").write_text(f"{loose}\n")
+    importlib.invalidate_caches()
+    _code._packages_distributions.cache_clear()
+    _run(_config(folder, module), tmp_path / "egg")
+    assert (read_results(tmp_path / "egg", columns=["status"])["status"] == "failed").all()
 
 
 def test_a_users_module_in_a_pkgutil_package_an_installed_distribution_shares_is_the_users(tmp_path, monkeypatch):
@@ -1424,3 +1436,89 @@ def test_a_namespace_packages_module_another_plugin_imported_first_is_seen_when_
         "L": ["failed"], "O": ["ok"]}
     assert df.loc[df["model"] == "L", "error_message"].str.startswith(
         f"the fit imported {ns}.distances (distances.py), code of yours").all()
+
+
+def test_a_failed_import_inside_a_fit_names_the_plugins_line_not_the_check(tmp_path):
+    """A missing optional dependency imported inside ``fit``: the fit fails naming the plug-in's file and line, as
+    before the check wrapped the import functions (it named the wrapper's line in ``_lookup.py``)."""
+    folder, module, helper = _split_plugin(tmp_path)
+    text = SPLIT_NEAREST_MEAN.replace("    def fit(self, X, y):\n",
+                                      "    def fit(self, X, y):\n        import no_such_module_anywhere  # noqa: F401\n")
+    _write(folder / f"{module}.py", text.format(source=helper))
+    _run(_config(folder, module), tmp_path / "out")
+    line = text.splitlines().index("        import no_such_module_anywhere  # noqa: F401") + 1
+    assert set(read_results(tmp_path / "out", columns=["error_message"])["error_message"]) == {
+        f"ModuleNotFoundError: No module named 'no_such_module_anywhere' ({module}.py:{line})"}
+
+
+def test_a_plugins_own_import_hook_is_called_through_during_fits_and_left_in_place(tmp_path):
+    """A plug-in that wraps ``builtins.__import__`` itself when it is imported (a profiler, a lazy loader): its
+    hook still sees the imports of the fits, and is in place again once a recording ends (the check called the
+    import function in place when eemrepro was imported and put that back, so the plug-in's was skipped, then
+    gone)."""
+    folder, module, helper = _split_plugin(tmp_path)
+    hook = textwrap.dedent("""\
+        import builtins
+
+        _seen = []
+        _inner = builtins.__import__
+
+
+        def _counting(name, *args, **kwargs):
+            _seen.append(name)
+            return _inner(name, *args, **kwargs)
+
+
+        builtins.__import__ = _counting
+        """)
+    text = SPLIT_NEAREST_MEAN.replace("    def fit(self, X, y):\n", textwrap.indent(textwrap.dedent("""\
+        def fit(self, X, y):
+            n = len(_seen)
+            import json  # noqa: F401
+            if len(_seen) == n:
+                raise RuntimeError("the plug-in's import hook was passed over")
+        """), "    "))
+    _write(folder / f"{module}.py", hook + text.format(source=helper))
+    _run(_config(folder, module), tmp_path / "out")
+    assert (read_results(tmp_path / "out", columns=["status"])["status"] == "ok").all()
+    import builtins
+
+    from eemrepro.models._lookup import recording_imports
+
+    mine = builtins.__import__
+    own = lambda *args, **kwargs: mine(*args, **kwargs)  # noqa: E731
+    builtins.__import__ = own
+    try:
+        with recording_imports() as asked:
+            import json  # noqa: F401
+        assert "json" in asked and builtins.__import__ is own
+    finally:
+        builtins.__import__ = mine
+
+
+def test_import_module_bound_before_the_fit_is_seen_asking_for_a_module_another_plugin_imported(tmp_path,
+                                                                                              monkeypatch):
+    """``from importlib import import_module`` at the plug-in's top, and ``import_module("helper")`` in a method,
+    where another model of the run imports the helper at its top (so it is imported before any fit and never
+    new): the fits fail (they were ``ok``: the reference was taken before the check wrapped the function)."""
+    folder, module, helper = _split_plugin(tmp_path)
+    text = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "from importlib import import_module\n")
+    text = text.replace("    def decision_function(self, X):\n", "    def decision_function(self, X):\n"
+                        "        distance = import_module('{source}').distance\n")
+    _write(folder / f"{module}.py", text.format(source=helper))
+    other = f"other_{uuid.uuid4().hex[:8]}"
+    _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=helper))
+    monkeypatch.syspath_prepend(str(folder))
+    cfg = folder / "two.yaml"
+    cfg.write_text(textwrap.dedent(f"""\
+        name: two
+        datasets: [heart]
+        models:
+          O: {{estimator: "{other}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+          B: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    _run(cfg, tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["model", "status"])
+    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
+        "B": ["failed"], "O": ["ok"]}
