@@ -1258,6 +1258,12 @@ def test_the_lazy_import_message_names_one_module_a_file_or_package_and_stays_bo
         "the fit imported lib and 15 more (package lib), h0 (h0.py), h1 (h1.py) and 2 more, code of yours that "
         "importing clf or pkg.model does not load, so no record could say when it changes; import them at the top "
         "of clf or pkg.model (or of a module it imports)")
+    # at the bounds: two modules of one package, exactly three entries, exactly four
+    said = lambda outside: outside_imports_error({"clf:A": "x"}, outside).split(", code of yours")[0]  # noqa: E731
+    assert said({"lib": "package lib", "lib.m": "package lib"}) == "the fit imported lib and 1 more (package lib)"
+    three = {f"h{i}": f"h{i}.py" for i in range(3)}
+    assert said(three) == "the fit imported h0 (h0.py), h1 (h1.py), h2 (h2.py)"
+    assert said({**three, "h3": "h3.py"}) == "the fit imported h0 (h0.py), h1 (h1.py), h2 (h2.py) and 1 more"
 
 
 def test_an_object_a_fit_puts_in_sys_modules_that_is_no_module_is_passed_over():
@@ -1522,3 +1528,30 @@ def test_import_module_bound_before_the_fit_is_seen_asking_for_a_module_another_
     df = read_results(tmp_path / "out", columns=["model", "status"])
     assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
         "B": ["failed"], "O": ["ok"]}
+
+
+def test_an_editable_install_a_method_imports_is_outside_another_plugins_code_and_inside_its_own(tmp_path,
+                                                                                               monkeypatch):
+    """An editable install declaring two packages: a plug-in of the user's own file that imports the second one
+    inside a method fails, naming the distribution (its code is no part of the plug-in's); the install's own
+    plug-in (in its first package) doing the same stays ``ok`` (every package it declares is its code)."""
+    source, n, tag = _editable(tmp_path, monkeypatch, "lazy", ["a", "b"])
+    _write(source / n["b"] / "__init__.py", HELPER.format(sign=""))
+    _write(source / n["a"] / "__init__.py", LAZY.format(source=n["b"]))
+    folder, module, _ = _split_plugin(tmp_path)
+    _write(folder / f"{module}.py", LAZY.format(source=n["b"]))
+    cfg = folder / "two.yaml"
+    cfg.write_text(textwrap.dedent(f"""\
+        name: two
+        datasets: [heart]
+        models:
+          U: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+          E: {{estimator: "{n['a']}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
+        protocol: {{folds: 3, repeats: 1, seed: 5}}
+        """))
+    _run(cfg, tmp_path / "out")
+    df = read_results(tmp_path / "out", columns=["model", "status", "error_message"])
+    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
+        "E": ["ok"], "U": ["failed"]}
+    assert df.loc[df["model"] == "U", "error_message"].str.startswith(
+        f"the fit imported {n['b']} (lazydist-{tag}), code of yours").all()
