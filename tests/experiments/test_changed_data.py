@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
@@ -135,3 +136,20 @@ def _restamp(out, *shas):
         table = table.set_column(i, field, pa.array(stamps).cast(field.type))
         write_parquet(table, path)
         done += table.num_rows
+
+
+def test_rerun_changed_moves_aside_the_changed_data_sets_cells_with_the_changed_settings_ones(tmp_path):
+    """One data file edited (second) and the model's parameter on the other data set changed (first), then
+    ``--rerun-changed``: the edited data set's old records are moved aside with the changed cell's, and the store
+    holds only today's (a version that set aside the changed cells alone left the edited file's old records)."""
+    cfg, out = _user_case(tmp_path)
+    csv = tmp_path / "second.csv"
+    csv.write_text("".join(csv.read_text().splitlines(keepends=True)[:-6]))
+    cfg.write_text(cfg.read_text().replace("grid: {C: [0.1, 1]}}", "grid: {C: [0.1, 1]}, per_dataset: {first: {max_iter: 500}}}"))
+    result, _ = _cli("run", cfg, "--out", out, "--jobs", 1, "--quiet", "--rerun-changed")
+    assert result.exit_code == 0, result.output
+    df = read_results(out)
+    assert len(df) == 24 and set(df.loc[df["dataset"] == "second", "data_sha256"]) == {_sha_of_dataset(_sha(csv))}
+    (aside,) = sorted(out.glob("superseded-*"))
+    old = pd.concat([pq.read_table(f).to_pandas() for f in aside.glob("*.parquet")])
+    assert sorted(old.groupby("dataset").size().items()) == [("first", 12), ("second", 12)]
