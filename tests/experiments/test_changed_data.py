@@ -145,7 +145,8 @@ def test_rerun_changed_moves_aside_the_changed_data_sets_cells_with_the_changed_
     cfg, out = _user_case(tmp_path)
     csv = tmp_path / "second.csv"
     csv.write_text("".join(csv.read_text().splitlines(keepends=True)[:-6]))
-    cfg.write_text(cfg.read_text().replace("grid: {C: [0.1, 1]}}", "grid: {C: [0.1, 1]}, per_dataset: {first: {max_iter: 500}}}"))
+    cfg.write_text(cfg.read_text().replace("grid: {C: [0.1, 1]}}",
+                                           "grid: {C: [0.1, 1]}, per_dataset: {first: {max_iter: 500}}}"))
     result, _ = _cli("run", cfg, "--out", out, "--jobs", 1, "--quiet", "--rerun-changed")
     assert result.exit_code == 0, result.output
     df = read_results(out)
