@@ -1065,7 +1065,8 @@ def test_a_long_text_the_config_sets_is_held_bounded_and_what_it_writes_short_st
 #: ``SPLIT_NEAREST_MEAN`` whose helper is imported inside ``decision_function``, not when the module is: the import
 #: of the plug-in never loads it, so no identity made from that import can hold its code.
 LAZY = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
-    "    def decision_function(self, X):\n", "    def decision_function(self, X):\n        from {source} import distance\n")
+    "    def decision_function(self, X):\n",
+    "    def decision_function(self, X):\n        from {source} import distance\n")
 
 
 def test_a_helper_imported_inside_a_method_fails_the_fits_saying_where_to_import_it(tmp_path, monkeypatch):
@@ -1104,7 +1105,8 @@ def test_a_module_of_the_plugins_package_or_of_a_distribution_imported_inside_a_
     _write(folder / package / "__init__.py", "")
     _write(folder / package / "distances.py", HELPER.format(sign=""))
     lazy = LAZY.format(source=f"{package}.distances").replace(
-        "        from", "        import cycler  # noqa: F401\n        import sklearn.neighbors  # noqa: F401\n        from")
+        "        from",
+        "        import cycler  # noqa: F401\n        import sklearn.neighbors  # noqa: F401\n        from")
     _write(folder / package / "model.py", lazy)
     cfg, out = _config(folder, f"{package}.model"), tmp_path / "out"
     _run(cfg, out)
@@ -1192,8 +1194,9 @@ def test_two_classes_of_one_module_are_judged_each_by_what_its_own_fits_asked_fo
     folder, module, helper = _split_plugin(tmp_path)
     fancy = LAZY.replace("class NearestMean", "class Fancy")
     plain = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
-        "class NearestMean", "class Plain").replace("distance(X, self.means_[0]) - distance(X, self.means_[1])",
-                                                    "np.abs(X - self.means_[0]).sum(1) - np.abs(X - self.means_[1]).sum(1)")
+        "class NearestMean", "class Plain").replace(
+        "distance(X, self.means_[0]) - distance(X, self.means_[1])",
+        "np.abs(X - self.means_[0]).sum(1) - np.abs(X - self.means_[1]).sum(1)")
     _write(folder / f"{module}.py", fancy.format(source=helper) + plain.split("class Plain", 1)[0].split(
         "from sklearn.base import BaseEstimator, ClassifierMixin", 1)[1].replace("import numpy as np", "") +
         "class Plain" + plain.split("class Plain", 1)[1])
@@ -1448,8 +1451,8 @@ def test_a_failed_import_inside_a_fit_names_the_plugins_line_not_the_check(tmp_p
     """A missing optional dependency imported inside ``fit``: the fit fails naming the plug-in's file and line, as
     before the check wrapped the import functions (it named the wrapper's line in ``_lookup.py``)."""
     folder, module, helper = _split_plugin(tmp_path)
-    text = SPLIT_NEAREST_MEAN.replace("    def fit(self, X, y):\n",
-                                      "    def fit(self, X, y):\n        import no_such_module_anywhere  # noqa: F401\n")
+    text = SPLIT_NEAREST_MEAN.replace("    def fit(self, X, y):\n", "    def fit(self, X, y):\n"
+                                      "        import no_such_module_anywhere  # noqa: F401\n")
     _write(folder / f"{module}.py", text.format(source=helper))
     _run(_config(folder, module), tmp_path / "out")
     line = text.splitlines().index("        import no_such_module_anywhere  # noqa: F401") + 1
