@@ -193,7 +193,7 @@ def short_error(exc):
 
     # (the frames of the import functions a fit's check wraps are passed over: a failed import is the caller's)
     tb = [f for f in traceback.extract_tb(exc.__traceback__)
-          if f.filename != RECORDING_FRAMES[0] or f.name not in RECORDING_FRAMES[1]]
+          if f.filename != RECORDING_FRAMES[0] or RECORDING_FRAMES[1] not in f.name]
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
 
@@ -489,10 +489,14 @@ def _with_imports(task, messages):
                         message = ("record", message[1], {"status": "failed", "error": outside_imports_error(
                             codes, outside), "fit_seconds": message[2].get("fit_seconds")})
                 yield message
-        finally:
-            for module in outside:
-                if module not in asked.before:
-                    sys.modules.pop(module, None)
+        finally:  # (what the whole unit asked for, a failed fit's too; a package's submodules with it)
+            try:
+                outside = imported_outside(set(codes.values()), asked)
+            except Exception:  # noqa: S110 (the unit's records said what they could; nothing to drop)
+                outside = {}
+            for name in [m for m in list(sys.modules) if m not in asked.before]:
+                if name in outside or any(name.startswith(f"{m}.") for m in outside):
+                    sys.modules.pop(name, None)
 
 
 def _run_points_in_child(task, steps, data, points, timeout):

@@ -179,14 +179,20 @@ def installed_beside(module):
     editable) distribution's: one whose metadata lies in the import-path folder its top-level module was found
     in (``pip install --target DIR``, a cluster's module system). Its files are hashed as a user's where a user's
     module refers to them; a method that imports it is importing a library, not code of the user's."""
-    top = sys.modules.get(module.__name__.partition(".")[0])
+    name = module.__name__.partition(".")[0]
+    top = sys.modules.get(name)
     path = getattr(top, "__file__", None)
-    dist = _distribution(top.__name__) if path else None
+    if path:  # a regular package or a module: the folder above its own
+        root = Path(path).resolve().parent
+        root = root.parent if getattr(top, "__path__", None) is not None else root
+    else:  # a namespace package (google, jaraco): the folder above the portion that holds the module
+        where = Path(getattr(module, "__file__", None) or "").resolve()
+        roots = [Path(f).resolve() for f in getattr(top, "__path__", None) or ()]
+        root = next((f.parent for f in roots if getattr(module, "__file__", None) and where.is_relative_to(f)), None)
+    dist = _distribution(name) if root is not None else None
     # (an installation writes RECORD; an .egg-info a development install leaves in a project's folder has none)
     if dist is None or _editable_source(dist) is not None or dist.read_text("RECORD") is None:
         return False
-    root = Path(path).resolve().parent
-    root = root.parent if getattr(top, "__path__", None) is not None else root
     return Path(dist.locate_file("")).resolve() == root
 
 

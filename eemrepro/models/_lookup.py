@@ -284,7 +284,14 @@ def _recorded(names):
 
 def _recording_import(name, globals=None, locals=None, fromlist=(), level=0):
     """``builtins.__import__`` that notes the modules an import statement asks for, imported already or not."""
-    module = _INNER[0](name, globals, locals, fromlist, level)
+    if getattr(_LOCAL, "importing", False):  # reached again through a hook that wraps this one: the interpreter's
+        module = _INTERPRETERS[0](name, globals, locals, fromlist, level)
+    else:
+        _LOCAL.importing = True
+        try:
+            module = _INNER[0](name, globals, locals, fromlist, level)
+        finally:
+            _LOCAL.importing = False
     if _RECORDERS:
         try:
             full = importlib.util.resolve_name("." * level + name, (globals or {}).get("__package__")) \
@@ -297,17 +304,31 @@ def _recording_import(name, globals=None, locals=None, fromlist=(), level=0):
 
 def _recording_gcd_import(name, package=None, level=0):
     """importlib's ``_gcd_import``, which ``importlib.import_module`` calls each time (a reference to
-    ``import_module`` taken before the recording began reaches it too), noting the module it returns."""
-    module = _INNER[1](name, package, level)
+    ``import_module`` taken before the recording began reaches it too), noting the name asked for."""
+    if getattr(_LOCAL, "finding", False):
+        module = _INTERPRETERS[1](name, package, level)
+    else:
+        _LOCAL.finding = True
+        try:
+            module = _INNER[1](name, package, level)
+        finally:
+            _LOCAL.finding = False
     if _RECORDERS:
-        _recorded([module.__name__])
+        try:
+            _recorded([importlib.util.resolve_name("." * level + name, package) if level else name])
+        except (ImportError, ValueError):
+            pass
     return module
 
 
 #: The frames of a recording's import functions, which a failed import's error passes over to name the import
-#: that failed (``experiments._watchdog.short_error``).
-RECORDING_FRAMES = (__file__, ("_recording_import", "_recording_gcd_import"))
+#: that failed (``experiments._watchdog.short_error``): a frame of this file whose function's name holds this.
+RECORDING_FRAMES = (__file__, "_recording_")
 _BOOTSTRAP = importlib._bootstrap  # (``importlib.import_module`` calls its ``_gcd_import`` at each call)
+# The interpreter's import functions (as they were when this module was imported), which the wrappers call when a
+# hook they call through calls them again (a plug-in's hook installed over them during a recording).
+_INTERPRETERS = (builtins.__import__, _BOOTSTRAP._gcd_import)
+_LOCAL = threading.local()
 
 
 @contextlib.contextmanager
@@ -315,11 +336,14 @@ def recording_imports():
     """A set of the names of the modules asked for while inside: by an import statement, ``__import__`` or
     ``importlib.import_module`` (those imported already included), and the modules new in ``sys.modules``
     when it is read (see :func:`imported_outside`). The import functions in place when it begins (a plug-in's
-    own hook among them) are called through, and put back at its end unless something replaced them since."""
+    own hook among them) are called through, and put back at its end unless something replaced them since; a
+    hook installed over the wrappers that calls them again reaches the interpreter's own, once."""
     asked = _Asked(set(sys.modules))
     if not _RECORDERS:
-        _INNER[:] = [builtins.__import__, _BOOTSTRAP._gcd_import]
-        builtins.__import__, _BOOTSTRAP._gcd_import = _recording_import, _recording_gcd_import
+        if builtins.__import__ is not _recording_import:
+            _INNER[0], builtins.__import__ = builtins.__import__, _recording_import
+        if _BOOTSTRAP._gcd_import is not _recording_gcd_import:
+            _INNER[1], _BOOTSTRAP._gcd_import = _BOOTSTRAP._gcd_import, _recording_gcd_import
     _RECORDERS.append(asked)
     try:
         yield asked

@@ -1460,7 +1460,7 @@ def test_a_failed_import_inside_a_fit_names_the_plugins_line_not_the_check(tmp_p
         f"ModuleNotFoundError: No module named 'no_such_module_anywhere' ({module}.py:{line})"}
 
 
-def test_a_plugins_own_import_hook_is_called_through_during_fits_and_left_in_place(tmp_path):
+def test_a_plugins_own_import_hook_is_called_through_during_fits_and_left_in_place(tmp_path, monkeypatch):
     """A plug-in that wraps ``builtins.__import__`` itself when it is imported (a profiler, a lazy loader): its
     hook still sees the imports of the fits, and is in place again once a recording ends (the check called the
     import function in place when eemrepro was imported and put that back, so the plug-in's was skipped, then
@@ -1488,9 +1488,11 @@ def test_a_plugins_own_import_hook_is_called_through_during_fits_and_left_in_pla
                 raise RuntimeError("the plug-in's import hook was passed over")
         """), "    "))
     _write(folder / f"{module}.py", hook + text.format(source=helper))
+    import builtins
+
+    monkeypatch.setattr(builtins, "__import__", builtins.__import__)  # (the config's check imports the plug-in here)
     _run(_config(folder, module), tmp_path / "out")
     assert (read_results(tmp_path / "out", columns=["status"])["status"] == "ok").all()
-    import builtins
 
     from eemrepro.models._lookup import recording_imports
 
@@ -1558,3 +1560,71 @@ def test_an_editable_install_a_method_imports_is_outside_another_plugins_code_an
         "E": ["ok"], "U": ["failed"]}
     assert df.loc[df["model"] == "U", "error_message"].str.startswith(
         f"the fit imported {n['b']} (lazydist-{tag}), code of yours").all()
+
+
+def test_a_hook_installed_over_the_recording_during_a_unit_does_not_recurse_in_the_next(monkeypatch):
+    """A plug-in that wraps ``builtins.__import__`` while a unit is recorded (imported in the fit process's first
+    unit, as under --jobs 2): at the unit's end its hook stays, wrapping the recording's function; the next unit
+    wraps the hook in turn. Each import then reached the recording's function again through the hook, forever
+    (RecursionError: the unit's fits died with "exited with status 1"). Now the hook is called once and the
+    import made; the names are still recorded. An object in ``sys.modules`` that is no module, asked for by
+    ``importlib.import_module``, is returned as it is (its missing ``__name__`` raised)."""
+    import builtins
+    import importlib
+    import sys
+
+    from eemrepro.models._lookup import recording_imports
+
+    monkeypatch.setattr(builtins, "__import__", builtins.__import__)
+    calls = []
+    with recording_imports():
+        inner = builtins.__import__
+
+        def hook(*args, **kwargs):
+            calls.append(args[0])
+            return inner(*args, **kwargs)
+
+        builtins.__import__ = hook
+    for _ in range(2):
+        with recording_imports() as asked:
+            import json  # noqa: F401
+        assert "json" in asked
+    assert calls.count("json") == 2
+    name = f"lazy_object_{uuid.uuid4().hex[:8]}"
+    thing = object()
+    sys.modules[name] = thing
+    try:
+        with recording_imports() as asked:
+            assert importlib.import_module(name) is thing
+        assert name in asked
+    finally:
+        del sys.modules[name]
+
+
+def test_a_namespace_package_installed_into_a_folder_of_its_own_is_a_library(tmp_path, monkeypatch):
+    """``pip install --target DIR`` of a distribution whose top-level package is a namespace package (``google``,
+    ``jaraco``): its module is the library's (the check looked for the top-level package's file, which a namespace
+    package has not, and called it code of yours)."""
+    import importlib
+    import sys
+
+    from eemrepro.models import _code
+
+    target = tmp_path / "target"
+    tag = uuid.uuid4().hex[:8]
+    top = f"nsx_{tag}"
+    (target / top / "lib").mkdir(parents=True)
+    _write(target / top / "lib" / "__init__.py", "X = 1\n")
+    info = target / f"nsxdist_{tag}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: nsxdist-{tag}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{top}\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(target))
+    importlib.invalidate_caches()
+    try:
+        module = importlib.import_module(f"{top}.lib")
+        assert _code.installed_beside(module)
+    finally:
+        for name in [m for m in sys.modules if m.partition(".")[0] == top]:
+            del sys.modules[name]
