@@ -1062,6 +1062,21 @@ def test_a_long_text_the_config_sets_is_held_bounded_and_what_it_writes_short_st
     assert f"params.blob: {held['params.blob']!r} stored, " in result.output and len(result.output) < 1_500
 
 
+def _models_config(folder, models, name="bench"):
+    """A config in ``folder`` running each of ``models`` ({model: estimator}) on heart over shrink 0.0 and 0.5,
+    3 folds: three units a model."""
+    lines = "".join(f'  {m}: {{estimator: "{e}", grid: {{shrink: [0.0, 0.5]}}}}\n' for m, e in models.items())
+    path = folder / f"{name}.yaml"
+    path.write_text(f"name: {name}\ndatasets: [heart]\nmodels:\n{lines}protocol: {{folds: 3, repeats: 1, seed: 5}}\n")
+    return path
+
+
+def _statuses(out):
+    """{model: the statuses its records hold, sorted}."""
+    df = read_results(out, columns=["model", "status"])
+    return df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict()
+
+
 #: ``SPLIT_NEAREST_MEAN`` whose helper is imported inside ``decision_function``, not when the module is: the import
 #: of the plug-in never loads it, so no identity made from that import can hold its code.
 LAZY = SPLIT_NEAREST_MEAN.replace("from {source} import distance\n", "").replace(
@@ -1123,19 +1138,8 @@ def test_a_lazy_import_fails_the_fits_of_the_estimator_that_made_it_and_no_other
     _write(folder / f"{defaults}.py", "DEFAULT_SCALE = 1.0\n")
     _write(folder / f"{clean}.py", NEAREST_MEAN.format(sign=1, helper=defaults))
     monkeypatch.syspath_prepend(str(folder))
-    cfg = folder / "two.yaml"
-    cfg.write_text(textwrap.dedent(f"""\
-        name: two
-        datasets: [heart]
-        models:
-          A: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-          B: {{estimator: "{clean}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-        protocol: {{folds: 3, repeats: 1, seed: 5}}
-        """))
-    _run(cfg, tmp_path / "out")
-    df = read_results(tmp_path / "out", columns=["model", "status"])
-    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
-        "A": ["failed"], "B": ["ok"]}
+    _run(_models_config(folder, {"A": f"{module}:NearestMean", "B": f"{clean}:NearestMean"}), tmp_path / "out")
+    assert _statuses(tmp_path / "out") == {"A": ["failed"], "B": ["ok"]}
 
 
 def test_a_helper_imported_when_the_estimator_is_built_with_a_configs_value_fails_its_fits(tmp_path, monkeypatch):
@@ -1203,21 +1207,9 @@ def test_two_classes_of_one_module_are_judged_each_by_what_its_own_fits_asked_fo
     other = f"other_{uuid.uuid4().hex[:8]}"
     _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=helper))
     monkeypatch.syspath_prepend(str(folder))
-    cfg = folder / "three.yaml"
-    cfg.write_text(textwrap.dedent(f"""\
-        name: three
-        datasets: [heart]
-        models:
-          P1: {{estimator: "{module}:Plain", grid: {{shrink: [0.0, 0.5]}}}}
-          F: {{estimator: "{module}:Fancy", grid: {{shrink: [0.0, 0.5]}}}}
-          P2: {{estimator: "{module}:Plain", grid: {{shrink: [0.0, 0.5]}}}}
-          O: {{estimator: "{other}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-        protocol: {{folds: 3, repeats: 1, seed: 5}}
-        """))
-    _run(cfg, tmp_path / "out")
-    df = read_results(tmp_path / "out", columns=["model", "status"])
-    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
-        "F": ["failed"], "O": ["ok"], "P1": ["ok"], "P2": ["ok"]}
+    models = {"P1": f"{module}:Plain", "F": f"{module}:Fancy", "P2": f"{module}:Plain", "O": f"{other}:NearestMean"}
+    _run(_models_config(folder, models), tmp_path / "out")
+    assert _statuses(tmp_path / "out") == {"F": ["failed"], "O": ["ok"], "P1": ["ok"], "P2": ["ok"]}
 
 
 def test_a_module_a_library_generates_under_its_own_package_is_the_library_s(tmp_path):
@@ -1430,19 +1422,9 @@ def test_a_namespace_packages_module_another_plugin_imported_first_is_seen_when_
         "    def decision_function(self, X):\n", "    def decision_function(self, X):\n        " + asked + "\n")
     _write(folder / ns / "lazy.py", lazy.format(ns=ns))
     monkeypatch.syspath_prepend(str(folder))
-    cfg = folder / "ns.yaml"
-    cfg.write_text(textwrap.dedent(f"""\
-        name: ns
-        datasets: [heart]
-        models:
-          O: {{estimator: "{other}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-          L: {{estimator: "{ns}.lazy:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-        protocol: {{folds: 3, repeats: 1, seed: 5}}
-        """))
-    _run(cfg, tmp_path / "out")
-    df = read_results(tmp_path / "out", columns=["model", "status", "error_message"])
-    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
-        "L": ["failed"], "O": ["ok"]}
+    _run(_models_config(folder, {"O": f"{other}:NearestMean", "L": f"{ns}.lazy:NearestMean"}), tmp_path / "out")
+    assert _statuses(tmp_path / "out") == {"L": ["failed"], "O": ["ok"]}
+    df = read_results(tmp_path / "out", columns=["model", "error_message"])
     assert df.loc[df["model"] == "L", "error_message"].str.startswith(
         f"the fit imported {ns}.distances (distances.py), code of yours").all()
 
@@ -1520,19 +1502,8 @@ def test_import_module_bound_before_the_fit_is_seen_asking_for_a_module_another_
     other = f"other_{uuid.uuid4().hex[:8]}"
     _write(folder / f"{other}.py", SPLIT_NEAREST_MEAN.format(source=helper))
     monkeypatch.syspath_prepend(str(folder))
-    cfg = folder / "two.yaml"
-    cfg.write_text(textwrap.dedent(f"""\
-        name: two
-        datasets: [heart]
-        models:
-          O: {{estimator: "{other}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-          B: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-        protocol: {{folds: 3, repeats: 1, seed: 5}}
-        """))
-    _run(cfg, tmp_path / "out")
-    df = read_results(tmp_path / "out", columns=["model", "status"])
-    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
-        "B": ["failed"], "O": ["ok"]}
+    _run(_models_config(folder, {"O": f"{other}:NearestMean", "B": f"{module}:NearestMean"}), tmp_path / "out")
+    assert _statuses(tmp_path / "out") == {"B": ["failed"], "O": ["ok"]}
 
 
 def test_an_editable_install_a_method_imports_is_outside_another_plugins_code_and_inside_its_own(tmp_path,
@@ -1545,19 +1516,9 @@ def test_an_editable_install_a_method_imports_is_outside_another_plugins_code_an
     _write(source / n["a"] / "__init__.py", LAZY.format(source=n["b"]))
     folder, module, _ = _split_plugin(tmp_path)
     _write(folder / f"{module}.py", LAZY.format(source=n["b"]))
-    cfg = folder / "two.yaml"
-    cfg.write_text(textwrap.dedent(f"""\
-        name: two
-        datasets: [heart]
-        models:
-          U: {{estimator: "{module}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-          E: {{estimator: "{n['a']}:NearestMean", grid: {{shrink: [0.0, 0.5]}}}}
-        protocol: {{folds: 3, repeats: 1, seed: 5}}
-        """))
-    _run(cfg, tmp_path / "out")
-    df = read_results(tmp_path / "out", columns=["model", "status", "error_message"])
-    assert df.groupby("model", observed=True)["status"].agg(lambda s: sorted(set(s))).to_dict() == {
-        "E": ["ok"], "U": ["failed"]}
+    _run(_models_config(folder, {"U": f"{module}:NearestMean", "E": f"{n['a']}:NearestMean"}), tmp_path / "out")
+    assert _statuses(tmp_path / "out") == {"E": ["ok"], "U": ["failed"]}
+    df = read_results(tmp_path / "out", columns=["model", "error_message"])
     assert df.loc[df["model"] == "U", "error_message"].str.startswith(
         f"the fit imported {n['b']} (lazydist-{tag}), code of yours").all()
 
