@@ -2,7 +2,7 @@
 
 For one random hidden layer with h neurons (the model's U[0, 1] draw), the class
 means and covariances of phi(X) are accumulated in chunks (the same machinery
-as EEM; Ledoit–Wolf or empirical), then for ``betas`` random beta (``beta``:
+as the models' class statistics; Ledoit–Wolf or empirical), then for ``betas`` random beta (``beta``:
 ``uniform``, U[0, 1]^h, the reading SPEC section 3 calls primary, or ``normal``,
 N(0, I)): m+- = beta^T mean+-, S+- = beta^T Sigma+- beta and
 

@@ -1,8 +1,8 @@
 """The grid-search kind: every grid point of every model on every split.
 
 A unit is one (data set, model, non-path parameters, repeat, fold[, inner
-fold]); it covers every value of the model's path parameter (h for WELM, EEM
-and EEKM, C for LS-SVM and SVM) and yields one record per grid point. A path
+fold]); it covers every value of the model's path parameter (the one its
+estimator's ``_path_param`` names) and yields one record per grid point. A path
 is one ``fit_path`` call timed as a whole, or, for an estimator with
 ``iter_path`` (SVM), one model at a time, each timed and under the fit timeout
 on its own. A model without a path is batched instead over its last grid
