@@ -116,7 +116,7 @@ class GridSearch(ExperimentKind):
         cost = getattr(cls, "_fit_flops", None)
         fixed = spec.params_for(unit.dataset)
         flops = [cost(n_train, d, {**fixed, **p}) if cost else n_train * d * 100 for p in unit.point_dicts()]
-        # A path fitted as one (WELM's h) costs about its largest point; one fitted point by point, all.
+        # A path fitted as one (a hidden layer's sizes) costs about its largest point; one fitted point by point, all.
         total = max(flops) if unit.fit_path and not hasattr(cls, "iter_path") else sum(flops)
         return total / flops_per_second + 0.05  # + process overhead
 
